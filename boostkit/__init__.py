@@ -1,0 +1,87 @@
+"""boostkit: a plugin-based boosting framework.
+
+Every algorithm is a recipe of components contributed by plugins (entry-point group
+``boostkit``); the engine runs the loop and owns no paper. Start with::
+
+    import boostkit
+    model = boostkit.Booster("adaboost", n_rounds=100).fit(X, y)
+    model.predict(X_test)
+
+or, with scikit-learn installed, ``boostkit.sklearn.BoostClassifier``. Plugin authors: see
+:mod:`boostkit.hookspecs` and ``docs/plugins.md``.
+"""
+
+from __future__ import annotations
+
+from .components import (
+    Calibrated,
+    Calibration,
+    CalibrationWrapper,
+    Candidate,
+    Component,
+    Contribution,
+    Observer,
+    Proposal,
+    ProposalWrapper,
+    Reweighting,
+    RoundRecord,
+    Stopping,
+    WeakHypothesis,
+    Weights,
+)
+from .contributions import CellContribution, LinearContribution
+from .engine import Booster, BoostState
+from .errors import (
+    BoostkitError,
+    DataError,
+    HookError,
+    ModelFormatError,
+    NotFittedError,
+    PluginLoadError,
+    RecipeError,
+    RegistryError,
+)
+from .hookspecs import hookimpl
+from .model import BoostModel
+from .plugins import get_registry, register_plugin, unregister_plugin
+from .registry import ComponentSpec, Recipe, Registry
+
+load_model = BoostModel.load
+
+__all__ = [
+    "Booster",
+    "BoostModel",
+    "BoostState",
+    "BoostkitError",
+    "Calibrated",
+    "Calibration",
+    "CalibrationWrapper",
+    "Candidate",
+    "CellContribution",
+    "Component",
+    "ComponentSpec",
+    "Contribution",
+    "DataError",
+    "HookError",
+    "LinearContribution",
+    "ModelFormatError",
+    "NotFittedError",
+    "Observer",
+    "PluginLoadError",
+    "Proposal",
+    "ProposalWrapper",
+    "Recipe",
+    "RecipeError",
+    "Registry",
+    "RegistryError",
+    "Reweighting",
+    "RoundRecord",
+    "Stopping",
+    "WeakHypothesis",
+    "Weights",
+    "get_registry",
+    "hookimpl",
+    "load_model",
+    "register_plugin",
+    "unregister_plugin",
+]

@@ -1,0 +1,278 @@
+"""Component roles and the values that pass between them.
+
+A *component* is a class with a unique registered ``name`` and a *role*. Round components
+(proposal, calibration, reweighting, stopping, observer and the two wrapper roles) are
+instantiated once per fit from a recipe's parameters and registered on that fit's plugin manager,
+so they implement round hooks (:mod:`boostkit.hookspecs`) as methods decorated with
+:data:`boostkit.hookimpl`. *Value* components (weak hypotheses and contributions) are what a fitted
+model is made of; they are saved by name, parameters and arrays and rebuilt on load, so they must
+be attrs classes whose fields are JSON scalars, numpy arrays, or other value components.
+
+Parameters of round components are their attrs fields: ``StumpLearner(criterion="gini")``. Field
+validators run when the recipe is instantiated, before any data is touched.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Mapping
+
+import attrs
+import numpy as np
+
+__all__ = [
+    "Component",
+    "Proposal",
+    "ProposalWrapper",
+    "Calibration",
+    "CalibrationWrapper",
+    "Reweighting",
+    "Stopping",
+    "Observer",
+    "WeakHypothesis",
+    "Contribution",
+    "Candidate",
+    "Calibrated",
+    "Weights",
+    "RoundRecord",
+    "ROUND_ROLES",
+    "VALUE_ROLES",
+]
+
+
+class Component:
+    """Base of every component. Subclasses set ``name`` and are attrs classes."""
+
+    name: ClassVar[str]
+    role: ClassVar[str]
+
+    def get_params(self) -> dict[str, Any]:
+        """The component's parameters (its attrs fields) as a plain dict."""
+        return attrs.asdict(self, recurse=False)
+
+
+class Proposal(Component):
+    """Proposes the next weak hypothesis (hook ``boostkit_propose``)."""
+
+    role = "proposal"
+
+
+class ProposalWrapper(Component):
+    """Wraps the proposal (``boostkit_propose`` with ``wrapper=True``), e.g. picky selection."""
+
+    role = "proposal-wrapper"
+
+
+class Calibration(Component):
+    """Turns a hypothesis' training output into a contribution (hook ``boostkit_calibrate``)."""
+
+    role = "calibration"
+
+
+class CalibrationWrapper(Component):
+    """Wraps the calibration (``boostkit_calibrate`` with ``wrapper=True``): smoothing,
+    truncation, input-dependent regularizers."""
+
+    role = "calibration-wrapper"
+
+
+class Reweighting(Component):
+    """Computes the next example weights from the margins (hook ``boostkit_reweight``)."""
+
+    role = "reweighting"
+
+
+class Stopping(Component):
+    """May end the run after a round (hook ``boostkit_should_stop``)."""
+
+    role = "stopping"
+
+
+class Observer(Component):
+    """Sees every finished round (hook ``boostkit_round_end``)."""
+
+    role = "observer"
+
+
+class WeakHypothesis(Component):
+    """A fitted weak hypothesis h: X -> R, stored in models.
+
+    ``n_cells`` is the number of cells of the input partition the hypothesis induces (the two
+    sides of a stump, a tree's leaves), or 0 when it only gives real scores. Calibrations that
+    assign one value per cell use :meth:`cells`; the others use :meth:`scores`.
+    """
+
+    role = "hypothesis"
+    n_cells: ClassVar[int] = 0
+
+    def scores(self, X: np.ndarray) -> np.ndarray:
+        """Real scores h(x) for the rows of ``X`` (float64, shape ``(n,)``)."""
+        raise NotImplementedError
+
+    def cells(self, X: np.ndarray) -> np.ndarray:
+        """The cell index (``0 <= cell < n_cells``, intp) of each row of ``X``."""
+        raise TypeError(f"weak hypothesis {self.name!r} does not partition its input")
+
+    def describe(self) -> str:
+        """A short human-readable description for round records and logs."""
+        return self.name
+
+
+class Contribution(Component):
+    """This round's term c_t(x) of the additive model F_T(x) = sum_t c_t(x).
+
+    The model evaluates rounds in order and passes the running margin F_{t-1}(x) along, so a
+    contribution may depend on it (input-dependent regularizers).
+    """
+
+    role = "contribution"
+
+    def values(self, output: Candidate, margin: np.ndarray) -> np.ndarray:
+        """c_t(x) for the examples of ``output``, given the margin F_{t-1} on them."""
+        raise NotImplementedError
+
+
+ROUND_ROLES = (
+    "proposal",
+    "proposal-wrapper",
+    "calibration",
+    "calibration-wrapper",
+    "reweighting",
+    "stopping",
+    "observer",
+)
+VALUE_ROLES = ("hypothesis", "contribution")
+
+
+class Candidate:
+    """A weak hypothesis together with its output on a set of examples.
+
+    During fitting the proposal returns one for the training examples, usually with ``cells``
+    and/or ``scores`` already computed (a stump learner knows the side of every example from the
+    binned data) and, optionally, the per-cell class weights ``cell_wpos``/``cell_wneg`` it found
+    on the way. At prediction time the model builds one per round for the new examples and the
+    outputs are computed lazily from ``X``.
+
+    ``info`` carries what the proposal wants to tell the calibration (for example the loss it
+    minimised).
+    """
+
+    __slots__ = ("hypothesis", "X", "_cells", "_scores", "cell_wpos", "cell_wneg", "info")
+
+    def __init__(
+        self,
+        hypothesis: WeakHypothesis,
+        X: np.ndarray | None = None,
+        *,
+        cells: np.ndarray | None = None,
+        scores: np.ndarray | None = None,
+        cell_wpos: np.ndarray | None = None,
+        cell_wneg: np.ndarray | None = None,
+        info: Mapping[str, Any] | None = None,
+    ):
+        if X is None and cells is None and scores is None:
+            raise TypeError("Candidate needs X, cells or scores")
+        self.hypothesis = hypothesis
+        self.X = X
+        self._cells = cells
+        self._scores = scores
+        self.cell_wpos = cell_wpos
+        self.cell_wneg = cell_wneg
+        self.info = dict(info or {})
+
+    @property
+    def cells(self) -> np.ndarray:
+        """Cell index of each example (computed from ``X`` on first use)."""
+        if self._cells is None:
+            if self.X is None:
+                raise TypeError(f"candidate {self.hypothesis.describe()} carries no cells")
+            self._cells = self.hypothesis.cells(self.X)
+        return self._cells
+
+    @property
+    def scores(self) -> np.ndarray:
+        """Real score of each example (computed from ``X`` on first use)."""
+        if self._scores is None:
+            if self.X is None:
+                raise TypeError(f"candidate {self.hypothesis.describe()} carries no scores")
+            self._scores = self.hypothesis.scores(self.X)
+        return self._scores
+
+
+def _finite_float_array(instance, attribute, value):
+    if not isinstance(value, np.ndarray) or value.dtype != np.float64 or value.ndim != 1:
+        raise TypeError(f"{attribute.name} must be a 1-D float64 array, got {type(value).__name__}")
+
+
+@attrs.frozen
+class Calibrated:
+    """What a calibration returns: the contribution and its values on the training examples.
+
+    ``coefficients`` summarises the contribution for the round record (``(alpha,)`` for a
+    constant coefficient, the per-cell values for a partition). ``extra`` holds any further
+    quantities the calibration wants recorded.
+    """
+
+    contribution: Contribution
+    train_values: np.ndarray = attrs.field(eq=False, validator=_finite_float_array)
+    coefficients: tuple[float, ...] = attrs.field(converter=lambda c: tuple(float(v) for v in c))
+    extra: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class Weights:
+    """A distribution over training examples, as returned by a reweighting rule.
+
+    ``log_potential`` is log sum_i D_1(i) L(y_i, F(x_i)) for the surrogate loss L that bounds the
+    0/1 loss (exp(-yF) for AdaBoost), or ``None`` if the rule has none; the engine records
+    Z_t = exp(log_potential_t - log_potential_{t-1}) and the bound prod Z_t = exp(log_potential_t).
+    """
+
+    weights: np.ndarray = attrs.field(eq=False, validator=_finite_float_array)
+    log_potential: float | None = None
+    extra: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+def _optional_float(value):
+    return None if value is None else float(value)
+
+
+@attrs.frozen
+class RoundRecord:
+    """What happened in one round.
+
+    Attributes
+    ----------
+    round:
+        1-based round number t.
+    hypothesis:
+        Description of h_t.
+    weighted_error:
+        eps_t = sum_i D_t(i) [y_i c_t(x_i) < 0] + 1/2 sum_i D_t(i) [c_t(x_i) = 0]: the weighted
+        error of the round's contribution, abstentions counting half.
+    edge:
+        gamma_t = 1/2 - eps_t.
+    z:
+        Z_t = sum_i D_t(i) L_t(i) / ... as derived from the reweighting's potential (for AdaBoost
+        sum_i D_t(i) exp(-y_i c_t(x_i)), 000 eq. 6), or ``None`` when the rule has no potential.
+    error_bound:
+        prod_{s<=t} Z_s, which bounds the (sample-weighted) training error (000 Theorem 1).
+    training_error:
+        sum_i D_1(i) [y_i F_t(x_i) <= 0].
+    coefficients:
+        The calibration's summary of c_t (alpha, or the per-cell values).
+    stop_reason:
+        Why the run ended after this round, on the last record only.
+    extra:
+        Further quantities recorded by components.
+    """
+
+    round: int
+    hypothesis: str
+    weighted_error: float = attrs.field(converter=float)
+    edge: float = attrs.field(converter=float)
+    z: float | None = attrs.field(converter=_optional_float)
+    error_bound: float | None = attrs.field(converter=_optional_float)
+    training_error: float = attrs.field(converter=float)
+    coefficients: tuple[float, ...] = attrs.field(converter=lambda c: tuple(float(v) for v in c))
+    stop_reason: str | None = None
+    extra: Mapping[str, Any] = attrs.field(factory=dict)

@@ -1,0 +1,42 @@
+"""The two generic forms of a round's contribution c_t(x), shared by every paper plugin.
+
+* :class:`LinearContribution`: c_t(x) = alpha_t h_t(x), a constant coefficient on the
+  hypothesis' real score (AdaBoost, CR-AdaBoost's linear form, 000 eq. 9).
+* :class:`CellContribution`: c_t(x) = c_j for x in cell X_j of the hypothesis' partition
+  (Schapire-Singer's domain partition, 000 eq. 10-11; Ada2Boost's beta(+-1), 004 eq. 2-3).
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+from .components import Candidate, Contribution
+
+__all__ = ["LinearContribution", "CellContribution"]
+
+
+def _float_array(value) -> np.ndarray:
+    return np.ascontiguousarray(value, dtype=np.float64)
+
+
+@attrs.frozen
+class LinearContribution(Contribution):
+    """c_t(x) = alpha * h_t(x)."""
+
+    name = "linear"
+    alpha: float = attrs.field(converter=float)
+
+    def values(self, output: Candidate, margin: np.ndarray) -> np.ndarray:
+        return self.alpha * output.scores
+
+
+@attrs.frozen
+class CellContribution(Contribution):
+    """c_t(x) = cell_values[cell of x]."""
+
+    name = "cell-values"
+    cell_values: np.ndarray = attrs.field(converter=_float_array, eq=False)
+
+    def values(self, output: Candidate, margin: np.ndarray) -> np.ndarray:
+        return self.cell_values[output.cells]

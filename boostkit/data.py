@@ -1,0 +1,240 @@
+"""Input validation, label mapping and feature binning.
+
+Every check raises :class:`boostkit.errors.DataError` naming the argument, what was expected and
+what was got. Labels of any two values are mapped to -1 (the smaller, ``classes[0]``) and +1 (the
+larger, ``classes[1]``) and back. Features are binned once per fit into at most ``max_bins``
+quantile bins (uint8 codes); the thresholds are kept, so weak hypotheses found on bins predict on
+raw feature values.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import attrs
+import numpy as np
+
+from .errors import DataError
+from .kernels.binning import apply_bins
+
+__all__ = [
+    "check_features",
+    "check_labels",
+    "check_sample_weight",
+    "BinnedData",
+    "bin_features",
+    "TrainingData",
+    "MAX_BINS",
+]
+
+MAX_BINS = 255
+# Bin edges are found on at most this many rows (seeded), as LightGBM does, so that binning a
+# million rows costs a fraction of the boosting; below it every distinct value is seen.
+BIN_SAMPLE = 200_000
+
+
+def _is_sparse(X) -> bool:
+    return hasattr(X, "tocsr") and hasattr(X, "nnz")
+
+
+def check_features(X, *, name: str = "X", n_features: int | None = None) -> np.ndarray:
+    """Return ``X`` as a finite 2-D float64 array, or raise a clear :class:`DataError`."""
+    if _is_sparse(X):
+        raise DataError(
+            f"{name} is a sparse matrix; the dense engine needs a 2-D array "
+            "(convert with X.toarray(), or use a component that declares sparse support)"
+        )
+    try:
+        arr = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"{name} must be numeric, got values that are not: {exc}") from None
+    if arr.ndim != 2:
+        raise DataError(
+            f"{name} must be 2-D (n_samples, n_features), got an array of shape {arr.shape}"
+        )
+    if arr.shape[0] == 0:
+        raise DataError(f"{name} is empty: got 0 samples (shape {arr.shape})")
+    if arr.shape[1] == 0:
+        raise DataError(f"{name} has 0 features (shape {arr.shape})")
+    if n_features is not None and arr.shape[1] != n_features:
+        raise DataError(
+            f"{name} has {arr.shape[1]} features, but the model was fitted with {n_features}"
+        )
+    finite = np.isfinite(arr)
+    if not finite.all():
+        bad = np.argwhere(~finite)
+        i, j = bad[0]
+        kind = "NaN" if np.isnan(arr[i, j]) else "infinite"
+        raise DataError(
+            f"{name} contains {len(bad)} NaN or infinite value(s), e.g. a {kind} value at row "
+            f"{i}, column {j}; boostkit's stump learners need finite features (impute them first)"
+        )
+    return np.ascontiguousarray(arr)
+
+
+def check_labels(y, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
+    """Map labels of exactly two values to -1/+1.
+
+    Returns ``(classes, y_signed)`` with ``classes`` sorted (``classes[0]`` is -1).
+    """
+    arr = np.asarray(y)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise DataError(f"y must be 1-D (n_samples,), got an array of shape {arr.shape}")
+    if arr.shape[0] != n_samples:
+        raise DataError(f"X has {n_samples} samples but y has {arr.shape[0]} labels")
+    if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+        raise DataError("y contains NaN or infinite labels")
+    try:
+        classes, codes = np.unique(arr, return_inverse=True)
+    except TypeError as exc:
+        raise DataError(f"y has labels of mixed, unorderable types: {exc}") from None
+    if classes.shape[0] < 2:
+        raise DataError(
+            f"y has only one class ({classes.tolist()}); a binary classifier needs two classes"
+        )
+    if classes.shape[0] > 2:
+        shown = classes[:10].tolist()
+        raise DataError(
+            f"y has {classes.shape[0]} classes ({shown}{'...' if len(classes) > 10 else ''}); "
+            "the binary engine needs exactly two"
+        )
+    return classes, np.where(codes.ravel() == 1, 1.0, -1.0)
+
+
+def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
+    """Return the initial distribution D_1 (non-negative, summing to 1)."""
+    if sample_weight is None:
+        return np.full(n_samples, 1.0 / n_samples)
+    try:
+        w = np.asarray(sample_weight, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"sample_weight must be numeric: {exc}") from None
+    if w.ndim == 0:
+        w = np.full(n_samples, float(w))
+    if w.ndim != 1 or w.shape[0] != n_samples:
+        raise DataError(
+            f"sample_weight must have shape ({n_samples},) to match X, got {w.shape}"
+        )
+    if not np.isfinite(w).all():
+        raise DataError("sample_weight contains NaN or infinite values")
+    if (w < 0).any():
+        raise DataError(
+            f"sample_weight must be non-negative, got {int((w < 0).sum())} negative value(s) "
+            f"(smallest {w.min():g})"
+        )
+    total = w.sum()
+    if total <= 0:
+        raise DataError("sample_weight sums to 0: at least one example needs positive weight")
+    return w / total
+
+
+def _feature_thresholds(values: np.ndarray, max_bins: int) -> np.ndarray:
+    """Increasing thresholds cutting one feature's values into at most ``max_bins`` bins.
+
+    With at most ``max_bins`` distinct values every value gets its own bin and each threshold is
+    the midpoint of two neighbours (the lower neighbour if rounding makes the midpoint equal the
+    upper one), the rule CART uses. Otherwise the cuts fall at count quantiles.
+    """
+    distinct, counts = np.unique(values, return_counts=True)
+    if distinct.shape[0] <= 1:
+        return np.empty(0)
+    if distinct.shape[0] <= max_bins:
+        below = np.arange(distinct.shape[0] - 1)
+    else:
+        cum = np.cumsum(counts)
+        targets = cum[-1] * np.arange(1, max_bins) / max_bins
+        below = np.unique(np.searchsorted(cum, targets, side="left"))
+        below = below[below < distinct.shape[0] - 1]
+    lo, hi = distinct[below], distinct[below + 1]
+    mid = lo / 2.0 + hi / 2.0
+    return np.where(mid >= hi, lo, mid)
+
+
+@attrs.frozen
+class BinnedData:
+    """Features binned once per fit.
+
+    Attributes
+    ----------
+    codes:
+        ``(n_features, n_samples)`` uint8 bin codes, feature-major.
+    thresholds:
+        One increasing float64 array per feature; bin b holds t_{b-1} < x <= t_b.
+    n_bins:
+        ``(n_features,)`` number of bins per feature (``len(thresholds[f]) + 1``).
+    bin_counts:
+        ``(n_features, max_bins)`` number of examples of positive initial weight per bin, so a
+        split never leaves a side without examples.
+    """
+
+    codes: np.ndarray = attrs.field(eq=False)
+    thresholds: tuple[np.ndarray, ...] = attrs.field(eq=False)
+    n_bins: np.ndarray = attrs.field(eq=False)
+    bin_counts: np.ndarray = attrs.field(eq=False)
+
+    @property
+    def max_bins(self) -> int:
+        return self.bin_counts.shape[1]
+
+
+def bin_features(
+    X: np.ndarray,
+    max_bins: int = MAX_BINS,
+    sample_weight: np.ndarray | None = None,
+    rng: np.random.Generator | None = None,
+) -> BinnedData:
+    """Quantile-bin the columns of ``X`` (rows of zero weight do not place thresholds)."""
+    if not (isinstance(max_bins, (int, np.integer)) and 2 <= max_bins <= MAX_BINS):
+        raise DataError(f"max_bins must be an integer in [2, {MAX_BINS}], got {max_bins!r}")
+    n, d = X.shape
+    rows = np.flatnonzero(sample_weight > 0) if sample_weight is not None else np.arange(n)
+    if rows.shape[0] > BIN_SAMPLE:
+        rng = rng if rng is not None else np.random.default_rng(0)
+        rows = np.sort(rng.choice(rows, BIN_SAMPLE, replace=False))
+    sample = X[rows]
+    thresholds = tuple(_feature_thresholds(sample[:, f], max_bins) for f in range(d))
+    offsets = np.zeros(d + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([t.shape[0] for t in thresholds])
+    flat = np.concatenate(thresholds) if d else np.empty(0)
+    codes = np.empty((d, n), dtype=np.uint8)
+    apply_bins(X, flat, offsets, codes)
+    n_bins = np.array([t.shape[0] + 1 for t in thresholds], dtype=np.int64)
+    counted = codes if sample_weight is None else codes[:, sample_weight > 0]
+    bin_counts = np.empty((d, max_bins), dtype=np.int64)
+    for f in range(d):
+        bin_counts[f] = np.bincount(counted[f], minlength=max_bins)
+    return BinnedData(codes=codes, thresholds=thresholds, n_bins=n_bins, bin_counts=bin_counts)
+
+
+class TrainingData:
+    """The validated training set of one fit, as components see it (``state.data``).
+
+    Attributes: ``X`` (finite float64, ``(n, d)``), ``y`` (float64 in {-1, +1}), ``is_pos``
+    (uint8, 1 where y = +1), ``sample_weight`` (the initial distribution D_1), ``classes`` (the
+    original label values for -1 and +1), and ``binned`` (:class:`BinnedData`, computed on first
+    use so components that never look at bins never pay for them).
+    """
+
+    def __init__(self, X, y, sample_weight=None, *, max_bins: int = MAX_BINS, rng=None):
+        self.X = check_features(X)
+        self.classes, self.y = check_labels(y, self.X.shape[0])
+        self.is_pos = (self.y > 0).astype(np.uint8)
+        self.sample_weight = check_sample_weight(sample_weight, self.X.shape[0])
+        if not (isinstance(max_bins, (int, np.integer)) and 2 <= max_bins <= MAX_BINS):
+            raise DataError(f"max_bins must be an integer in [2, {MAX_BINS}], got {max_bins!r}")
+        self.max_bins = int(max_bins)
+        self._rng = rng
+
+    @property
+    def n_samples(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def n_features(self) -> int:
+        return self.X.shape[1]
+
+    @functools.cached_property
+    def binned(self) -> BinnedData:
+        return bin_features(self.X, self.max_bins, self.sample_weight, self._rng)

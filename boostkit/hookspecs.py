@@ -1,0 +1,153 @@
+"""Hook specifications: every way a plugin can take part in boostkit.
+
+There are two levels of hooks.
+
+**Discovery hooks** are called once per process on the plugins found in the ``boostkit``
+entry-point group. Through them a plugin contributes named *components* (typed classes) and named
+*algorithms* (recipes: which component plays which role, with which parameters).
+
+**Round hooks** are called on the component *instances* of one fit. Each ``fit`` builds its own
+plugin manager holding exactly one implementation of every first-result role (proposal,
+calibration, reweighting) plus the wrappers, stopping rules and observers the recipe names, so the
+recipe, never the registration order, decides the algorithm. The engine calls, every round ``t``::
+
+    candidate = boostkit_propose(state)                 # weak hypothesis h_t, or None
+    contribution = boostkit_calibrate(state, candidate) # c_t(x) from h_t(x) (and F_{t-1}(x))
+    F_t = F_{t-1} + c_t                                 # done by the engine
+    weights = boostkit_reweight(state)                  # D_{t+1} from the margins F_t
+    boostkit_should_stop(state, record)                 # any reason ends the run
+    boostkit_round_end(state, record)                   # observers
+
+A pluggy call costs microseconds: hooks run once per round, never per example.
+"""
+
+from __future__ import annotations
+
+import pluggy
+
+PROJECT = "boostkit"
+
+hookspec = pluggy.HookspecMarker(PROJECT)
+hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+class DiscoverySpecs:
+    """Hooks called once per process on the plugins of the ``boostkit`` entry-point group."""
+
+    @hookspec
+    def boostkit_register_components(self, registry):
+        """Register the component classes this plugin provides.
+
+        Call ``registry.add_component(cls)`` for each class. A component is a subclass of one of
+        the role bases in :mod:`boostkit.components` (``Proposal``, ``Calibration``,
+        ``Reweighting``, ``Stopping``, ``Observer``, the two wrapper roles, or the value types
+        ``WeakHypothesis`` and ``Contribution`` that fitted models are made of) with a unique
+        ``name``. A duplicate or invalid name is refused with an error naming both distributions.
+
+        Example::
+
+            @boostkit.hookimpl
+            def boostkit_register_components(registry):
+                registry.add_component(MyLearner)
+                registry.add_component(MyHypothesis)
+        """
+
+    @hookspec
+    def boostkit_register_algorithms(self, registry):
+        """Register named algorithms (:class:`boostkit.Recipe` values).
+
+        Called after every plugin has registered its components, so a recipe may use components
+        from any plugin. Each recipe is checked (its components exist and play the right roles)
+        when it is added.
+
+        Example::
+
+            @boostkit.hookimpl
+            def boostkit_register_algorithms(registry):
+                registry.add_algorithm(boostkit.Recipe(
+                    name="my-boost", proposal="my-learner", calibration="constant-alpha",
+                    reweighting="exponential", stopping=("no-edge",), paper="Me (2026)"))
+        """
+
+
+class RoundSpecs:
+    """Hooks called on the component instances of one fit (see the module docstring)."""
+
+    @hookspec
+    def boostkit_fit_start(self, state):
+        """Called once before the first round; reset any per-fit state here.
+
+        Every component of the fit receives it, so stopping rules and stateful proposals start
+        from scratch on each fit and an estimator can be refitted or cloned. ``state`` is the
+        :class:`boostkit.BoostState` of this fit, with ``state.weights`` already ``D_1``.
+        """
+
+    @hookspec(firstresult=True)
+    def boostkit_propose(self, state):
+        """Return the next weak hypothesis as a :class:`boostkit.Candidate`, or ``None``.
+
+        ``None`` means the pool is exhausted and ends the run (stop reason ``"pool-exhausted"``).
+        The candidate carries the hypothesis and its output on the training data (``cells`` and/or
+        ``scores``) so that calibration does not evaluate it again. Exactly one proposal component
+        implements this hook in a fit; wrappers (``wrapper=True``) may inspect the candidate and
+        propose another instead (for example a picky wrapper that skips weak candidates).
+
+        A proposal that needs a split criterion asks the calibration through
+        :meth:`boostkit_partition_loss` (``state.hook.boostkit_partition_loss(...)``).
+        """
+
+    @hookspec(firstresult=True)
+    def boostkit_partition_loss(self, wpos, wneg):
+        """Return the loss this calibration reaches on each candidate partition, or ``None``.
+
+        ``wpos`` and ``wneg`` have shape ``(..., K)``: the weight of the positive and negative
+        training examples in each of the K cells of every candidate partition (for stumps, the
+        two sides of each threshold of each feature). Return an array of shape ``(...)`` where
+        smaller is better, e.g. the weighted error of the majority labelling for discrete
+        AdaBoost, or Z = 2 sum_j sqrt(W+_j W-_j) for Schapire-Singer's domain partition. This
+        is how a weak learner's criterion follows the calibration it is combined with.
+        """
+
+    @hookspec(firstresult=True)
+    def boostkit_calibrate(self, state, candidate):
+        """Turn the candidate's training output into this round's contribution c_t.
+
+        Return a :class:`boostkit.Calibrated`: the :class:`boostkit.Contribution` value to store
+        in the model (constant alpha, per-cell values, PAV steps, ...), its values on the training
+        examples, and a ``coefficients`` summary for the round record. Exactly one calibration
+        implements this hook in a fit; wrappers (``wrapper=True``) transform the result, e.g.
+        truncation or an input-dependent regularizer that multiplies c_t(x) by a function of the
+        running margin F_{t-1}(x) (``state.margin``).
+        """
+
+    @hookspec(firstresult=True)
+    def boostkit_reweight(self, state):
+        """Return the next distribution over training examples as :class:`boostkit.Weights`.
+
+        Called after the engine has added this round's contribution to ``state.margin``, so
+        weights are computed from the margins F_t (and ``state.data.y``,
+        ``state.data.sample_weight``), never updated in place: back-fitting can then replace a
+        round by removing its contribution. ``Weights.log_potential`` is the log of the surrogate
+        loss sum_i D_1(i) L(y_i, F_t(x_i)) that bounds the training error, if the rule has one;
+        the engine derives Z_t and the bound prod Z_t from it.
+        """
+
+    @hookspec
+    def boostkit_should_stop(self, state, record):
+        """Return a reason (a short string) to end the run after this round, or ``None``.
+
+        Every stopping component is called; the first reason returned ends the run and is kept
+        in the model (``model.stop_reason``). ``record`` is the :class:`boostkit.RoundRecord` of
+        the round just finished; the round itself is kept.
+        """
+
+    @hookspec
+    def boostkit_round_end(self, state, record):
+        """Observe a finished round (history, progress, logging, user callbacks).
+
+        Return value is ignored. ``record.stop_reason`` is set on the last round.
+        """
+
+    @hookspec
+    def boostkit_fit_end(self, state, model):
+        """Called once with the finished :class:`boostkit.BoostModel`, after the last round."""

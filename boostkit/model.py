@@ -1,0 +1,283 @@
+"""Fitted models: evaluation in round order, and a versioned, non-executable file format.
+
+A model is the sequence of (weak hypothesis, contribution) pairs of its rounds. Rounds are
+evaluated in order and each contribution receives the running margin F_{t-1}(x), so contributions
+that depend on it (input-dependent regularizers) predict exactly as they were fitted.
+
+File format (version 1): one ``.npz`` archive (a zip of ``.npy`` arrays) holding the arrays of
+every component and one uint8 array ``__model__`` with the JSON structure: format name and
+version, class labels, recipe, and for every round the registered component names, their JSON
+parameters and the keys of their arrays. Loading uses ``allow_pickle=False``: nothing in a model
+file is ever executed. Components are rebuilt by registered name, so the plugins that fitted the
+model must be installed to load it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any, Iterator, Mapping
+
+import attrs
+import numpy as np
+
+from .components import VALUE_ROLES, Candidate, Component, Contribution, RoundRecord, WeakHypothesis
+from .data import check_features
+from .errors import ModelFormatError, RecipeError
+from .registry import Recipe
+
+__all__ = ["BoostModel", "FORMAT_NAME", "FORMAT_VERSION"]
+
+FORMAT_NAME = "boostkit-model"
+FORMAT_VERSION = 1
+_JSON_KEY = "__model__"
+
+
+def _jsonable(value: Any, where: str) -> Any:
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v, where) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v, where) for k, v in value.items()}
+    raise ModelFormatError(f"cannot save {where}: {type(value).__name__} is not a JSON value")
+
+
+def _component_state(obj: Component, arrays: dict[str, np.ndarray], prefix: str) -> dict:
+    params: dict[str, Any] = {}
+    array_keys: dict[str, str] = {}
+    children: dict[str, dict] = {}
+    for field in attrs.fields(type(obj)):
+        if not field.init:
+            continue
+        value = getattr(obj, field.name)
+        if isinstance(value, np.ndarray):
+            if value.dtype == object:
+                raise ModelFormatError(f"cannot save {obj.name}.{field.name}: object arrays need pickle")
+            key = f"{prefix}.{field.name}"
+            arrays[key] = value
+            array_keys[field.alias] = key
+        elif isinstance(value, Component):
+            children[field.alias] = _component_state(value, arrays, f"{prefix}.{field.name}")
+        else:
+            params[field.alias] = _jsonable(value, f"{obj.name}.{field.name}")
+    return {"component": obj.name, "params": params, "arrays": array_keys, "children": children}
+
+
+def _component_from_state(state: Mapping, arrays, registry, role: str) -> Component:
+    name = state.get("component")
+    try:
+        cls = registry.component(name, role)
+    except RecipeError as exc:
+        raise ModelFormatError(
+            f"the model uses {role} {name!r}, which no installed plugin provides ({exc}); "
+            "install the plugin that fitted the model"
+        ) from None
+    kwargs = dict(state.get("params", {}))
+    for arg, key in state.get("arrays", {}).items():
+        kwargs[arg] = arrays[key]
+    for arg, child in state.get("children", {}).items():
+        child_cls = registry.component(child["component"])
+        if child_cls.role not in VALUE_ROLES:
+            raise ModelFormatError(f"component {child['component']!r} is not a value component")
+        kwargs[arg] = _component_from_state(child, arrays, registry, child_cls.role)
+    try:
+        return cls(**kwargs)
+    except (TypeError, ValueError) as exc:
+        raise ModelFormatError(f"cannot rebuild {role} {name!r} from the file: {exc}") from exc
+
+
+def _logistic_2f(margin: np.ndarray) -> np.ndarray:
+    # P(y=+1|x) = 1 / (1 + exp(-2F)) = (1 + tanh F) / 2: the exponential loss's population
+    # minimiser is half the log-odds (Friedman, Hastie & Tibshirani 2000); tanh never overflows.
+    return 0.5 * (1.0 + np.tanh(margin))
+
+
+@attrs.frozen
+class BoostModel:
+    """A fitted additive model F_T(x) = sum_t c_t(x) for binary classification.
+
+    Attributes
+    ----------
+    classes:
+        The two original label values; ``classes[1]`` is the positive class (F > 0).
+    n_features:
+        Number of features the model was fitted on.
+    hypotheses, contributions:
+        The weak hypothesis h_t and contribution c_t of every round.
+    records:
+        One :class:`boostkit.RoundRecord` per round.
+    recipe:
+        The recipe (components and parameters) that produced the model.
+    stop_reason:
+        Why the run ended (``"max-rounds"``, ``"no-edge"``, ``"pool-exhausted"``, ...).
+    """
+
+    classes: np.ndarray = attrs.field(eq=False)
+    n_features: int
+    hypotheses: tuple[WeakHypothesis, ...]
+    contributions: tuple[Contribution, ...]
+    records: tuple[RoundRecord, ...]
+    recipe: Recipe
+    stop_reason: str
+
+    @property
+    def n_rounds(self) -> int:
+        return len(self.hypotheses)
+
+    # -- prediction ---------------------------------------------------------------------------
+    def _check(self, X) -> np.ndarray:
+        return check_features(X, n_features=self.n_features)
+
+    def staged_decision_function(self, X) -> Iterator[np.ndarray]:
+        """Yield F_t(x) after each round t = 1..T (a new array each time)."""
+        X = self._check(X)
+        margin = np.zeros(X.shape[0])
+        for h, c in zip(self.hypotheses, self.contributions):
+            margin = margin + c.values(Candidate(h, X), margin)
+            yield margin
+
+    def decision_function(self, X) -> np.ndarray:
+        """F_T(x); positive means ``classes[1]``."""
+        X = self._check(X)
+        margin = np.zeros(X.shape[0])
+        for h, c in zip(self.hypotheses, self.contributions):
+            margin += c.values(Candidate(h, X), margin)
+        return margin
+
+    def predict(self, X) -> np.ndarray:
+        """``classes[1]`` where F_T(x) > 0, else ``classes[0]``."""
+        return self.classes[(self.decision_function(X) > 0).astype(np.intp)]
+
+    def staged_predict(self, X) -> Iterator[np.ndarray]:
+        for margin in self.staged_decision_function(X):
+            yield self.classes[(margin > 0).astype(np.intp)]
+
+    def predict_proba(self, X) -> np.ndarray:
+        """``(n, 2)`` probabilities of ``classes[0]`` and ``classes[1]``: p = 1 / (1 + e^{-2F})."""
+        p = _logistic_2f(self.decision_function(X))
+        return np.column_stack((1.0 - p, p))
+
+    def staged_predict_proba(self, X) -> Iterator[np.ndarray]:
+        for margin in self.staged_decision_function(X):
+            p = _logistic_2f(margin)
+            yield np.column_stack((1.0 - p, p))
+
+    @property
+    def error_bound(self) -> float | None:
+        """prod_t Z_t after the last round (bounds the training error), if recorded."""
+        return self.records[-1].error_bound if self.records else None
+
+    # -- persistence --------------------------------------------------------------------------
+    def _payload(self) -> tuple[dict, dict[str, np.ndarray]]:
+        arrays: dict[str, np.ndarray] = {}
+        classes = np.asarray(self.classes)
+        if classes.dtype == object:
+            if not all(isinstance(c, str) for c in classes):
+                raise ModelFormatError(
+                    "cannot save a model whose class labels are not numbers or strings: "
+                    f"{classes.tolist()!r}"
+                )
+            classes = classes.astype(str)
+        arrays["classes"] = classes
+        rounds = [
+            {
+                "hypothesis": _component_state(h, arrays, f"r{t}.h"),
+                "contribution": _component_state(c, arrays, f"r{t}.c"),
+            }
+            for t, (h, c) in enumerate(zip(self.hypotheses, self.contributions))
+        ]
+        structure = {
+            "format": FORMAT_NAME,
+            "version": FORMAT_VERSION,
+            "n_features": int(self.n_features),
+            "recipe": _jsonable(self.recipe.to_json(), "recipe"),
+            "stop_reason": self.stop_reason,
+            "rounds": rounds,
+            "records": [_jsonable(attrs.asdict(r), "round record") for r in self.records],
+        }
+        return structure, arrays
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the model to ``path`` (an ``.npz`` archive), atomically.
+
+        The file is first written beside the target and renamed over it, so a failed save never
+        leaves a corrupt or half-written model behind.
+        """
+        path = Path(path)
+        structure, arrays = self._payload()
+        blob = np.frombuffer(json.dumps(structure).encode("utf-8"), dtype=np.uint8)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                np.savez(fh, **{_JSON_KEY: blob}, **arrays)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> BoostModel:
+        """Read a model written by :meth:`save`. Never unpickles; fails clearly on bad files."""
+        from .plugins import get_registry
+
+        path = Path(path)
+        try:
+            with np.load(path, allow_pickle=False) as npz:
+                arrays = {k: npz[k] for k in npz.files}
+        except FileNotFoundError:
+            raise
+        except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
+            raise ModelFormatError(f"{path} is not a boostkit model file (corrupt or not an .npz archive): {exc}") from exc
+        try:
+            structure = json.loads(arrays.pop(_JSON_KEY).tobytes().decode("utf-8"))
+        except KeyError:
+            raise ModelFormatError(f"{path} is an .npz archive but not a boostkit model (no {_JSON_KEY})") from None
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ModelFormatError(f"{path}: the model structure is corrupt: {exc}") from exc
+        if not isinstance(structure, dict) or structure.get("format") != FORMAT_NAME:
+            raise ModelFormatError(f"{path} is not a boostkit model file")
+        version = structure.get("version")
+        if not isinstance(version, int) or version < 1:
+            raise ModelFormatError(f"{path}: invalid format version {version!r}")
+        if version > FORMAT_VERSION:
+            raise ModelFormatError(
+                f"{path} was written in model format version {version}, newer than this boostkit "
+                f"reads ({FORMAT_VERSION}); upgrade boostkit to load it"
+            )
+        registry = get_registry()
+        try:
+            hypotheses = tuple(
+                _component_from_state(r["hypothesis"], arrays, registry, "hypothesis")
+                for r in structure["rounds"]
+            )
+            contributions = tuple(
+                _component_from_state(r["contribution"], arrays, registry, "contribution")
+                for r in structure["rounds"]
+            )
+            records = tuple(
+                RoundRecord(**{**r, "coefficients": tuple(r["coefficients"])})
+                for r in structure["records"]
+            )
+            return cls(
+                classes=arrays["classes"],
+                n_features=int(structure["n_features"]),
+                hypotheses=hypotheses,
+                contributions=contributions,
+                records=records,
+                recipe=Recipe.from_json(structure["recipe"]),
+                stop_reason=str(structure["stop_reason"]),
+            )
+        except (KeyError, TypeError) as exc:
+            raise ModelFormatError(f"{path}: the model structure is incomplete or corrupt: {exc!r}") from exc

@@ -1,0 +1,159 @@
+"""Coefficient rules: constant alpha, Newton alpha, and Schapire-Singer's domain partition."""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+import numpy as np
+
+import boostkit
+from boostkit.criteria import weighted_error, z_loss
+
+# A zero smoothing keeps the textbook formulas; this floor only stops a perfect hypothesis
+# (error exactly 0) from getting an infinite coefficient: alpha <= 1/2 ln(1e15) ~ 17.3.
+_SMOOTHING_FLOOR = 1e-15
+
+
+def _smoothing(instance, attribute, value):
+    if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+        raise ValueError(f"smoothing must be None (1/m) or a finite number >= 0, got {value!r}")
+
+
+def resolve_smoothing(smoothing: float | None, n_samples: int) -> float:
+    """The smoothing actually used: 1/m for ``None`` (Schapire & Singer), floored at 1e-15."""
+    value = 1.0 / n_samples if smoothing is None else float(smoothing)
+    return max(value, _SMOOTHING_FLOOR)
+
+
+def _require_pm1(scores: np.ndarray, name: str) -> None:
+    if not np.all(np.abs(scores) == 1.0):
+        raise ValueError(
+            f"{name} needs hypotheses with values in {{-1, +1}}, got scores in "
+            f"[{scores.min():g}, {scores.max():g}]; use newton-alpha for real-valued hypotheses"
+        )
+
+
+@attrs.define
+class ConstantAlpha(boostkit.Calibration):
+    """Discrete AdaBoost's coefficient alpha = 1/2 ln((1 - eps + s) / (eps + s)).
+
+    eps = sum_i D_t(i) [h(x_i) != y_i] for h in {-1, +1} (004 Fig. 2; 000 section 3.1; the
+    slides 003 print "2 ln", a slip for 1/2 ln). ``smoothing`` s (default 1/m) keeps alpha finite
+    when eps is 0 or 1; ``smoothing=0`` gives the unsmoothed formula. Contribution: alpha h(x).
+    Its partition loss is the weighted error, so a stump learner picks the lowest-error stump.
+    """
+
+    name = "constant-alpha"
+    smoothing: float | None = attrs.field(default=None, validator=_smoothing)
+
+    @boostkit.hookimpl
+    def boostkit_partition_loss(self, wpos, wneg):
+        return weighted_error(wpos, wneg)
+
+    @boostkit.hookimpl
+    def boostkit_calibrate(self, state, candidate):
+        h = candidate.scores
+        _require_pm1(h, self.name)
+        eps = float(np.dot(state.weights, h != state.data.y))
+        s = resolve_smoothing(self.smoothing, state.data.n_samples)
+        alpha = 0.5 * math.log((1.0 - eps + s) / (eps + s))
+        return boostkit.Calibrated(boostkit.LinearContribution(alpha), alpha * h, (alpha,))
+
+
+def newton_alpha(margins: np.ndarray, weights: np.ndarray, smoothing: float,
+                 tol: float = 1e-12, max_iter: int = 100) -> float:
+    """alpha minimising Z(alpha) = sum_i D(i) exp(-alpha u_i) + s (e^{alpha M} + e^{-alpha M}).
+
+    ``u_i = y_i h(x_i)`` and M = max |u_i|. The s-terms are two phantom examples of weight s at
+    u = +-M; they keep the minimiser finite when every u_i has the same sign, and for h in
+    {-1, +1} they give exactly alpha = 1/2 ln((1 - eps + s)/(eps + s)). Z is strictly convex, so
+    Newton's method, safeguarded by bisection inside a bracket of the root, converges.
+    """
+    scale = float(np.max(np.abs(margins)))
+    if scale == 0.0:
+        return 0.0
+    v = margins / scale  # solve for beta = alpha * M with v in [-1, 1]
+
+    def derivative(beta):
+        e = np.exp(-beta * v)
+        g1 = -np.dot(weights, v * e) + smoothing * (math.exp(beta) - math.exp(-beta))
+        g2 = np.dot(weights, v * v * e) + smoothing * (math.exp(beta) + math.exp(-beta))
+        return g1, g2
+
+    g0, _ = derivative(0.0)
+    if g0 == 0.0:
+        return 0.0
+    # g'(beta) >= -1 + s (e^beta - e^-beta) > 0 beyond ln(2/s) + 1, so the root lies in the bracket.
+    bound = math.log(2.0 / smoothing) + 1.0
+    lo, hi = (0.0, bound) if g0 < 0 else (-bound, 0.0)
+    beta = 0.5 * (lo + hi)
+    for _ in range(max_iter):
+        g1, g2 = derivative(beta)
+        if abs(g1) <= tol:
+            break
+        if g1 > 0:
+            hi = beta
+        else:
+            lo = beta
+        step = beta - g1 / g2
+        beta = step if lo < step < hi else 0.5 * (lo + hi)
+    return beta / scale
+
+
+@attrs.define
+class NewtonAlpha(boostkit.Calibration):
+    """Linear CR-AdaBoost: the alpha minimising Z = sum_i D_t(i) exp(-alpha y_i h(x_i)).
+
+    For real-valued h (000 section 3.1, "the linear form of AdaBoost", eq. 6 and 9; Schapire &
+    Singer 1999), found by safeguarded Newton iterations (:func:`newton_alpha`). With smoothing s
+    (default 1/m) the optimum stays finite; for h in {-1, +1} it equals ``constant-alpha``.
+    """
+
+    name = "newton-alpha"
+    smoothing: float | None = attrs.field(default=None, validator=_smoothing)
+    tol: float = attrs.field(default=1e-12, converter=float)
+    max_iter: int = attrs.field(default=100, converter=int)
+
+    @boostkit.hookimpl
+    def boostkit_partition_loss(self, wpos, wneg):
+        return weighted_error(wpos, wneg)
+
+    @boostkit.hookimpl
+    def boostkit_calibrate(self, state, candidate):
+        h = candidate.scores
+        s = resolve_smoothing(self.smoothing, state.data.n_samples)
+        alpha = newton_alpha(state.data.y * h, state.weights, s, self.tol, self.max_iter)
+        return boostkit.Calibrated(boostkit.LinearContribution(alpha), alpha * h, (alpha,))
+
+
+@attrs.define
+class DomainPartition(boostkit.Calibration):
+    """Schapire-Singer's per-cell values c_j = 1/2 ln((W+_j + s) / (W-_j + s)).
+
+    For a hypothesis that partitions the input into cells X_j with class weights W+_j, W-_j under
+    D_t (000 eq. 10-11), these values minimise Z = 2 sum_j sqrt(W+_j W-_j) (eq. 12), which is also
+    the partition loss offered to the weak learner. ``smoothing`` s defaults to 1/m, the order
+    Schapire & Singer recommend, so a pure cell gets a finite value.
+    """
+
+    name = "domain-partition"
+    smoothing: float | None = attrs.field(default=None, validator=_smoothing)
+
+    @boostkit.hookimpl
+    def boostkit_partition_loss(self, wpos, wneg):
+        return z_loss(wpos, wneg)
+
+    @boostkit.hookimpl
+    def boostkit_calibrate(self, state, candidate):
+        if candidate.hypothesis.n_cells <= 0:
+            raise ValueError(
+                f"{self.name} needs a hypothesis that partitions its input, and "
+                f"{candidate.hypothesis.name!r} gives only scores"
+            )
+        wneg, wpos = state.cell_weights(candidate)
+        s = resolve_smoothing(self.smoothing, state.data.n_samples)
+        values = 0.5 * np.log((wpos + s) / (wneg + s))
+        return boostkit.Calibrated(
+            boostkit.CellContribution(values), values[candidate.cells], tuple(values)
+        )

@@ -1,0 +1,33 @@
+"""Stopping when a round brings nothing more."""
+
+from __future__ import annotations
+
+import attrs
+
+import boostkit
+
+
+def _min_edge(instance, attribute, value):
+    if not 0.0 <= value < 0.5:
+        raise ValueError(f"min_edge must be in [0, 0.5), got {value!r}")
+
+
+@attrs.define
+class NoEdge(boostkit.Stopping):
+    """Stop when the weak hypothesis is no better than a coin flip, or perfect.
+
+    ``"no-edge"`` when the round's edge gamma_t = 1/2 - eps_t is at most ``min_edge`` (its
+    coefficient is then 0, or it would flip the hypothesis); ``"perfect-fit"`` when eps_t = 0:
+    the hypothesis separates the weighted training set and further rounds would repeat it.
+    """
+
+    name = "no-edge"
+    min_edge: float = attrs.field(default=0.0, converter=float, validator=_min_edge)
+
+    @boostkit.hookimpl
+    def boostkit_should_stop(self, state, record):
+        if record.weighted_error <= 0.0:
+            return "perfect-fit"
+        if record.edge <= self.min_edge:
+            return "no-edge"
+        return None
