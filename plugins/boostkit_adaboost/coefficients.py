@@ -16,12 +16,19 @@ _SMOOTHING_FLOOR = 1e-15
 
 
 def _smoothing(instance, attribute, value):
-    if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+    if value is not None and not (
+        isinstance(value, (int, float)) and not isinstance(value, bool)
+        and math.isfinite(value) and value >= 0
+    ):
         raise ValueError(f"smoothing must be None (1/m) or a finite number >= 0, got {value!r}")
 
 
 def resolve_smoothing(smoothing: float | None, n_samples: int) -> float:
-    """The smoothing actually used: 1/m for ``None`` (Schapire & Singer), floored at 1e-15."""
+    """The smoothing actually used: 1/m for ``None`` (Schapire & Singer), floored at 1e-15.
+
+    1/m depends on the number of examples, so a smoothed fit with integer sample weights is not
+    the same as a fit on repeated examples; ``smoothing=0`` keeps that equivalence.
+    """
     value = 1.0 / n_samples if smoothing is None else float(smoothing)
     return max(value, _SMOOTHING_FLOOR)
 
@@ -39,13 +46,14 @@ class ConstantAlpha(boostkit.Calibration):
     """Discrete AdaBoost's coefficient alpha = 1/2 ln((1 - eps + s) / (eps + s)).
 
     eps = sum_i D_t(i) [h(x_i) != y_i] for h in {-1, +1} (004 Fig. 2; 000 section 3.1; the
-    slides 003 print "2 ln", a slip for 1/2 ln). ``smoothing`` s (default 1/m) keeps alpha finite
-    when eps is 0 or 1; ``smoothing=0`` gives the unsmoothed formula. Contribution: alpha h(x).
+    slides 003 print "2 ln", a slip for 1/2 ln). The default ``smoothing=0`` is the textbook
+    formula (floored at 1e-15, so a perfect hypothesis gets alpha ~ 17.3, not infinity);
+    ``smoothing=None`` uses Schapire & Singer's s = 1/m. Contribution: alpha h(x).
     Its partition loss is the weighted error, so a stump learner picks the lowest-error stump.
     """
 
     name = "constant-alpha"
-    smoothing: float | None = attrs.field(default=None, validator=_smoothing)
+    smoothing: float | None = attrs.field(default=0.0, validator=_smoothing)
 
     @boostkit.hookimpl
     def boostkit_partition_loss(self, wpos, wneg):

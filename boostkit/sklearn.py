@@ -1,0 +1,186 @@
+"""scikit-learn estimators (needs the ``sklearn`` extra: ``pip install boostkit[sklearn]``).
+
+:class:`BoostClassifier` wraps :class:`boostkit.Booster`. It passes
+``sklearn.utils.estimator_checks.check_estimator``, so pipelines, grid search and cross-validation
+work. Component parameters are nested estimator parameters named ``<slot>__<param>``, where the
+slot is ``proposal``, ``calibration``, ``reweighting``, or a wrapper/stopping rule's name with
+``-`` replaced by ``_``::
+
+    BoostClassifier("adaboost", n_rounds=200).set_params(calibration__smoothing=0.0)
+    GridSearchCV(BoostClassifier(), {"calibration__smoothing": [0.0, 1e-3], "n_rounds": [50, 200]})
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from .data import MAX_BINS
+from .engine import Booster
+
+__all__ = ["BoostClassifier"]
+
+
+class BoostClassifier(ClassifierMixin, BaseEstimator):
+    """A boosting classifier for two classes, any registered algorithm.
+
+    Parameters
+    ----------
+    algorithm:
+        Registered algorithm name (``boostkit plugins`` lists them), e.g. ``"adaboost"``,
+        ``"real-adaboost"``, or a :class:`boostkit.Recipe`.
+    n_rounds:
+        Round budget T.
+    component_params:
+        ``{slot: {param: value}}`` overrides of the recipe's component parameters; also settable
+        one by one as ``slot__param`` through :meth:`set_params`.
+    max_bins:
+        Quantile bins per feature (2..255).
+    n_jobs:
+        Threads for the kernels (-1: all cores).
+    random_state:
+        Seed; the same seed gives the same model, bit for bit.
+
+    Attributes
+    ----------
+    model_:
+        The fitted :class:`boostkit.BoostModel` (save it with ``model_.save(path)``).
+    classes_:
+        The two class labels; ``classes_[1]`` is predicted where the decision function is > 0.
+    records_:
+        One :class:`boostkit.RoundRecord` per round (weighted error, edge, Z_t, bound, ...).
+    stop_reason_:
+        Why boosting stopped.
+    n_features_in_, feature_names_in_:
+        As in scikit-learn.
+    """
+
+    def __init__(
+        self,
+        algorithm="adaboost",
+        n_rounds=100,
+        *,
+        component_params=None,
+        max_bins=MAX_BINS,
+        n_jobs=1,
+        random_state=None,
+    ):
+        self.algorithm = algorithm
+        self.n_rounds = n_rounds
+        self.component_params = component_params
+        self.max_bins = max_bins
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    # -- nested component parameters ------------------------------------------------------------
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        params = super().get_params(deep=False)
+        if deep and isinstance(self.component_params, dict):
+            for slot, values in self.component_params.items():
+                if isinstance(values, dict):
+                    for key, value in values.items():
+                        params[f"{slot}__{key}"] = value
+        return params
+
+    def set_params(self, **params):
+        nested = {k: v for k, v in params.items() if "__" in k}
+        top = {k: v for k, v in params.items() if "__" not in k}
+        if top:
+            super().set_params(**top)
+        if nested:
+            current = self.component_params if isinstance(self.component_params, dict) else {}
+            updated = {slot: dict(values) for slot, values in current.items()}
+            for key, value in nested.items():
+                slot, param = key.split("__", 1)
+                updated.setdefault(slot, {})[param] = value
+            self.component_params = updated
+        return self
+
+    # -- fitting --------------------------------------------------------------------------------
+    def fit(self, X, y, sample_weight=None):
+        """Fit on ``X`` (n_samples, n_features) and two-class labels ``y``."""
+        X, y = validate_data(self, X, y)
+        check_classification_targets(y)
+        y_type = type_of_target(y, input_name="y", raise_unknown=True)
+        if y_type not in ("binary",):
+            raise ValueError(
+                "Only binary classification is supported. "
+                f"The type of the target is {y_type}."
+            )
+        classes = np.unique(y)
+        if classes.shape[0] < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs two classes, but y has only one class "
+                f"({classes[0]!r})"
+            )
+        sample_weight = _check_sample_weight(
+            sample_weight, X, dtype=np.float64, copy=True, ensure_non_negative=True
+        )
+        component_params = self.component_params
+        if component_params is not None and not isinstance(component_params, dict):
+            raise ValueError(
+                "component_params must be a dict {slot: {param: value}} or None, got "
+                f"{type(component_params).__name__}"
+            )
+        booster = Booster(
+            algorithm=self.algorithm,
+            n_rounds=self.n_rounds,
+            params=component_params or {},
+            max_bins=self.max_bins,
+            n_jobs=self.n_jobs,
+            random_state=self.random_state,
+        )
+        model = booster.fit(X, y, sample_weight)
+        # Fitted attributes are set only once the fit has succeeded: never half-fitted.
+        self.model_ = model
+        self.classes_ = model.classes
+        self.records_ = model.records
+        self.stop_reason_ = model.stop_reason
+        return self
+
+    # -- prediction -----------------------------------------------------------------------------
+    def _validated(self, X):
+        check_is_fitted(self)
+        return validate_data(self, X, reset=False)
+
+    def decision_function(self, X):
+        """F_T(x): positive for ``classes_[1]``."""
+        X = self._validated(X)
+        return self.model_.decision_function(X)
+
+    def predict(self, X):
+        X = self._validated(X)
+        return self.model_.predict(X)
+
+    def predict_proba(self, X):
+        """Class probabilities p(classes_[1] | x) = 1 / (1 + exp(-2 F_T(x)))."""
+        X = self._validated(X)
+        return self.model_.predict_proba(X)
+
+    def predict_log_proba(self, X):
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def staged_decision_function(self, X):
+        """Yield the decision function after each round."""
+        X = self._validated(X)
+        yield from self.model_.staged_decision_function(X)
+
+    def staged_predict(self, X):
+        """Yield the predicted labels after each round."""
+        X = self._validated(X)
+        yield from self.model_.staged_predict(X)
+
+    def staged_predict_proba(self, X):
+        """Yield the class probabilities after each round."""
+        X = self._validated(X)
+        yield from self.model_.staged_predict_proba(X)
