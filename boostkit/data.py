@@ -16,6 +16,7 @@ import numpy as np
 
 from .errors import DataError
 from .kernels.binning import apply_bins
+from .splits import valid_splits
 
 __all__ = [
     "check_features",
@@ -165,14 +166,17 @@ class BinnedData:
     n_bins:
         ``(n_features,)`` number of bins per feature (``len(thresholds[f]) + 1``).
     bin_counts:
-        ``(n_features, max_bins)`` number of examples of positive initial weight per bin, so a
-        split never leaves a side without examples.
+        ``(n_features, max_bins)`` number of examples of positive initial weight per bin.
+    split_mask:
+        ``(n_features, max_bins - 1)``: the bin edges that leave examples on both sides
+        (:func:`boostkit.splits.valid_splits` of ``bin_counts``), computed once per fit.
     """
 
     codes: np.ndarray = attrs.field(eq=False)
     thresholds: tuple[np.ndarray, ...] = attrs.field(eq=False)
     n_bins: np.ndarray = attrs.field(eq=False)
     bin_counts: np.ndarray = attrs.field(eq=False)
+    split_mask: np.ndarray = attrs.field(eq=False)
 
     @property
     def max_bins(self) -> int:
@@ -205,7 +209,8 @@ def bin_features(
     bin_counts = np.empty((d, max_bins), dtype=np.int64)
     for f in range(d):
         bin_counts[f] = np.bincount(counted[f], minlength=max_bins)
-    return BinnedData(codes=codes, thresholds=thresholds, n_bins=n_bins, bin_counts=bin_counts)
+    return BinnedData(codes=codes, thresholds=thresholds, n_bins=n_bins, bin_counts=bin_counts,
+                      split_mask=valid_splits(bin_counts))
 
 
 class TrainingData:

@@ -13,9 +13,9 @@ from typing import Callable
 import attrs
 import numpy as np
 
-from .kernels.histogram import class_histogram, class_histogram_parallel
+from .kernels.histogram import class_histogram, class_histogram_parallel, threshold_class_sums
 
-__all__ = ["Split", "best_split", "histogram"]
+__all__ = ["Split", "best_split", "histogram", "valid_splits"]
 
 PartitionLoss = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
@@ -43,23 +43,28 @@ def histogram(codes: np.ndarray, weights: np.ndarray, is_pos: np.ndarray, n_bins
     return out
 
 
-def best_split(hist: np.ndarray, counts: np.ndarray, loss: PartitionLoss) -> Split | None:
-    """The split minimising ``loss`` over all features and bin edges, or ``None``.
+def valid_splits(counts: np.ndarray) -> np.ndarray:
+    """``(d, B - 1)`` mask of the bin edges that leave at least one example on each side.
 
-    ``hist`` is ``(d, B, 2)`` (class weights per bin), ``counts`` ``(d, B)`` (examples per bin):
-    a split is valid only if both sides hold at least one example. Ties go to the lowest feature,
-    then the lowest threshold.
+    ``counts`` is ``(d, B)``, the number of examples per bin (``BinnedData.bin_counts`` for the
+    whole training set, or a tree node's own counts).
     """
-    left = np.cumsum(hist, axis=1)[:, :-1, :]
-    right = hist.sum(axis=1, keepdims=True) - left
     n_left = np.cumsum(counts, axis=1)[:, :-1]
-    valid = (n_left > 0) & (n_left < counts.sum(axis=1, keepdims=True))
+    return (n_left > 0) & (n_left < counts.sum(axis=1, keepdims=True))
+
+
+def best_split(hist: np.ndarray, valid: np.ndarray, loss: PartitionLoss) -> Split | None:
+    """The split minimising ``loss`` over all features and valid bin edges, or ``None``.
+
+    ``hist`` is ``(d, B, 2)`` (class weights per bin) and ``valid`` the ``(d, B - 1)`` mask of
+    :func:`valid_splits`. Ties go to the lowest feature, then the lowest threshold.
+    """
     if not valid.any():
         return None
-    wneg = np.stack((left[..., 0], right[..., 0]), axis=-1)
-    wpos = np.stack((left[..., 1], right[..., 1]), axis=-1)
-    np.maximum(wneg, 0.0, out=wneg)  # cumulative sums may leave -1e-17 where a side is empty
-    np.maximum(wpos, 0.0, out=wpos)
+    d, n_bins, _ = hist.shape
+    wneg = np.empty((d, n_bins - 1, 2))
+    wpos = np.empty((d, n_bins - 1, 2))
+    threshold_class_sums(hist, wneg, wpos)
     scores = np.where(valid, loss(wpos, wneg), np.inf)
     feature, b = np.unravel_index(int(np.argmin(scores)), scores.shape)
     return Split(int(feature), int(b), float(scores[feature, b]), wneg[feature, b].copy(),

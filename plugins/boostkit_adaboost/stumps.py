@@ -98,7 +98,7 @@ class StumpLearner(boostkit.Proposal):
     def boostkit_propose(self, state):
         binned = state.data.binned
         hist = histogram(binned.codes, state.weights, state.data.is_pos, binned.max_bins, state.n_jobs)
-        split = best_split(hist, binned.bin_counts, self._loss(state))
+        split = best_split(hist, binned.split_mask, self._loss(state))
         if split is None:  # every feature is constant: propose the constant hypothesis
             totals = hist[0].sum(axis=0)
             wneg, wpos = np.array([totals[0], 0.0]), np.array([totals[1], 0.0])
