@@ -109,7 +109,7 @@ class WeakHypothesis(Component):
         raise NotImplementedError
 
     def cells(self, X: np.ndarray) -> np.ndarray:
-        """The cell index (``0 <= cell < n_cells``, intp) of each row of ``X``."""
+        """The cell index (``0 <= cell < n_cells``, an integer array) of each row of ``X``."""
         raise TypeError(f"weak hypothesis {self.name!r} does not partition its input")
 
     def describe(self) -> str:

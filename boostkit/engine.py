@@ -21,7 +21,7 @@ from . import hookspecs
 from .components import Calibrated, Candidate, RoundRecord, Weights
 from .data import MAX_BINS, TrainingData
 from .errors import HookError, RecipeError
-from .kernels.boosting import add_contribution
+from .kernels.boosting import add_contribution, add_contribution_parallel
 from .kernels.histogram import cell_class_sums
 from .model import BoostModel
 from .plugins import enable_tracing, get_registry, tracing_enabled
@@ -160,9 +160,12 @@ class Booster:
         rng = np.random.default_rng(self.random_state)
         data = TrainingData(X, y, sample_weight, max_bins=self.max_bins, rng=rng)
         pm = _round_manager(recipe, components, self.observers)
-        n_jobs = self.n_jobs if self.n_jobs > 0 else numba.config.NUMBA_NUM_THREADS
+        n_jobs = min(
+            self.n_jobs if self.n_jobs > 0 else numba.config.NUMBA_NUM_THREADS,
+            numba.config.NUMBA_NUM_THREADS,
+        )
         previous_threads = numba.get_num_threads()
-        numba.set_num_threads(min(n_jobs, numba.config.NUMBA_NUM_THREADS))
+        numba.set_num_threads(n_jobs)
         try:
             return _run(pm, recipe, components, data, self.n_rounds, rng, n_jobs)
         finally:
@@ -252,9 +255,15 @@ def _run(pm, recipe, components, data: TrainingData, n_rounds: int, rng, n_jobs)
         if not isinstance(calibrated, Calibrated):
             raise HookError(f"boostkit_calibrate returned {type(calibrated).__name__}, expected a boostkit.Calibrated")
         _check_array(calibrated.train_values, n, "training contributions", "boostkit_calibrate")
-        training_error, weighted_error = add_contribution(
-            state.margin, calibrated.train_values, data.y, data.sample_weight, state.weights
-        )
+        if n_jobs > 1:
+            training_error, weighted_error = add_contribution_parallel(
+                state.margin, calibrated.train_values, data.y, data.sample_weight, state.weights,
+                n_jobs,
+            )
+        else:
+            training_error, weighted_error = add_contribution(
+                state.margin, calibrated.train_values, data.y, data.sample_weight, state.weights
+            )
         weights = _call(hook, "boostkit_reweight", components, state=state)
         if not isinstance(weights, Weights):
             raise HookError(f"boostkit_reweight returned {type(weights).__name__}, expected boostkit.Weights")

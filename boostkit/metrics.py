@@ -75,6 +75,12 @@ def _cumulative_counts(y_true, scores, sample_weight):
     if not np.isfinite(scores).all():
         raise ValueError("scores contain NaN or infinite values")
     w = _sample_weight(sample_weight, scores.shape[0])
+    if sample_weight is not None:
+        # An example of weight 0 is not there: it must not add a threshold (nor a point).
+        kept = w > 0
+        scores, is_pos, w = scores[kept], is_pos[kept], w[kept]
+        if scores.shape[0] == 0:
+            raise ValueError("sample_weight is 0 for every example")
     order = np.argsort(-scores, kind="stable")
     scores, is_pos, w = scores[order], is_pos[order], w[order]
     # The last index of each run of equal scores: the curve only moves between distinct scores.
@@ -103,7 +109,8 @@ def roc_curve(y_true, scores, sample_weight=None):
         One point per distinct score plus the origin, in order of decreasing threshold:
         predicting positive for ``score >= thresholds[k]`` gives the point
         ``(fpr[k], tpr[k])``; ``thresholds[0] = +inf`` gives (0, 0). Tied scores give a single
-        step, so a tie between classes is one diagonal segment. The points equal scikit-learn's ``roc_curve(..., drop_intermediate=False)``.
+        step, so a tie between classes is one diagonal segment. Examples of weight 0 add no
+        point. The points equal scikit-learn's ``roc_curve(..., drop_intermediate=False)``.
     """
     fps, tps, thresholds = _cumulative_counts(y_true, scores, sample_weight)
     if tps[-1] <= 0 or fps[-1] <= 0:
@@ -149,7 +156,7 @@ def stratified_folds(y, n_folds: int, seed: int | None = 0) -> list[tuple[np.nda
     if counts.min() < n_folds:
         smallest = int(np.argmin(counts))
         raise ValueError(
-            f"cannot make {n_folds} stratified folds: class {classes[smallest]!r} has only "
+            f"cannot make {n_folds} stratified folds: class {classes[smallest].item()!r} has only "
             f"{counts[smallest]} example(s); every fold needs at least one of each class"
         )
     rng = np.random.default_rng(seed)

@@ -36,10 +36,15 @@ class Split:
 
 def histogram(codes: np.ndarray, weights: np.ndarray, is_pos: np.ndarray, n_bins: int,
               n_jobs: int = 1) -> np.ndarray:
-    """The ``(d, n_bins, 2)`` weighted class histogram of binned features (0: neg, 1: pos)."""
+    """The ``(d, n_bins, 2)`` weighted class histogram of binned features (0: neg, 1: pos).
+
+    With ``n_jobs > 1`` the examples are split into ``n_jobs`` blocks summed on numba's threads.
+    """
     out = np.empty((codes.shape[0], n_bins, 2))
-    kernel = class_histogram_parallel if n_jobs != 1 else class_histogram
-    kernel(codes, weights, is_pos, out)
+    if n_jobs > 1:
+        class_histogram_parallel(codes, weights, is_pos, out, n_jobs)
+    else:
+        class_histogram(codes, weights, is_pos, out)
     return out
 
 

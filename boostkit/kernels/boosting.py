@@ -1,4 +1,8 @@
-"""Margin and weight updates, fused into single passes over the examples."""
+"""Margin and weight updates, fused into single passes over the examples.
+
+Each kernel works on a range of examples, so the ``*_parallel`` variants split the examples over
+numba's threads and combine the per-block partial results.
+"""
 
 from __future__ import annotations
 
@@ -7,16 +11,10 @@ import numpy as np
 
 
 @numba.njit(cache=True, nogil=True)
-def add_contribution(margin, contribution, y, d1, weights):
-    """Add this round's contribution to the margins and measure the round, in one pass.
-
-    ``margin`` (F_{t-1} -> F_t) is updated in place. Returns ``(training_error, weighted_error)``:
-    sum_i D_1(i) [y_i F_t(x_i) <= 0], and sum_i D_t(i) [y_i c_t(x_i) < 0] plus half the
-    D_t-weight of the examples where c_t(x_i) = 0 (an abstention is a coin flip).
-    """
+def _add_block(margin, contribution, y, d1, weights, start, stop):
     train_err = 0.0
     werr = 0.0
-    for i in range(margin.shape[0]):
+    for i in range(start, stop):
         c = contribution[i]
         m = margin[i] + c
         margin[i] = m
@@ -31,6 +29,51 @@ def add_contribution(margin, contribution, y, d1, weights):
 
 
 @numba.njit(cache=True, nogil=True)
+def add_contribution(margin, contribution, y, d1, weights):
+    """Add this round's contribution to the margins and measure the round, in one pass.
+
+    ``margin`` (F_{t-1} -> F_t) is updated in place. Returns ``(training_error, weighted_error)``:
+    sum_i D_1(i) [y_i F_t(x_i) <= 0], and sum_i D_t(i) [y_i c_t(x_i) < 0] plus half the
+    D_t-weight of the examples where c_t(x_i) = 0 (an abstention is a coin flip).
+    """
+    return _add_block(margin, contribution, y, d1, weights, 0, margin.shape[0])
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def add_contribution_parallel(margin, contribution, y, d1, weights, n_chunks):
+    """:func:`add_contribution` in ``n_chunks`` blocks of examples over numba's threads."""
+    n = margin.shape[0]
+    parts = np.zeros((n_chunks, 2))
+    for chunk in numba.prange(n_chunks):
+        a, b = _add_block(margin, contribution, y, d1, weights,
+                          chunk * n // n_chunks, (chunk + 1) * n // n_chunks)
+        parts[chunk, 0] = a
+        parts[chunk, 1] = b
+    return parts[:, 0].sum(), parts[:, 1].sum()
+
+
+@numba.njit(cache=True, nogil=True)
+def _max_exponent(margin, y, d1, start, stop):
+    top = -np.inf
+    for i in range(start, stop):
+        if d1[i] > 0.0:
+            e = -y[i] * margin[i]
+            if e > top:
+                top = e
+    return top
+
+
+@numba.njit(cache=True, nogil=True)
+def _exp_block(margin, y, d1, top, out, start, stop):
+    total = 0.0
+    for i in range(start, stop):
+        w = d1[i] * np.exp(-y[i] * margin[i] - top) if d1[i] > 0.0 else 0.0
+        out[i] = w
+        total += w
+    return total
+
+
+@numba.njit(cache=True, nogil=True)
 def exponential_weights(margin, y, d1, out):
     """AdaBoost's distribution D_{t+1}(i) proportional to D_1(i) exp(-y_i F_t(x_i)).
 
@@ -39,17 +82,43 @@ def exponential_weights(margin, y, d1, out):
     the normalised weights; returns log sum_i D_1(i) exp(-y_i F_t(x_i)), the log of prod_s Z_s.
     """
     n = margin.shape[0]
-    top = -np.inf
-    for i in range(n):
-        if d1[i] > 0.0:
-            e = -y[i] * margin[i]
-            if e > top:
-                top = e
-    total = 0.0
-    for i in range(n):
-        w = d1[i] * np.exp(-y[i] * margin[i] - top) if d1[i] > 0.0 else 0.0
-        out[i] = w
-        total += w
-    for i in range(n):
-        out[i] /= total
+    top = _max_exponent(margin, y, d1, 0, n)
+    total = _exp_block(margin, y, d1, top, out, 0, n)
+    out /= total
     return top + np.log(total)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def exponential_weights_parallel(margin, y, d1, out, n_chunks):
+    """:func:`exponential_weights` in ``n_chunks`` blocks of examples over numba's threads."""
+    n = margin.shape[0]
+    tops = np.empty(n_chunks)
+    for chunk in numba.prange(n_chunks):
+        tops[chunk] = _max_exponent(margin, y, d1, chunk * n // n_chunks, (chunk + 1) * n // n_chunks)
+    top = tops.max()
+    totals = np.empty(n_chunks)
+    for chunk in numba.prange(n_chunks):
+        totals[chunk] = _exp_block(margin, y, d1, top, out,
+                                   chunk * n // n_chunks, (chunk + 1) * n // n_chunks)
+    total = totals.sum()
+    for chunk in numba.prange(n_chunks):
+        out[chunk * n // n_chunks:(chunk + 1) * n // n_chunks] /= total
+    return top + np.log(total)
+
+
+@numba.njit(cache=True, nogil=True)
+def sign_error(scores, y, weights):
+    """Weighted error of a +-1 hypothesis in one pass: ``(eps, n_not_pm1)``.
+
+    eps = sum_i D(i) [h(x_i) != y_i]; ``n_not_pm1`` counts scores outside {-1, +1}, so a caller
+    can refuse a real-valued hypothesis without a second pass.
+    """
+    eps = 0.0
+    bad = 0
+    for i in range(scores.shape[0]):
+        h = scores[i]
+        if h != 1.0 and h != -1.0:
+            bad += 1
+        elif h != y[i]:
+            eps += weights[i]
+    return eps, bad

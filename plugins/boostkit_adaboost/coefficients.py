@@ -9,6 +9,7 @@ import numpy as np
 
 import boostkit
 from boostkit.criteria import weighted_error, z_loss
+from boostkit.kernels.boosting import sign_error
 
 # A zero smoothing keeps the textbook formulas; this floor only stops a perfect hypothesis
 # (error exactly 0) from getting an infinite coefficient: alpha <= 1/2 ln(1e15) ~ 17.3.
@@ -33,8 +34,8 @@ def resolve_smoothing(smoothing: float | None, n_samples: int) -> float:
     return max(value, _SMOOTHING_FLOOR)
 
 
-def _require_pm1(scores: np.ndarray, name: str) -> None:
-    if not np.all(np.abs(scores) == 1.0):
+def _require_pm1(scores: np.ndarray, n_not_pm1: int, name: str) -> None:
+    if n_not_pm1:
         raise ValueError(
             f"{name} needs hypotheses with values in {{-1, +1}}, got scores in "
             f"[{scores.min():g}, {scores.max():g}]; use newton-alpha for real-valued hypotheses"
@@ -62,8 +63,8 @@ class ConstantAlpha(boostkit.Calibration):
     @boostkit.hookimpl
     def boostkit_calibrate(self, state, candidate):
         h = candidate.scores
-        _require_pm1(h, self.name)
-        eps = float(np.dot(state.weights, h != state.data.y))
+        eps, n_not_pm1 = sign_error(h, state.data.y, state.weights)
+        _require_pm1(h, n_not_pm1, self.name)
         s = resolve_smoothing(self.smoothing, state.data.n_samples)
         alpha = 0.5 * math.log((1.0 - eps + s) / (eps + s))
         return boostkit.Calibrated(boostkit.LinearContribution(alpha), alpha * h, (alpha,))

@@ -6,7 +6,7 @@ import attrs
 import numpy as np
 
 import boostkit
-from boostkit.kernels.boosting import exponential_weights
+from boostkit.kernels.boosting import exponential_weights, exponential_weights_parallel
 
 
 @attrs.define
@@ -25,5 +25,10 @@ class ExponentialReweighting(boostkit.Reweighting):
     def boostkit_reweight(self, state):
         data = state.data
         out = np.empty(data.n_samples)
-        log_potential = exponential_weights(state.margin, data.y, data.sample_weight, out)
+        if state.n_jobs > 1:
+            log_potential = exponential_weights_parallel(
+                state.margin, data.y, data.sample_weight, out, state.n_jobs
+            )
+        else:
+            log_potential = exponential_weights(state.margin, data.y, data.sample_weight, out)
         return boostkit.Weights(out, float(log_potential))

@@ -103,11 +103,11 @@ class StumpLearner(boostkit.Proposal):
             totals = hist[0].sum(axis=0)
             wneg, wpos = np.array([totals[0], 0.0]), np.array([totals[1], 0.0])
             feature, threshold = 0, np.inf
-            cells = np.zeros(state.data.n_samples, dtype=np.intp)
+            cells = np.zeros(state.data.n_samples, dtype=np.uint8)
         else:
             wneg, wpos = split.wneg, split.wpos
             feature, threshold = split.feature, binned.thresholds[split.feature][split.bin]
-            cells = (binned.codes[feature] > split.bin).astype(np.intp)
+            cells = np.greater(binned.codes[feature], split.bin).view(np.uint8)
         cell_scores = np.where(wpos > wneg, 1.0, -1.0)
         return boostkit.Candidate(
             Stump(feature, threshold, cell_scores),

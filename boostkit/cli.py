@@ -1,0 +1,600 @@
+"""The ``boostkit`` command line.
+
+``boostkit plugins [--json]``
+    List the installed plugins: distribution, version, hooks, components (with their role) and
+    algorithms (with their paper).
+``boostkit compare [CSV] [--dataset NAME] [--algorithms a,b] ...``
+    Cross-validate registered algorithms on a CSV file or a bundled dataset (``spambase`` by
+    default) with seeded stratified folds, print a results table and write ``results.csv``,
+    ``results.md`` and ``roc.json`` into ``--output``.
+
+Only the core dependencies are needed: folds and metrics come from :mod:`boostkit.metrics`;
+tqdm (the ``progress`` extra) draws a progress bar if installed and is imported only then.
+User errors (unknown algorithm or dataset, unreadable CSV, missing target column, labels that are
+not two classes) print one line on standard error and exit with status 2; no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import gzip
+import json
+import math
+import os
+import sys
+import time
+from collections import Counter
+from importlib import metadata
+from pathlib import Path
+from typing import Sequence
+
+import attrs
+import numpy as np
+
+from . import datasets
+from .engine import Booster
+from .errors import BoostkitError, DataError, RecipeError
+from .metrics import accuracy, roc_auc, roc_curve, stratified_folds
+from .plugins import get_registry, plugin_info
+from .progress import FitProgress
+
+__all__ = [
+    "AlgorithmResult",
+    "BinaryData",
+    "FoldResult",
+    "UsageError",
+    "cross_validate",
+    "main",
+    "read_csv",
+    "write_outputs",
+]
+
+DEFAULT_DATASET = "spambase"
+RESULT_FILES = ("results.csv", "results.md", "roc.json")
+
+
+class UsageError(Exception):
+    """A mistake in the command line or its input; reported in one line, exit status 2."""
+
+
+# -- data ---------------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class BinaryData:
+    """A two-class problem ready for cross-validation.
+
+    ``y`` is +1 for the ``positive`` label and -1 for the rest (``negative`` names them: the other
+    label of two-class data, ``"rest"`` for one-vs-rest). ``n_dropped`` rows with a missing value
+    were removed before anything else.
+    """
+
+    name: str
+    X: np.ndarray = attrs.field(eq=False)
+    y: np.ndarray = attrs.field(eq=False)
+    feature_names: tuple[str, ...]
+    target: str
+    positive: str
+    negative: str
+    n_dropped: int = 0
+
+    def describe(self) -> str:
+        n_pos = int((self.y > 0).sum())
+        return (
+            f"{self.name}: {self.y.shape[0]} rows, {self.X.shape[1]} features, target "
+            f"{self.target!r}, positive class {self.positive!r} ({n_pos} positive, "
+            f"{self.y.shape[0] - n_pos} {self.negative!r})"
+        )
+
+
+def _note(message: str) -> None:
+    print(f"note: {message}", file=sys.stderr)
+
+
+def _open_text(path: Path):
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8-sig", newline="")
+    return open(path, encoding="utf-8-sig", newline="")
+
+
+def _parse_float(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def read_csv(path: str | Path, target: str | None = None):
+    """Read a CSV file with a header row into features and labels.
+
+    The ``target`` column (default: the last) holds the labels, kept as text. A feature column is
+    numeric when every non-empty field parses as a number; otherwise it is categorical and
+    one-hot encoded, one 0/1 column ``"column=value"`` per value in sorted order. Empty fields
+    (and numbers that read as NaN) are missing: rows holding one are dropped. ``.gz`` files are
+    decompressed.
+
+    Returns
+    -------
+    X, labels, feature_names, target, n_dropped
+    """
+    path = Path(path)
+    try:
+        with _open_text(path) as fh:
+            rows = [row for row in csv.reader(fh) if row]
+    except FileNotFoundError:
+        raise UsageError(f"cannot read {path}: no such file") from None
+    except (OSError, UnicodeDecodeError, csv.Error, EOFError) as exc:
+        raise UsageError(f"cannot read {path} as a UTF-8 CSV file: {exc}") from None
+    if not rows:
+        raise UsageError(f"{path} is empty: expected a header row and data rows")
+    header = [name.strip() for name in rows[0]]
+    body = [[field.strip() for field in row] for row in rows[1:]]
+    if len(set(header)) != len(header):
+        repeated = sorted(name for name, count in Counter(header).items() if count > 1)
+        raise UsageError(f"{path}: the header names a column more than once: {repeated}")
+    for line, row in enumerate(body, start=2):
+        if len(row) != len(header):
+            raise UsageError(
+                f"{path}: a row has {len(row)} fields but the header has {len(header)} "
+                f"(row {line} counting the header, blank lines skipped)"
+            )
+    if not body:
+        raise UsageError(f"{path} has a header but no data rows")
+    target = header[-1] if target is None else target
+    if target not in header:
+        raise UsageError(f"target column {target!r} is not in {path}; its columns are {header}")
+    if len(header) < 2:
+        raise UsageError(f"{path} has only the target column {target!r}: no features")
+    columns = dict(zip(header, zip(*body)))
+    labels = np.array(columns[target], dtype=str)
+    missing = labels == ""
+    numeric: dict[str, np.ndarray] = {}
+    categorical: dict[str, np.ndarray] = {}
+    for name in header:
+        if name == target:
+            continue
+        values = columns[name]
+        parsed = [math.nan if v == "" else _parse_float(v) for v in values]
+        if None in parsed:
+            categorical[name] = np.array(values, dtype=str)
+            missing |= categorical[name] == ""
+        else:
+            numeric[name] = np.array(parsed, dtype=np.float64)
+            missing |= np.isnan(numeric[name])
+    keep = ~missing
+    n_dropped = int(missing.sum())
+    if not keep.any():
+        raise UsageError(f"{path}: every row has a missing value (an empty field)")
+    blocks, names = [], []
+    for name in header:
+        if name in numeric:
+            blocks.append(numeric[name][keep, None])
+            names.append(name)
+        elif name in categorical:
+            values = categorical[name][keep]
+            categories = np.unique(values)
+            blocks.append((values[:, None] == categories[None, :]).astype(np.float64))
+            names.extend(f"{name}={value}" for value in categories.tolist())
+    if categorical:
+        _note(
+            "one-hot encoded the non-numeric column(s) "
+            + ", ".join(f"{name!r} ({np.unique(v[keep]).size} values)" for name, v in categorical.items())
+        )
+    X = np.ascontiguousarray(np.concatenate(blocks, axis=1))
+    return X, labels[keep], tuple(names), target, n_dropped
+
+
+def _binary(name, X, labels, feature_names, target, positive, suggested, n_dropped) -> BinaryData:
+    """Map the labels to +1 (``positive``) and -1, or explain why they are not a binary problem."""
+    classes = np.unique(labels).tolist()
+    if positive is not None:
+        if positive not in classes:
+            raise UsageError(f"--positive {positive!r} is not a label of {name}; its labels are {classes}")
+    elif len(classes) > 2:
+        hint = f" (suggested: --positive {suggested})" if suggested in classes else ""
+        raise UsageError(
+            f"{name} has {len(classes)} classes {classes[:20]}, but the algorithms are binary: "
+            f"pass --positive LABEL to compare one label against the rest{hint}"
+        )
+    else:
+        # The engine's convention: the larger of two labels is the positive class.
+        positive = suggested if suggested in classes else classes[-1]
+    if len(classes) < 2:
+        raise UsageError(f"{name} has a single class {classes}: a binary comparison needs two")
+    negative = next(c for c in classes if c != positive) if len(classes) == 2 else "rest"
+    return BinaryData(
+        name=name, X=X, y=np.where(labels == positive, 1.0, -1.0), feature_names=feature_names,
+        target=target, positive=positive, negative=negative, n_dropped=n_dropped,
+    )
+
+
+def load_data(csv_path: str | None, target: str | None, dataset: str | None,
+              positive: str | None) -> BinaryData:
+    """The comparison's data: a CSV file, a named dataset, or the default ``spambase``."""
+    if csv_path is not None and dataset is not None:
+        raise UsageError("give either a CSV file or --dataset, not both")
+    if csv_path is not None:
+        X, labels, names, target, n_dropped = read_csv(csv_path, target)
+        name = Path(csv_path).name
+        suggested = None
+    else:
+        if target is not None:
+            raise UsageError("--target applies to a CSV file; bundled datasets have their own")
+        name = dataset or DEFAULT_DATASET
+        known = datasets.available()
+        if name not in known:
+            raise UsageError(f"unknown dataset {name!r}; available: {', '.join(known)}")
+        try:
+            loaded = datasets.load(name)
+        except (ValueError, OSError) as exc:
+            raise UsageError(f"cannot load dataset {name!r}: {exc}") from None
+        keep = ~np.isnan(loaded.X).any(axis=1)
+        X, labels, names = loaded.X[keep], loaded.y[keep], loaded.feature_names
+        n_dropped, target, suggested = int((~keep).sum()), "label", loaded.positive
+        if not keep.any():
+            raise UsageError(f"dataset {name!r}: every row has a missing value")
+    if n_dropped:
+        _note(f"dropped {n_dropped} of {n_dropped + labels.shape[0]} rows with a missing value")
+    return _binary(name, X, labels, names, target, positive, suggested, n_dropped)
+
+
+# -- cross-validation ---------------------------------------------------------------------------
+
+
+@attrs.frozen
+class FoldResult:
+    """One fit and its evaluation on the held-out fold.
+
+    ``y_test`` (+1/-1) and ``scores`` (the decision function F_T(x) on the fold) are kept so ROC
+    curves and plots can be drawn afterwards.
+    """
+
+    fold: int
+    accuracy: float
+    roc_auc: float
+    fit_seconds: float
+    n_rounds: int
+    stop_reason: str
+    y_test: np.ndarray = attrs.field(eq=False, repr=False)
+    scores: np.ndarray = attrs.field(eq=False, repr=False)
+
+
+@attrs.frozen
+class AlgorithmResult:
+    """The folds of one algorithm, and their summary (mean ± std over folds)."""
+
+    algorithm: str
+    paper: str
+    folds: tuple[FoldResult, ...]
+
+    def _values(self, field: str) -> np.ndarray:
+        return np.array([getattr(fold, field) for fold in self.folds], dtype=np.float64)
+
+    def summary(self) -> dict:
+        """One table row. Standard deviations are over folds (ddof=0, as numpy's default)."""
+        stops = Counter(fold.stop_reason for fold in self.folds)
+        stop_reason, stop_count = stops.most_common(1)[0]
+        return {
+            "algorithm": self.algorithm,
+            "paper": self.paper,
+            "accuracy_mean": float(self._values("accuracy").mean()),
+            "accuracy_std": float(self._values("accuracy").std()),
+            "roc_auc_mean": float(self._values("roc_auc").mean()),
+            "roc_auc_std": float(self._values("roc_auc").std()),
+            "fit_seconds_median": float(np.median(self._values("fit_seconds"))),
+            "rounds_mean": float(self._values("n_rounds").mean()),
+            "stop_reason": stop_reason,
+            "stop_reason_folds": stop_count,
+            "n_folds": len(self.folds),
+        }
+
+
+def cross_validate(data: BinaryData, algorithms: Sequence[str], *, n_rounds: int, n_folds: int,
+                   seed: int, max_bins: int, n_jobs: int, progress: bool) -> list[AlgorithmResult]:
+    """Fit every algorithm on the same seeded stratified folds and evaluate on the held-out fold."""
+    class_names = np.where(data.y > 0, data.positive, data.negative)
+    try:
+        folds = stratified_folds(class_names, n_folds, seed)
+    except ValueError as exc:
+        raise UsageError(f"{exc}; pass a smaller --folds") from None
+    registry = get_registry()
+    results = []
+    with FitProgress(len(algorithms) * n_folds, enabled=progress, description="compare") as bar:
+        for name in algorithms:
+            fold_results = []
+            for k, (train, test) in enumerate(folds, start=1):
+                label = f"{name} fold {k}/{n_folds}"
+                observer = bar.observer(label)
+                booster = Booster(
+                    name, n_rounds=n_rounds, max_bins=max_bins, n_jobs=n_jobs, random_state=seed,
+                    observers=[observer] if observer is not None else [],
+                )
+                started = time.perf_counter()
+                model = booster.fit(data.X[train], data.y[train])
+                fit_seconds = time.perf_counter() - started
+                scores = model.decision_function(data.X[test])
+                y_test = data.y[test]
+                fold = FoldResult(
+                    fold=k,
+                    accuracy=accuracy(y_test, np.where(scores > 0, 1.0, -1.0)),
+                    roc_auc=roc_auc(y_test, scores),
+                    fit_seconds=fit_seconds,
+                    n_rounds=model.n_rounds,
+                    stop_reason=model.stop_reason,
+                    y_test=y_test,
+                    scores=scores,
+                )
+                fold_results.append(fold)
+                bar.fit_done(
+                    f"{label}: {fold.n_rounds} rounds in {fit_seconds:.2f} s ({fold.stop_reason}), "
+                    f"accuracy {fold.accuracy:.4f}, ROC AUC {fold.roc_auc:.4f}"
+                )
+            results.append(AlgorithmResult(name, registry.algorithm(name).paper, tuple(fold_results)))
+    return results
+
+
+# -- tables and files ---------------------------------------------------------------------------
+
+_COLUMNS = ("algorithm", "paper", "accuracy", "ROC AUC", "fit s/fold (median)", "rounds (mean)",
+            "stop reason")
+
+
+def _cells(row: dict) -> list[str]:
+    stop = row["stop_reason"]
+    if row["stop_reason_folds"] < row["n_folds"]:
+        stop += f" ({row['stop_reason_folds']}/{row['n_folds']} folds)"
+    return [
+        row["algorithm"],
+        row["paper"],
+        f"{row['accuracy_mean']:.4f} ± {row['accuracy_std']:.4f}",
+        f"{row['roc_auc_mean']:.4f} ± {row['roc_auc_std']:.4f}",
+        f"{row['fit_seconds_median']:.3f}",
+        f"{row['rounds_mean']:g}",
+        stop,
+    ]
+
+
+def format_table(rows: Sequence[dict]) -> str:
+    """The results as a plain-text table with aligned columns."""
+    lines = [list(_COLUMNS)] + [_cells(row) for row in rows]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(_COLUMNS))]
+    text = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in lines]
+    text.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(text)
+
+
+def _markdown(rows: Sequence[dict], run: dict) -> str:
+    def line(cells):
+        return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+    header = (
+        f"# boostkit compare: {run['data']}\n\n"
+        f"{run['n_folds']} stratified folds (seed {run['seed']}), at most {run['n_rounds']} "
+        f"rounds, {run['max_bins']} bins per feature; mean ± std over folds.\n\n"
+    )
+    table = [line(_COLUMNS), line(["---"] * len(_COLUMNS))] + [line(_cells(row)) for row in rows]
+    return header + "\n".join(table) + "\n"
+
+
+def _curve(y, scores) -> dict:
+    fpr, tpr, _ = roc_curve(y, scores)
+    return {"auc": roc_auc(y, scores), "fpr": fpr.tolist(), "tpr": tpr.tolist()}
+
+
+def write_outputs(directory: str | Path, results: Sequence[AlgorithmResult], run: dict) -> list[Path]:
+    """Write ``results.csv``, ``results.md`` and ``roc.json`` into ``directory``.
+
+    ``run`` describes the comparison (``data``, ``positive``, ``n_folds``, ``n_rounds``, ``seed``,
+    ``max_bins``). ``roc.json`` holds, per algorithm, the ROC points (``fpr``, ``tpr``) and AUC of
+    every fold, and ``pooled``: the curve of all out-of-fold scores together. Plots are drawn from
+    these same inputs. Returns the paths written.
+    """
+    directory = Path(directory)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot create the output directory {directory}: {exc}") from None
+    rows = [result.summary() for result in results]
+    paths = [directory / name for name in RESULT_FILES]
+    roc = {
+        **run,
+        "algorithms": {
+            result.algorithm: {
+                "paper": result.paper,
+                "folds": [{"fold": f.fold, **_curve(f.y_test, f.scores)} for f in result.folds],
+                "pooled": _curve(
+                    np.concatenate([f.y_test for f in result.folds]),
+                    np.concatenate([f.scores for f in result.folds]),
+                ),
+            }
+            for result in results
+        },
+    }
+    try:
+        with open(paths[0], "w", newline="", encoding="utf-8") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else [])
+            writer.writeheader()
+            writer.writerows(rows)
+        paths[1].write_text(_markdown(rows, run), encoding="utf-8")
+        paths[2].write_text(json.dumps(roc), encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write the results into {directory}: {exc}") from None
+    return paths
+
+
+# -- commands -----------------------------------------------------------------------------------
+
+
+def _cmd_plugins(args) -> int:
+    info = plugin_info()
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return 0
+    for plugin in info:
+        entry_point = plugin["entry_point"]
+        if entry_point in ("", "built-in"):
+            where = entry_point or "registered in-process"
+        else:
+            where = f"entry point {plugin['name']} = {entry_point}"
+        print(f"{plugin['name']} {plugin['version']}".rstrip()
+              + f"  (distribution {plugin['distribution']}, {where})")
+        print(f"  hooks: {', '.join(plugin['hooks']) or 'none'}")
+        for title, table in (("components", plugin["components"]), ("algorithms", plugin["algorithms"])):
+            if table:
+                print(f"  {title}:")
+                width = max(len(name) for name in table)
+                for name, detail in table.items():
+                    print(f"    {name.ljust(width)}  {detail}".rstrip())
+    return 0
+
+
+def _algorithm_names(text: str | None) -> list[str]:
+    known = list(get_registry().algorithms())
+    if text is None:
+        return known
+    names = list(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
+    if not names:
+        raise UsageError("--algorithms is empty; give names separated by commas")
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise UsageError(
+            f"unknown algorithm(s) {', '.join(unknown)}; registered: {', '.join(known)} "
+            "(see `boostkit plugins`)"
+        )
+    return names
+
+
+def _cmd_compare(args) -> int:
+    algorithms = _algorithm_names(args.algorithms)
+    data = load_data(args.csv, args.target, args.dataset, args.positive)
+    print(data.describe())
+    print(
+        f"{args.folds} stratified folds (seed {args.seed}), at most {args.rounds} rounds, "
+        f"algorithms: {', '.join(algorithms)}",
+        flush=True,  # before the progress bar starts drawing on standard error
+    )
+    results = cross_validate(
+        data, algorithms, n_rounds=args.rounds, n_folds=args.folds, seed=args.seed,
+        max_bins=args.max_bins, n_jobs=args.n_jobs, progress=not args.no_progress,
+    )
+    print()
+    print(format_table([result.summary() for result in results]))
+    run = {"data": data.describe(), "positive": data.positive, "n_folds": args.folds,
+           "n_rounds": args.rounds, "seed": args.seed, "max_bins": args.max_bins}
+    paths = write_outputs(args.output, results, run)
+    print(f"\nwrote {', '.join(str(p) for p in paths)}")
+    return 0
+
+
+def _int_at_least(minimum: int, maximum: int | None = None):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < minimum or (maximum is not None and value > maximum):
+            bounds = f"between {minimum} and {maximum}" if maximum is not None else f">= {minimum}"
+            raise argparse.ArgumentTypeError(f"expected an integer {bounds}, got {value}")
+        return value
+
+    return parse
+
+
+def _n_jobs(text: str) -> int:
+    value = _int_at_least(-1)(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("expected a positive integer or -1 (all cores), got 0")
+    return value
+
+
+def _version() -> str:
+    try:
+        return metadata.version("boostkit")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="boostkit",
+        description="Plugin-based boosting: list plugins, compare algorithms on a CSV or a "
+                    "bundled dataset.",
+    )
+    parser.add_argument("--version", action="version", version=f"boostkit {_version()}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    plugins = commands.add_parser(
+        "plugins", help="list installed plugins, their components and algorithms",
+        description="List installed plugins: name, distribution, version, hooks, components "
+                    "(with role) and algorithms (with paper).",
+    )
+    plugins.add_argument("--json", action="store_true", help="print JSON instead of text")
+    plugins.set_defaults(run=_cmd_plugins)
+
+    compare = commands.add_parser(
+        "compare", help="cross-validate algorithms and print a results table",
+        description="Cross-validate registered algorithms with seeded stratified folds; print "
+                    "accuracy and ROC AUC (mean ± std over folds), fit time, rounds and stop "
+                    "reason; write results.csv, results.md and roc.json into --output.",
+    )
+    compare.add_argument("csv", nargs="?", metavar="CSV",
+                         help="a CSV file with a header row (.csv or .csv.gz); default: a bundled "
+                              f"dataset ({DEFAULT_DATASET} unless --dataset is given)")
+    compare.add_argument("--target", metavar="COLUMN",
+                         help="the CSV's label column (default: the last column)")
+    compare.add_argument("--dataset", metavar="NAME",
+                         help=f"a bundled dataset (default {DEFAULT_DATASET}); "
+                              "names: boostkit.datasets.available()")
+    compare.add_argument("--algorithms", metavar="A,B,...",
+                         help="comma-separated algorithm names (default: all registered)")
+    compare.add_argument("--rounds", type=_int_at_least(1), default=100,
+                         help="round budget T per fit (default 100)")
+    compare.add_argument("--folds", type=_int_at_least(2), default=5,
+                         help="stratified cross-validation folds (default 5)")
+    compare.add_argument("--seed", type=int, default=0, help="seed of the folds and fits (default 0)")
+    compare.add_argument("--max-bins", type=_int_at_least(2, 255), default=255,
+                         help="quantile bins per feature, 2..255 (default 255)")
+    compare.add_argument("--n-jobs", type=_n_jobs, default=1,
+                         help="threads per fit, -1 for all cores (default 1)")
+    compare.add_argument("--output", metavar="DIR", default="compare-output",
+                         help="where to write results.csv, results.md, roc.json "
+                              "(default ./compare-output)")
+    compare.add_argument("--positive", metavar="LABEL",
+                         help="the positive label; required for more than two classes "
+                              "(one-vs-rest)")
+    compare.add_argument("--no-progress", action="store_true", help="do not show progress")
+    compare.set_defaults(run=_cmd_compare)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse has printed the usage error (status 2) or --help (0)
+        return exc.code if isinstance(exc.code, int) else 2
+    prefix = f"boostkit {args.command}: error:"
+    try:
+        return args.run(args)
+    except UsageError as exc:
+        print(f"{prefix} {exc}", file=sys.stderr)
+        return 2
+    except (DataError, RecipeError) as exc:  # the data or the named recipe cannot be used
+        print(f"{prefix} {exc}", file=sys.stderr)
+        return 2
+    except BoostkitError as exc:  # a plugin failed to load or raised inside a hook
+        print(f"{prefix} {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"boostkit {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # stdout closed early (`boostkit plugins | head`): not an error
+        # Point stdout at devnull so the interpreter's final flush does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
