@@ -179,7 +179,10 @@ def read_csv(path: str | Path, target: str | None = None):
     if categorical:
         _note(
             "one-hot encoded the non-numeric column(s) "
-            + ", ".join(f"{name!r} ({np.unique(v[keep]).size} values)" for name, v in categorical.items())
+            + ", ".join(
+                f"{name!r} ({np.unique(values[keep]).size} values)"
+                for name, values in categorical.items()
+            )
         )
     X = np.ascontiguousarray(np.concatenate(blocks, axis=1))
     return X, labels[keep], tuple(names), target, n_dropped
@@ -190,7 +193,9 @@ def _binary(name, X, labels, feature_names, target, positive, suggested, n_dropp
     classes = np.unique(labels).tolist()
     if positive is not None:
         if positive not in classes:
-            raise UsageError(f"--positive {positive!r} is not a label of {name}; its labels are {classes}")
+            raise UsageError(
+                f"--positive {positive!r} is not a label of {name}; its labels are {classes}"
+            )
     elif len(classes) > 2:
         hint = f" (suggested: --positive {suggested})" if suggested in classes else ""
         raise UsageError(
@@ -330,7 +335,8 @@ def cross_validate(data: BinaryData, algorithms: Sequence[str], *, n_rounds: int
                     f"{label}: {fold.n_rounds} rounds in {fit_seconds:.2f} s ({fold.stop_reason}), "
                     f"accuracy {fold.accuracy:.4f}, ROC AUC {fold.roc_auc:.4f}"
                 )
-            results.append(AlgorithmResult(name, registry.algorithm(name).paper, tuple(fold_results)))
+            paper = registry.algorithm(name).paper
+            results.append(AlgorithmResult(name, paper, tuple(fold_results)))
     return results
 
 
@@ -382,7 +388,9 @@ def _curve(y, scores) -> dict:
     return {"auc": roc_auc(y, scores), "fpr": fpr.tolist(), "tpr": tpr.tolist()}
 
 
-def write_outputs(directory: str | Path, results: Sequence[AlgorithmResult], run: dict) -> list[Path]:
+def write_outputs(
+    directory: str | Path, results: Sequence[AlgorithmResult], run: dict
+) -> list[Path]:
     """Write ``results.csv``, ``results.md`` and ``roc.json`` into ``directory``.
 
     ``run`` describes the comparison (``data``, ``positive``, ``n_folds``, ``n_rounds``, ``seed``,
@@ -440,7 +448,8 @@ def _cmd_plugins(args) -> int:
         print(f"{plugin['name']} {plugin['version']}".rstrip()
               + f"  (distribution {plugin['distribution']}, {where})")
         print(f"  hooks: {', '.join(plugin['hooks']) or 'none'}")
-        for title, table in (("components", plugin["components"]), ("algorithms", plugin["algorithms"])):
+        for title in ("components", "algorithms"):
+            table = plugin[title]
             if table:
                 print(f"  {title}:")
                 width = max(len(name) for name in table)
@@ -552,7 +561,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="round budget T per fit (default 100)")
     compare.add_argument("--folds", type=_int_at_least(2), default=5,
                          help="stratified cross-validation folds (default 5)")
-    compare.add_argument("--seed", type=int, default=0, help="seed of the folds and fits (default 0)")
+    compare.add_argument("--seed", type=int, default=0,
+                         help="seed of the folds and fits (default 0)")
     compare.add_argument("--max-bins", type=_int_at_least(2, 255), default=255,
                          help="quantile bins per feature, 2..255 (default 255)")
     compare.add_argument("--n-jobs", type=_n_jobs, default=1,

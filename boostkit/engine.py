@@ -167,7 +167,9 @@ class Booster:
         previous_threads = numba.get_num_threads()
         numba.set_num_threads(n_jobs)
         try:
-            return _run(pm, recipe, components, data, self.n_rounds, rng, n_jobs)
+            # Extra observers are named in errors too, like the recipe's components.
+            owners = [*components, *(("observer", o) for o in self.observers)]
+            return _run(pm, recipe, owners, data, self.n_rounds, rng, n_jobs)
         finally:
             numba.set_num_threads(previous_threads)
 
@@ -210,7 +212,10 @@ def _culprit(exc: BaseException, components) -> str:
         if id(owner) in ids:
             found = owner
         tb = tb.tb_next
-    return f"component {found.name!r} ({type(found).__module__})" if found is not None else "a component"
+    if found is None:
+        return "a component"
+    name = getattr(found, "name", type(found).__qualname__)
+    return f"component {name!r} ({type(found).__module__})"
 
 
 def _call(hook, name: str, components, **kwargs):

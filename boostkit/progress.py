@@ -103,6 +103,9 @@ class FitProgress:
             tqdm(total=total, desc=description, unit="fit", file=self.stream, dynamic_ncols=True)
             if tqdm is not None else None
         )
+        if enabled and self.bar is None:
+            print("progress: one line per fit (for a progress bar: pip install "
+                  "'boostkit[progress]')", file=self.stream, flush=True)
 
     def __enter__(self) -> FitProgress:
         return self

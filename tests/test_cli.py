@@ -1,0 +1,251 @@
+"""The ``boostkit`` command line: ``plugins`` and ``compare``, in-process and as a console script."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import boostkit
+from boostkit.cli import main
+from boostkit.progress import RoundProgress
+
+
+def run(capsys, *argv):
+    """``main(argv)`` in-process: (exit status, stdout, stderr)."""
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return status, out, err
+
+
+def read_results(directory: Path) -> dict[str, dict]:
+    with open(directory / "results.csv", newline="", encoding="utf-8") as fh:
+        return {row["algorithm"]: row for row in csv.DictReader(fh)}
+
+
+@pytest.fixture
+def small_csv(tmp_path) -> Path:
+    """150 rows: a numeric and a categorical feature that both carry the label, a noise column,
+    the label (yes/no) last; one empty numeric field and one empty categorical field."""
+    rng = np.random.default_rng(0)
+    n = 150
+    x = rng.normal(size=n)
+    colour = rng.choice(["red", "green", "blue"], size=n)
+    label = np.where(x + 1.5 * (colour == "red") + 0.3 * rng.normal(size=n) > 0.5, "yes", "no")
+    rows = [[f"{v:.4f}", c, f"{z:.3f}", l] for v, c, z, l in zip(x, colour, rng.normal(size=n), label)]
+    rows[3][0] = ""
+    rows[7][1] = ""
+    path = tmp_path / "small.csv"
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["x", "colour", "noise", "label"])
+        writer.writerows(rows)
+    return path
+
+
+# -- plugins ------------------------------------------------------------------------------------
+
+
+def test_plugins_lists_components_with_roles_and_algorithms_with_papers(capsys):
+    status, out, _ = run(capsys, "plugins")
+    assert status == 0
+    assert "adaboost 0.1.0" in out or "adaboost" in out.splitlines()[0]
+    assert "hooks: boostkit_register_algorithms, boostkit_register_components" in out
+    lines = [line.split() for line in out.splitlines()]
+    assert ["stump", "proposal"] in lines
+    assert ["constant-alpha", "calibration"] in lines
+    assert any(line[:1] == ["real-adaboost"] and "Schapire" in line for line in lines)
+
+
+def test_plugins_json_lists_adaboost_with_its_components(capsys):
+    status, out, _ = run(capsys, "plugins", "--json")
+    assert status == 0
+    plugins = {p["name"]: p for p in json.loads(out)}
+    adaboost = plugins["adaboost"]
+    assert adaboost["distribution"] == "boostkit"
+    assert adaboost["components"]["stump"] == "proposal"
+    assert adaboost["components"]["no-edge"] == "stopping"
+    assert set(adaboost["algorithms"]) == {"adaboost", "real-adaboost"}
+    assert "boostkit_register_components" in adaboost["hooks"]
+    assert plugins["boostkit"]["entry_point"] == "built-in"
+
+
+# -- compare ------------------------------------------------------------------------------------
+
+
+def test_compare_on_a_csv_with_a_categorical_column_and_missing_values(capsys, tmp_path, small_csv):
+    output = tmp_path / "out"
+    status, out, err = run(
+        capsys, "compare", str(small_csv), "--rounds", "15", "--folds", "3",
+        "--algorithms", "adaboost", "--output", str(output), "--no-progress",
+    )
+    assert status == 0, err
+    assert "dropped 2 of 150 rows with a missing value" in err
+    assert "'colour' (3 values)" in err
+    # 148 rows; features x, colour=blue, colour=green, colour=red, noise; 'yes' > 'no'.
+    assert "small.csv: 148 rows, 5 features, target 'label', positive class 'yes'" in out
+    row = next(line for line in out.splitlines() if line.startswith("adaboost "))
+    assert "max-rounds" in row or "no-edge" in row
+    results = read_results(output)
+    assert list(results) == ["adaboost"]
+    assert float(results["adaboost"]["accuracy_mean"]) > 0.75
+    roc = json.loads((output / "roc.json").read_text())
+    pooled = roc["algorithms"]["adaboost"]["pooled"]
+    assert (pooled["fpr"][0], pooled["tpr"][0], pooled["fpr"][-1], pooled["tpr"][-1]) == (0, 0, 1, 1)
+    assert len(roc["algorithms"]["adaboost"]["folds"]) == 3
+    assert "| adaboost |" in (output / "results.md").read_text()
+
+
+def test_compare_on_ionosphere_writes_both_rows(capsys, tmp_path):
+    output = tmp_path / "out"
+    status, out, err = run(
+        capsys, "compare", "--dataset", "ionosphere", "--rounds", "10", "--folds", "3",
+        "--algorithms", "adaboost,real-adaboost", "--output", str(output), "--no-progress",
+    )
+    assert status == 0, err
+    table = [line.split() for line in out.splitlines()]
+    assert [line[0] for line in table if line and line[0] in ("adaboost", "real-adaboost")] == [
+        "adaboost", "real-adaboost"]
+    results = read_results(output)
+    assert set(results) == {"adaboost", "real-adaboost"}
+    for row in results.values():
+        assert float(row["accuracy_mean"]) > 0.8
+        assert 0.8 < float(row["roc_auc_mean"]) <= 1.0
+        assert row["n_folds"] == "3"
+        assert 1 <= float(row["rounds_mean"]) <= 10
+    for name in ("results.csv", "results.md", "roc.json"):
+        assert (output / name).stat().st_size > 0
+    # The table's ROC AUC is the mean of the per-fold AUCs saved for plotting.
+    roc = json.loads((output / "roc.json").read_text())
+    fold_aucs = [f["auc"] for f in roc["algorithms"]["adaboost"]["folds"]]
+    assert np.mean(fold_aucs) == pytest.approx(float(results["adaboost"]["roc_auc_mean"]))
+
+
+def test_compare_one_vs_rest_with_positive(capsys, tmp_path, small_csv):
+    rows = list(csv.reader(small_csv.open()))
+    for i, row in enumerate(rows[1:]):
+        row[-1] = ("a", "b", "c")[i % 3] if row[-1] == "no" else row[-1]
+    three = tmp_path / "three.csv"
+    with open(three, "w", newline="") as fh:
+        csv.writer(fh).writerows(rows)
+    status, _, err = run(capsys, "compare", str(three), "--no-progress", "--output", str(tmp_path))
+    assert status == 2
+    assert "has 4 classes" in err and "--positive LABEL" in err
+    status, out, err = run(
+        capsys, "compare", str(three), "--positive", "yes", "--rounds", "5", "--folds", "2",
+        "--algorithms", "adaboost", "--no-progress", "--output", str(tmp_path / "ovr"),
+    )
+    assert status == 0, err
+    assert "positive class 'yes'" in out and "'rest'" in out
+
+
+def test_compare_prints_one_line_per_fit_without_tqdm(capsys, tmp_path, small_csv, monkeypatch):
+    monkeypatch.setitem(sys.modules, "tqdm", None)  # `import tqdm` now raises ImportError
+    status, _, err = run(
+        capsys, "compare", str(small_csv), "--rounds", "5", "--folds", "2",
+        "--algorithms", "adaboost,real-adaboost", "--output", str(tmp_path),
+    )
+    assert status == 0
+    assert "pip install 'boostkit[progress]'" in err
+    progress = [line for line in err.splitlines() if line.startswith("[")]
+    assert [line.split(":")[0] for line in progress] == [
+        "[1/4] adaboost fold 1/2", "[2/4] adaboost fold 2/2",
+        "[3/4] real-adaboost fold 1/2", "[4/4] real-adaboost fold 2/2",
+    ]
+
+
+def test_round_progress_follows_the_rounds_of_a_fit():
+    class Bar:
+        postfix = []
+
+        def set_postfix_str(self, text):
+            self.postfix.append(text)
+
+    ds = boostkit.datasets.load("ionosphere")
+    bar = Bar()
+    boostkit.Booster("adaboost", n_rounds=7, observers=[RoundProgress(bar, "fit")]).fit(ds.X, ds.y)
+    assert bar.postfix[0] == "fit round 1/7"
+    assert bar.postfix[-1] == "fit round 7/7"  # the last round is always shown
+    pytest.importorskip("tqdm")
+    stream = io.StringIO()
+    boostkit.Booster("adaboost", n_rounds=7, observers=[RoundProgress(stream=stream)]).fit(ds.X, ds.y)
+    assert "rounds:   0%" in stream.getvalue() and "0/7" in stream.getvalue()  # its own bar
+
+
+def test_round_progress_without_a_bar_needs_tqdm(monkeypatch):
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    ds = boostkit.datasets.load("ionosphere")
+    with pytest.raises(boostkit.HookError, match=r"pip install 'boostkit\[progress\]'"):
+        boostkit.Booster("adaboost", n_rounds=2, observers=[RoundProgress()]).fit(ds.X, ds.y)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--algorithms", "adaboost,nope"], "unknown algorithm(s) nope; registered: adaboost"),
+        (["--dataset", "no-such-data"], "unknown dataset 'no-such-data'; available:"),
+        (["{csv}", "--target", "missing"], "target column 'missing' is not in"),
+        (["{tmp}/absent.csv"], "absent.csv: no such file"),
+        (["{tmp}/binary.csv.gz"], "cannot read"),
+        (["{csv}", "--positive", "maybe"], "--positive 'maybe' is not a label"),
+        (["{csv}", "--folds", "100"], "pass a smaller --folds"),
+        (["{csv}", "--dataset", "ionosphere"], "either a CSV file or --dataset"),
+    ],
+)
+def test_compare_user_errors_exit_2_with_a_message(capsys, tmp_path, small_csv, argv, message):
+    (tmp_path / "binary.csv.gz").write_bytes(b"\x00\x01not gzip")
+    argv = [a.format(csv=small_csv, tmp=tmp_path) for a in argv]
+    status, _, err = run(capsys, "compare", *argv, "--no-progress", "--output", str(tmp_path / "o"))
+    assert status == 2
+    last_line = err.strip().splitlines()[-1]
+    assert last_line.startswith("boostkit compare: error:")
+    assert message in last_line
+    assert not (tmp_path / "o").exists()
+
+
+def test_bad_option_values_are_usage_errors(capsys):
+    status, _, err = run(capsys, "compare", "--folds", "1")
+    assert status == 2
+    assert "--folds: expected an integer >= 2, got 1" in err
+
+
+# -- the installed console script ---------------------------------------------------------------
+
+
+def _console_script() -> str | None:
+    beside_python = Path(sys.executable).parent / "boostkit"
+    return str(beside_python) if beside_python.exists() else shutil.which("boostkit")
+
+
+def test_console_script_entry_point(tmp_path):
+    script = _console_script()
+    if script is None:
+        pytest.skip("the boostkit console script is not installed")
+    done = subprocess.run([script, "plugins", "--json"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "adaboost" in {p["name"] for p in json.loads(done.stdout)}
+    failed = subprocess.run(
+        [script, "compare", "--algorithms", "nope", "--output", str(tmp_path)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert failed.returncode == 2
+    assert "unknown algorithm(s) nope" in failed.stderr and "Traceback" not in failed.stderr
+
+
+def test_the_cli_does_not_import_optional_extras_at_start():
+    """`boostkit plugins` must start fast: tqdm, scikit-learn, matplotlib load only when used."""
+    code = (
+        "import sys, boostkit.cli; "
+        "print(','.join(m for m in ('tqdm', 'sklearn', 'matplotlib') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == ""

@@ -1,0 +1,167 @@
+"""boostkit.metrics: ROC from scores with ties (003), weighted AUC, accuracy, stratified folds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from boostkit.metrics import accuracy, roc_auc, roc_curve, stratified_folds
+
+sklearn_metrics = pytest.importorskip("sklearn.metrics")
+
+
+def pairwise_auc(y01, scores, weights):
+    """Naive O(n^2) reference: weighted fraction of (positive, negative) pairs ranked right,
+    ties counting half."""
+    pos, neg = y01 == 1, y01 == 0
+    diff = scores[pos][:, None] - scores[neg][None, :]
+    pair_w = weights[pos][:, None] * weights[neg][None, :]
+    right = (diff > 0) + 0.5 * (diff == 0)
+    return (pair_w * right).sum() / pair_w.sum()
+
+
+# -- the slides' examples (003, "ROC & precision-recall", discrete classifiers) -----------------
+
+
+def test_roc_points_of_the_slides_five_item_example():
+    gt = np.array([1, 0, 1, 0, 1])
+    feat = np.array([0.9, 0.7, 0.6, 0.5, 0.2])
+    fpr, tpr, thresholds = roc_curve(gt, feat)
+    # Sweeping the threshold down: +, -, +, -, + over P = 3 positives and N = 2 negatives.
+    np.testing.assert_allclose(fpr, [0, 0, 1 / 2, 1 / 2, 1, 1])
+    np.testing.assert_allclose(tpr, [0, 1 / 3, 1 / 3, 2 / 3, 2 / 3, 1])
+    np.testing.assert_array_equal(thresholds, [np.inf, 0.9, 0.7, 0.6, 0.5, 0.2])
+    # Pairs ranked right: 0.9 > 0.7, 0.9 > 0.5, 0.6 > 0.5: 3 of 6.
+    assert roc_auc(gt, feat) == pytest.approx(0.5)
+
+
+def test_roc_points_of_the_slides_tied_example():
+    gt = np.array([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1])
+    feat = np.array([0.9, 0.7, 0.7, 0.7, 0.7, 0.6, 0.5, 0.5, 0.5, 0.5, 0.2])
+    fpr, tpr, thresholds = roc_curve(gt, feat)
+    # Each run of four tied negatives is one step of 4/8 along the false-positive axis.
+    np.testing.assert_allclose(fpr, [0, 0, 1 / 2, 1 / 2, 1, 1])
+    np.testing.assert_allclose(tpr, [0, 1 / 3, 1 / 3, 2 / 3, 2 / 3, 1])
+    np.testing.assert_array_equal(thresholds, [np.inf, 0.9, 0.7, 0.6, 0.5, 0.2])
+    assert roc_auc(gt, feat) == pytest.approx(12 / 24)
+
+
+def test_a_tie_between_classes_is_one_diagonal_segment_counted_half():
+    fpr, tpr, _ = roc_curve([1, 1, 0], [0.8, 0.5, 0.5])
+    np.testing.assert_allclose(fpr, [0, 0, 1])
+    np.testing.assert_allclose(tpr, [0, 1 / 2, 1])
+    # 0.8 beats the negative, 0.5 ties it: (1 + 1/2) / 2.
+    assert roc_auc([1, 1, 0], [0.8, 0.5, 0.5]) == pytest.approx(0.75)
+    assert roc_auc([1, 0, 1, 0], np.zeros(4)) == pytest.approx(0.5)
+
+
+# -- against scikit-learn and the pairwise definition, with ties and weights --------------------
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_roc_curve_and_auc_match_scikit_learn_with_ties_and_weights(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(20, 400))
+    y01 = rng.integers(0, 2, n)
+    y01[:2] = (0, 1)
+    scores = rng.integers(0, 12, n) + 0.3 * y01  # few distinct values: many ties, some mixed
+    weights = rng.exponential(size=n)
+    weights[rng.random(n) < 0.1] = 0.0
+    labels = 2 * y01 - 1 if seed % 2 else y01  # both label conventions
+
+    for w in (None, weights):
+        fpr, tpr, thresholds = roc_curve(labels, scores, w)
+        ref_fpr, ref_tpr, ref_thresholds = sklearn_metrics.roc_curve(
+            y01, scores, sample_weight=w, drop_intermediate=False
+        )
+        np.testing.assert_allclose(fpr, ref_fpr, atol=1e-12)
+        np.testing.assert_allclose(tpr, ref_tpr, atol=1e-12)
+        np.testing.assert_array_equal(thresholds[1:], ref_thresholds[1:])
+        assert roc_auc(labels, scores, w) == pytest.approx(
+            sklearn_metrics.roc_auc_score(y01, scores, sample_weight=w), abs=1e-12
+        )
+    assert roc_auc(labels, scores, weights) == pytest.approx(
+        pairwise_auc(y01, scores, weights), abs=1e-12
+    )
+
+
+def test_integer_weights_count_as_repeated_examples():
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, 60)
+    scores = rng.integers(0, 5, 60).astype(float)
+    counts = rng.integers(0, 4, 60)
+    counts[:2], y[:2] = 1, (0, 1)
+    assert roc_auc(y, scores, counts) == pytest.approx(
+        roc_auc(np.repeat(y, counts), np.repeat(scores, counts))
+    )
+
+
+def test_auc_of_reversed_scores_is_one_minus_auc():
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 2, 200)
+    scores = rng.normal(size=200).round(1) + y
+    assert roc_auc(y, -scores) == pytest.approx(1 - roc_auc(y, scores))
+    assert roc_auc(y, scores) > 0.7
+
+
+@pytest.mark.parametrize(
+    "y, scores, message",
+    [
+        ([1, 1, 1], [0.1, 0.2, 0.3], "no negatives"),
+        ([0, 0], [0.1, 0.2], "no positives"),
+        ([1, 2, 1], [0.1, 0.2, 0.3], r"\{0, 1\} or \{-1, \+1\}"),
+        ([1, 0], [0.1], "2 labels but scores has 1"),
+        ([1, 0], [0.1, np.nan], "NaN"),
+    ],
+)
+def test_roc_errors_say_what_is_wrong(y, scores, message):
+    with pytest.raises(ValueError, match=message):
+        roc_auc(y, scores)
+
+
+def test_accuracy_plain_and_weighted():
+    y_true = np.array([1, -1, 1, 1])
+    y_pred = np.array([1, 1, 1, -1])
+    assert accuracy(y_true, y_pred) == pytest.approx(0.5)
+    assert accuracy(y_true, y_pred, [1, 0, 1, 0]) == pytest.approx(1.0)
+    assert accuracy(y_true, y_pred, [0, 1, 0, 3]) == pytest.approx(0.0)
+    assert accuracy(y_true, y_pred, [1, 1, 2, 0]) == pytest.approx(sklearn_metrics.accuracy_score(
+        y_true, y_pred, sample_weight=[1, 1, 2, 0]))
+    with pytest.raises(ValueError, match="4 labels but y_pred has 3"):
+        accuracy(y_true, y_pred[:3])
+
+
+# -- stratified folds ---------------------------------------------------------------------------
+
+
+def test_stratified_folds_partition_the_examples_and_keep_class_proportions():
+    y = np.array(["a"] * 37 + ["b"] * 13 + ["c"] * 6)
+    folds = stratified_folds(y, 5, seed=1)
+    assert len(folds) == 5
+    tests = np.concatenate([test for _, test in folds])
+    np.testing.assert_array_equal(np.sort(tests), np.arange(y.size))  # each example once
+    for train, test in folds:
+        np.testing.assert_array_equal(np.union1d(train, test), np.arange(y.size))
+        assert np.intersect1d(train, test).size == 0
+    sizes = [test.size for _, test in folds]
+    assert max(sizes) - min(sizes) <= 1
+    for label, total in (("a", 37), ("b", 13), ("c", 6)):
+        per_fold = [int((y[test] == label).sum()) for _, test in folds]
+        assert max(per_fold) - min(per_fold) <= 1
+        assert sum(per_fold) == total
+
+
+def test_stratified_folds_are_seeded():
+    y = np.repeat([0, 1], [40, 20])
+    first = stratified_folds(y, 4, seed=7)
+    again = stratified_folds(y, 4, seed=7)
+    other = stratified_folds(y, 4, seed=8)
+    assert all(np.array_equal(a[1], b[1]) for a, b in zip(first, again))
+    assert not all(np.array_equal(a[1], b[1]) for a, b in zip(first, other))
+
+
+def test_stratified_folds_refuse_a_class_smaller_than_the_folds():
+    with pytest.raises(ValueError, match="class 'rare' has only 2 example"):
+        stratified_folds(["common"] * 20 + ["rare"] * 2, 3, seed=0)
+    with pytest.raises(ValueError, match="n_folds must be an integer >= 2"):
+        stratified_folds([0, 1, 0, 1], 1, seed=0)
