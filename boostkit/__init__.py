@@ -13,6 +13,7 @@ or, with scikit-learn installed, ``boostkit.sklearn.BoostClassifier``. Plugin au
 
 from __future__ import annotations
 
+from . import datasets
 from .components import (
     Calibrated,
     Calibration,
@@ -79,6 +80,7 @@ __all__ = [
     "Stopping",
     "WeakHypothesis",
     "Weights",
+    "datasets",
     "get_registry",
     "hookimpl",
     "load_model",

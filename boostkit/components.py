@@ -46,8 +46,8 @@ class Component:
     role: ClassVar[str]
 
     def get_params(self) -> dict[str, Any]:
-        """The component's parameters (its attrs fields) as a plain dict."""
-        return attrs.asdict(self, recurse=False)
+        """The component's parameters (its attrs fields set by ``__init__``) as a plain dict."""
+        return attrs.asdict(self, recurse=False, filter=lambda attribute, _: attribute.init)
 
 
 class Proposal(Component):

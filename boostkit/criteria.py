@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["weighted_error", "z_loss", "gini", "entropy", "CRITERIA"]
+__all__ = ["weighted_error", "z_loss", "gini", "entropy", "CRITERIA", "check_criterion", "partition_loss"]
 
 
 def weighted_error(wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
@@ -49,3 +49,35 @@ def entropy(wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
 
 
 CRITERIA = {"error": weighted_error, "z": z_loss, "gini": gini, "entropy": entropy}
+
+
+def check_criterion(instance, attribute, value) -> None:
+    """attrs validator for a weak learner's ``criterion`` parameter: ``None`` or a CRITERIA key."""
+    if value is not None and value not in CRITERIA:
+        raise ValueError(
+            f"{attribute.name} must be None (the calibration's loss) or one of {sorted(CRITERIA)}, "
+            f"got {value!r}"
+        )
+
+
+def partition_loss(state, criterion: str | None = None):
+    """The partition loss a weak learner should minimise in this fit.
+
+    An explicit ``criterion`` (a :data:`CRITERIA` key) wins; ``None`` asks the fit's calibration
+    through ``boostkit_partition_loss``, so the learner's choice follows the coefficient rule it
+    is combined with. The returned function raises a clear error if the calibration does not
+    score partitions.
+    """
+    if criterion is not None:
+        return CRITERIA[criterion]
+
+    def calibration_loss(wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
+        loss = state.hook.boostkit_partition_loss(wpos=wpos, wneg=wneg)
+        if loss is None:
+            raise ValueError(
+                "the calibration does not score partitions (no boostkit_partition_loss); give the "
+                f"weak learner an explicit criterion, one of {sorted(CRITERIA)}"
+            )
+        return loss
+
+    return calibration_loss

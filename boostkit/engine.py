@@ -188,6 +188,10 @@ def _round_manager(recipe: Recipe, components, observers) -> pluggy.PluginManage
             raise RecipeError(f"component {component.name!r} has an invalid hook implementation: {exc}") from exc
     for i, observer in enumerate(reversed(list(observers))):
         pm.register(observer, name=f"observer:extra:{i}")
+    try:
+        pm.check_pending()  # a misspelled hook (boostkit_should_stopp) would never be called
+    except pluggy.PluginValidationError as exc:
+        raise RecipeError(f"recipe {recipe.name!r}: {exc}") from exc
     for hook_name, role in _FIRSTRESULT_ROLES.items():
         impls = [
             impl for impl in getattr(pm.hook, hook_name).get_hookimpls()

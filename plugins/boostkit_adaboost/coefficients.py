@@ -99,7 +99,7 @@ def newton_alpha(margins: np.ndarray, weights: np.ndarray, smoothing: float,
     beta = 0.5 * (lo + hi)
     for _ in range(max_iter):
         g1, g2 = derivative(beta)
-        if abs(g1) <= tol:
+        if abs(g1) <= tol * g2:  # the Newton step is below tol (the curvature can be ~1e-8)
             break
         if g1 > 0:
             hi = beta

@@ -17,8 +17,10 @@ class NoEdge(boostkit.Stopping):
     """Stop when the weak hypothesis is no better than a coin flip, or perfect.
 
     ``"no-edge"`` when the round's edge gamma_t = 1/2 - eps_t is at most ``min_edge`` (its
-    coefficient is then 0, or it would flip the hypothesis); ``"perfect-fit"`` when eps_t = 0:
-    the hypothesis separates the weighted training set and further rounds would repeat it.
+    coefficient is then 0, or it would flip the hypothesis), or when Z_t >= 1 - 1e-12: the round
+    did not lower the potential prod Z_t, so neither will the next (the weights are unchanged).
+    ``"perfect-fit"`` when eps_t = 0: the hypothesis separates the weighted training set and
+    further rounds would repeat it.
     """
 
     name = "no-edge"
@@ -28,6 +30,6 @@ class NoEdge(boostkit.Stopping):
     def boostkit_should_stop(self, state, record):
         if record.weighted_error <= 0.0:
             return "perfect-fit"
-        if record.edge <= self.min_edge:
+        if record.edge <= self.min_edge or (record.z is not None and record.z >= 1.0 - 1e-12):
             return "no-edge"
         return None

@@ -13,7 +13,7 @@ import attrs
 import numpy as np
 
 import boostkit
-from boostkit.criteria import CRITERIA
+from boostkit.criteria import check_criterion, partition_loss
 from boostkit.splits import best_split, histogram
 
 
@@ -52,14 +52,6 @@ class Stump(boostkit.WeakHypothesis):
         return f"x[{self.feature}] <= {self.threshold:.6g} ? {lo:+g} : {hi:+g}"
 
 
-def _criterion(instance, attribute, value):
-    if value is not None and value not in CRITERIA:
-        raise ValueError(
-            f"criterion must be None (the calibration's loss) or one of {sorted(CRITERIA)}, "
-            f"got {value!r}"
-        )
-
-
 @attrs.define
 class StumpLearner(boostkit.Proposal):
     """Propose the stump minimising the partition loss over all features and bin edges.
@@ -77,28 +69,13 @@ class StumpLearner(boostkit.Proposal):
     """
 
     name = "stump"
-    criterion: str | None = attrs.field(default=None, validator=_criterion)
-
-    def _loss(self, state):
-        if self.criterion is not None:
-            return CRITERIA[self.criterion]
-
-        def calibration_loss(wpos, wneg):
-            loss = state.hook.boostkit_partition_loss(wpos=wpos, wneg=wneg)
-            if loss is None:
-                raise ValueError(
-                    "the calibration does not score partitions (no boostkit_partition_loss); "
-                    f"give the stump learner a criterion, one of {sorted(CRITERIA)}"
-                )
-            return loss
-
-        return calibration_loss
+    criterion: str | None = attrs.field(default=None, validator=check_criterion)
 
     @boostkit.hookimpl
     def boostkit_propose(self, state):
         binned = state.data.binned
         hist = histogram(binned.codes, state.weights, state.data.is_pos, binned.max_bins, state.n_jobs)
-        split = best_split(hist, binned.split_mask, self._loss(state))
+        split = best_split(hist, binned.split_mask, partition_loss(state, self.criterion))
         if split is None:  # every feature is constant: propose the constant hypothesis
             totals = hist[0].sum(axis=0)
             wneg, wpos = np.array([totals[0], 0.0]), np.array([totals[1], 0.0])

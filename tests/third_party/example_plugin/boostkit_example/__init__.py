@@ -15,7 +15,7 @@ import attrs
 import numpy as np
 
 import boostkit
-from boostkit.criteria import CRITERIA
+from boostkit.criteria import check_criterion, partition_loss
 from boostkit.data import bin_features
 from boostkit.splits import best_split, histogram
 
@@ -65,14 +65,6 @@ class ThresholdedProjection(boostkit.WeakHypothesis):
         return f"w.x <= {self.offset:.6g} ? {lo:+g} : {hi:+g} (|w| = {np.linalg.norm(self.direction):.3g})"
 
 
-def _criterion(instance, attribute, value):
-    if value is not None and value not in CRITERIA:
-        raise ValueError(
-            f"criterion must be None (the calibration's loss) or one of {sorted(CRITERIA)}, "
-            f"got {value!r}"
-        )
-
-
 @attrs.define
 class CentroidDirection(boostkit.Proposal):
     """Propose the thresholded projection on the difference of the weighted class centroids.
@@ -94,22 +86,7 @@ class CentroidDirection(boostkit.Proposal):
     """
 
     name = "centroid-direction"
-    criterion: str | None = attrs.field(default=None, validator=_criterion)
-
-    def _loss(self, state):
-        if self.criterion is not None:
-            return CRITERIA[self.criterion]
-
-        def calibration_loss(wpos, wneg):
-            loss = state.hook.boostkit_partition_loss(wpos=wpos, wneg=wneg)
-            if loss is None:
-                raise ValueError(
-                    "the calibration does not score partitions (no boostkit_partition_loss); "
-                    f"give centroid-direction a criterion, one of {sorted(CRITERIA)}"
-                )
-            return loss
-
-        return calibration_loss
+    criterion: str | None = attrs.field(default=None, validator=check_criterion)
 
     @boostkit.hookimpl
     def boostkit_propose(self, state):
@@ -124,7 +101,7 @@ class CentroidDirection(boostkit.Proposal):
         # same histogram sums (and the same loss) as a stump's.
         binned = bin_features(projection[:, None], data.max_bins, data.sample_weight)
         hist = histogram(binned.codes, state.weights, data.is_pos, binned.max_bins)
-        split = best_split(hist, binned.bin_counts, self._loss(state))
+        split = best_split(hist, binned.split_mask, partition_loss(state, self.criterion))
         if split is None:  # the projection is constant on the training set
             return None
         cells = (binned.codes[0] > split.bin).astype(np.intp)

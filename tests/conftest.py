@@ -1,0 +1,98 @@
+"""Shared fixtures: keep boostkit's process-wide plugin state the same for every test.
+
+By default every test sees the default plugin state: the first-party plugins autoloaded through
+the ``boostkit`` entry-point group. A test that changes how plugins are discovered says so:
+
+* environment variables (``BOOSTKIT_DISABLE_PLUGIN_AUTOLOAD``, ``BOOSTKIT_PLUGINS``,
+  ``BOOSTKIT_TRACE``) are restored after every test, and the registry is reset only when one of
+  them was changed;
+* a test that changes discovery in another way (monkeypatched entry points) or that must start
+  from a registry built under its own environment requests :func:`fresh_plugins`;
+* in-process plugins are registered through :func:`in_process_plugin`, which unregisters them.
+"""
+
+from __future__ import annotations
+
+import os
+import types
+
+import pytest
+
+import boostkit
+from boostkit import plugins
+
+PLUGIN_ENV_VARS = ("BOOSTKIT_DISABLE_PLUGIN_AUTOLOAD", "BOOSTKIT_PLUGINS", "BOOSTKIT_TRACE")
+
+
+@pytest.fixture(autouse=True)
+def _restore_plugin_env(monkeypatch):
+    """Undo any change a test made to the plugin environment variables, and reset if it did.
+
+    Depending on ``monkeypatch`` makes this teardown run before monkeypatch's own, so a change
+    made with ``monkeypatch.setenv`` is still visible here and triggers the reset.
+    """
+    saved = {name: os.environ.get(name) for name in PLUGIN_ENV_VARS}
+    yield
+    changed = False
+    for name, value in saved.items():
+        if os.environ.get(name) == value:
+            continue
+        changed = True
+        if value is None:
+            del os.environ[name]
+        else:
+            os.environ[name] = value
+    if changed:
+        plugins.reset()
+
+
+@pytest.fixture
+def fresh_plugins(monkeypatch):
+    """Rebuild the registry on first use in this test, and again after it.
+
+    For tests that change discovery (environment variables set in the test body, monkeypatched
+    ``importlib.metadata.entry_points``): a registry cached by an earlier test is not reused.
+    """
+    plugins.reset()
+    yield
+    plugins.reset()
+
+
+@pytest.fixture
+def in_process_plugin():
+    """Register in-process plugins for one test; all are unregistered afterwards.
+
+    Returns ``register(name, components=(), algorithms=(), **hooks)``, which builds a module
+    named ``name`` whose discovery hooks add ``components`` and ``algorithms`` (recipes), plus
+    any further attributes given as ``hooks`` (already decorated with ``boostkit.hookimpl``, or
+    deliberately not), registers it with :func:`boostkit.register_plugin` and returns it.
+    """
+    registered: list[str] = []
+
+    def register(name, components=(), algorithms=(), **hooks):
+        module = types.ModuleType(name)
+        if components:
+
+            @boostkit.hookimpl
+            def boostkit_register_components(registry):
+                for component in components:
+                    registry.add_component(component)
+
+            module.boostkit_register_components = boostkit_register_components
+        if algorithms:
+
+            @boostkit.hookimpl
+            def boostkit_register_algorithms(registry):
+                for recipe in algorithms:
+                    registry.add_algorithm(recipe)
+
+            module.boostkit_register_algorithms = boostkit_register_algorithms
+        for hook_name, function in hooks.items():
+            setattr(module, hook_name, function)
+        boostkit.register_plugin(module, name=name)
+        registered.append(name)
+        return module
+
+    yield register
+    for name in registered:
+        boostkit.unregister_plugin(name)

@@ -1,0 +1,247 @@
+"""Feature binning (boostkit.data.bin_features) and the numba kernels (boostkit.kernels), each
+against a naive numpy reference (DESIGN.md, "Data and speed"). Kernels are called directly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import boostkit
+from boostkit.data import MAX_BINS, bin_features
+from boostkit.errors import DataError
+from boostkit.kernels.boosting import (
+    add_contribution,
+    add_contribution_parallel,
+    exponential_weights,
+    exponential_weights_parallel,
+    sign_error,
+)
+from boostkit.kernels.histogram import cell_class_sums, class_histogram, class_histogram_parallel
+
+# Each kernel with a parallel variant is checked serially (None) and in blocks of examples,
+# including more blocks than threads and uneven blocks.
+N_CHUNKS = [None, 1, 2, 7]
+
+# -- binning ------------------------------------------------------------------------------------
+
+
+def test_few_distinct_values_get_one_bin_each_with_midpoint_thresholds():
+    column = np.array([3.0, -1.0, 3.0, 0.5, 10.0, -1.0, 0.5])
+    binned = bin_features(column[:, None], max_bins=4)
+    np.testing.assert_array_equal(binned.thresholds[0], [-0.25, 1.75, 6.5])
+    np.testing.assert_array_equal(binned.codes[0], [2, 0, 2, 1, 3, 0, 1])
+    assert binned.n_bins.tolist() == [4]
+    np.testing.assert_array_equal(binned.bin_counts[0], [2, 2, 2, 1])
+
+
+def test_constant_feature_has_one_bin():
+    binned = bin_features(np.full((5, 1), 2.0))
+    assert binned.thresholds[0].shape == (0,)
+    assert binned.n_bins.tolist() == [1]
+    np.testing.assert_array_equal(binned.codes[0], np.zeros(5))
+
+
+def test_adjacent_floats_keep_a_threshold_that_separates_them():
+    lo = 1.0
+    hi = np.nextafter(lo, 2.0)  # their midpoint rounds to hi
+    binned = bin_features(np.array([[lo], [hi]]))
+    np.testing.assert_array_equal(binned.thresholds[0], [lo])
+    np.testing.assert_array_equal(binned.codes[0], [0, 1])
+
+
+@pytest.mark.parametrize("max_bins", [16, 64, 255])
+def test_continuous_feature_gets_equal_count_quantile_bins(max_bins):
+    n = 20_000
+    column = np.random.default_rng(max_bins).standard_cauchy(n)  # heavy tails: quantiles, not widths
+    binned = bin_features(column[:, None], max_bins=max_bins)
+    assert binned.codes.dtype == np.uint8
+    assert binned.n_bins[0] == max_bins
+    counts = binned.bin_counts[0, :max_bins]
+    np.testing.assert_allclose(counts, n / max_bins, rtol=0.01, atol=1)
+
+
+def test_many_ties_give_at_most_max_bins_bins():
+    column = np.random.default_rng(3).integers(0, 1000, size=5000).astype(float) ** 2
+    binned = bin_features(column[:, None], max_bins=32)
+    assert 2 <= binned.n_bins[0] <= 32
+    assert np.all(np.diff(binned.thresholds[0]) > 0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    X=hnp.arrays(
+        np.float64,
+        st.tuples(st.integers(1, 60), st.integers(1, 3)),
+        elements=st.floats(-1e6, 1e6, allow_nan=False, width=32) | st.sampled_from([0.0, 1.0, -1.0]),
+    ),
+    max_bins=st.integers(2, 12),
+)
+def test_codes_count_thresholds_strictly_below_each_value(X, max_bins):
+    binned = bin_features(X, max_bins=max_bins)
+    for f, thresholds in enumerate(binned.thresholds):
+        assert thresholds.shape[0] <= max_bins - 1
+        assert np.all(np.diff(thresholds) > 0)
+        np.testing.assert_array_equal(binned.codes[f], np.searchsorted(thresholds, X[:, f], side="left"))
+        distinct = np.unique(X[:, f])
+        if distinct.shape[0] <= max_bins:  # every distinct value alone in its bin
+            assert np.unique(binned.codes[f]).shape[0] == distinct.shape[0]
+
+
+@pytest.mark.parametrize("max_bins", [0, 1, MAX_BINS + 1, 2.5, "16", None])
+def test_max_bins_out_of_range_is_refused(max_bins):
+    with pytest.raises(DataError, match=r"max_bins must be an integer in \[2, 255\]"):
+        bin_features(np.zeros((3, 1)), max_bins=max_bins)
+
+
+def test_booster_refuses_max_bins_out_of_range():
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    with pytest.raises(DataError, match="max_bins"):
+        boostkit.Booster("adaboost", max_bins=1).fit(X, X[:, 0] > 0)
+
+
+# -- kernels ------------------------------------------------------------------------------------
+
+
+def random_binned(n=3000, d=5, n_bins=17, seed=0):
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, n_bins, size=(d, n)).astype(np.uint8)
+    weights = rng.exponential(size=n)
+    weights[rng.random(n) < 0.1] = 0.0
+    is_pos = (rng.random(n) < 0.4).astype(np.uint8)
+    return codes, weights, is_pos
+
+
+def reference_histogram(codes, weights, is_pos, n_bins):
+    out = np.zeros((codes.shape[0], n_bins, 2))
+    for f in range(codes.shape[0]):
+        np.add.at(out[f], (codes[f], is_pos), weights)
+    return out
+
+
+@pytest.mark.parametrize("n_chunks", N_CHUNKS)
+def test_class_histogram_matches_reference(n_chunks):
+    codes, weights, is_pos = random_binned()
+    out = np.full((codes.shape[0], 20, 2), np.nan)  # stale contents must be overwritten
+    if n_chunks is None:
+        class_histogram(codes, weights, is_pos, out)
+    else:
+        class_histogram_parallel(codes, weights, is_pos, out, n_chunks)
+    np.testing.assert_allclose(out, reference_histogram(codes, weights, is_pos, 20), rtol=1e-12, atol=0)
+
+
+def test_cell_class_sums_matches_reference():
+    rng = np.random.default_rng(1)
+    n_cells = 6
+    cells = rng.integers(0, n_cells - 1, size=500)  # the last cell stays empty
+    weights = rng.exponential(size=500)
+    weights[:50] = 0.0
+    is_pos = (rng.random(500) < 0.5).astype(np.uint8)
+    wneg, wpos = cell_class_sums(cells, weights, is_pos, n_cells)
+    pos = is_pos == 1
+    np.testing.assert_allclose(wpos, np.bincount(cells[pos], weights[pos], minlength=n_cells), rtol=1e-12)
+    np.testing.assert_allclose(wneg, np.bincount(cells[~pos], weights[~pos], minlength=n_cells), rtol=1e-12)
+    assert wneg[-1] == wpos[-1] == 0.0
+
+
+@pytest.mark.parametrize("n_chunks", N_CHUNKS)
+def test_add_contribution_matches_reference(n_chunks):
+    rng = np.random.default_rng(2)
+    n = 400
+    margin = rng.normal(size=n)
+    contribution = rng.choice([-0.7, 0.0, 0.3, 1.2], size=n)  # zeros are abstentions
+    margin[:20] = -contribution[:20]  # F_t = 0 exactly: counts as a training error
+    y = rng.choice([-1.0, 1.0], size=n)
+    d1 = rng.exponential(size=n)
+    d1[-30:] = 0.0
+    d1 /= d1.sum()
+    weights = rng.dirichlet(np.ones(n))
+    expected_margin = margin + contribution
+    if n_chunks is None:
+        training_error, weighted_error = add_contribution(margin, contribution, y, d1, weights)
+    else:
+        training_error, weighted_error = add_contribution_parallel(
+            margin, contribution, y, d1, weights, n_chunks
+        )
+    np.testing.assert_array_equal(margin, expected_margin)  # updated in place
+    yc = y * contribution
+    assert training_error == pytest.approx(d1[y * expected_margin <= 0].sum(), rel=1e-12)
+    assert weighted_error == pytest.approx(weights[yc < 0].sum() + 0.5 * weights[yc == 0].sum(), rel=1e-12)
+
+
+def reference_exponential_weights(margin, y, d1):
+    """D(i) proportional to D_1(i) exp(-y_i F(x_i)) in log space; returns (D, log sum D_1 e^{-yF})."""
+    positive = d1 > 0
+    log_terms = np.full(margin.shape, -np.inf)
+    log_terms[positive] = np.log(d1[positive]) - y[positive] * margin[positive]
+    top = log_terms.max()
+    scaled = np.exp(log_terms - top)
+    return scaled / scaled.sum(), top + np.log(scaled.sum())
+
+
+@pytest.mark.parametrize("n_chunks", N_CHUNKS)
+@pytest.mark.parametrize("scale", [0.5, 30.0, 1e4])
+def test_exponential_weights_match_reference(scale, n_chunks):
+    rng = np.random.default_rng(3)
+    n = 300
+    margin = scale * rng.normal(size=n)
+    y = rng.choice([-1.0, 1.0], size=n)
+    d1 = rng.exponential(size=n)
+    d1[::7] = 0.0  # zero initial weight stays zero, whatever the margin
+    d1 /= d1.sum()
+    out = np.full(n, np.nan)
+    if n_chunks is None:
+        log_potential = exponential_weights(margin, y, d1, out)
+    else:
+        log_potential = exponential_weights_parallel(margin, y, d1, out, n_chunks)
+    expected, expected_log = reference_exponential_weights(margin, y, d1)
+    assert np.all(np.isfinite(out)) and np.isfinite(log_potential)
+    np.testing.assert_allclose(out, expected, rtol=1e-10, atol=1e-300)
+    assert out[::7].max() == 0.0
+    assert out.sum() == pytest.approx(1.0)
+    assert log_potential == pytest.approx(expected_log, rel=1e-12)
+
+
+def test_exponential_weights_with_margins_of_ten_thousand():
+    margin = np.array([1e4, -1e4, 1e4, -1e4, 0.0])
+    y = np.array([1.0, 1.0, -1.0, -1.0, 1.0])
+    d1 = np.full(5, 0.2)
+    out = np.empty(5)
+    with np.errstate(over="raise", invalid="raise", divide="raise"):  # underflow to 0 is fine
+        log_potential = exponential_weights(margin, y, d1, out)
+    # the two examples with y F = -1e4 share all the weight; log potential = 1e4 + ln(2 * 0.2)
+    np.testing.assert_array_equal(out, [0.0, 0.5, 0.5, 0.0, 0.0])
+    assert log_potential == pytest.approx(1e4 + np.log(0.4), rel=1e-15)
+
+
+def test_exponential_weights_equal_the_normalised_multiplicative_update():
+    """D_{t+1} = D_t exp(-y c_t) / Z_t (000 eq. 6) is what the margin form computes."""
+    rng = np.random.default_rng(4)
+    n = 50
+    y = rng.choice([-1.0, 1.0], size=n)
+    d1 = np.full(n, 1.0 / n)
+    margin = np.zeros(n)
+    expected = d1.copy()
+    out = np.empty(n)
+    for _ in range(5):
+        contribution = rng.normal(size=n)
+        margin += contribution
+        expected = expected * np.exp(-y * contribution)
+        expected /= expected.sum()
+        exponential_weights(margin, y, d1, out)
+        np.testing.assert_allclose(out, expected, rtol=1e-10)
+
+
+def test_sign_error_matches_reference_and_counts_non_binary_scores():
+    rng = np.random.default_rng(5)
+    n = 300
+    scores = rng.choice([-1.0, 1.0], size=n)
+    y = rng.choice([-1.0, 1.0], size=n)
+    weights = rng.dirichlet(np.ones(n))
+    eps, n_not_pm1 = sign_error(scores, y, weights)
+    assert eps == pytest.approx(weights[scores != y].sum(), rel=1e-12)
+    assert n_not_pm1 == 0
+    scores[[3, 10, 11]] = [0.0, 0.5, -2.0]
+    assert sign_error(scores, y, weights)[1] == 3

@@ -1,0 +1,116 @@
+"""The boosting loop (boostkit.engine.Booster): reproducibility, threads, round records and
+argument checks (DESIGN.md, "Data and speed": same seed, same model, bit for bit)."""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+import numpy as np
+import pytest
+
+import boostkit
+from boostkit import datasets
+
+RECORD_FIELDS = ["round", "hypothesis", "weighted_error", "edge", "z", "error_bound",
+                 "training_error", "coefficients", "stop_reason", "extra"]
+
+
+@pytest.fixture(scope="module")
+def german_credit():
+    data = datasets.load("german_credit")
+    return data.X, data.y
+
+
+def fit(X, y, algorithm="real-adaboost", **booster):
+    return boostkit.Booster(algorithm, **{"n_rounds": 30, "random_state": 7, **booster}).fit(X, y)
+
+
+@pytest.mark.parametrize("algorithm", ["adaboost", "real-adaboost"])
+def test_same_seed_gives_a_bit_identical_model(german_credit, algorithm):
+    X, y = german_credit
+    first, second = fit(X, y, algorithm), fit(X, y, algorithm)
+    assert first.n_rounds == 30
+    assert first.records == second.records
+    assert first.hypotheses == second.hypotheses
+    assert first.decision_function(X).tobytes() == second.decision_function(X).tobytes()
+
+
+@pytest.mark.parametrize("algorithm", ["adaboost", "real-adaboost"])
+def test_two_threads_give_the_same_model_as_one(german_credit, algorithm):
+    """Equal up to rounding, and up to the choice among exactly tied stumps.
+
+    Two threads sum the histograms in another order, so among stumps of exactly equal loss (the
+    complementary one-hot columns foreign_worker=no / =yes, or constant stumps) rounding may pick
+    another one; they are the same function on these data.
+    """
+    X, y = german_credit
+    serial, parallel = fit(X, y, algorithm, n_jobs=1), fit(X, y, algorithm, n_jobs=2)
+    assert parallel.n_rounds == serial.n_rounds == 30
+    for a, b in zip(serial.records, parallel.records):
+        for field in ("weighted_error", "z", "error_bound", "training_error"):
+            assert getattr(b, field) == pytest.approx(getattr(a, field), rel=1e-12, abs=1e-15)
+        np.testing.assert_allclose(sorted(b.coefficients), sorted(a.coefficients), rtol=1e-12, atol=1e-15)
+    for stage_serial, stage_parallel in zip(serial.staged_decision_function(X),
+                                            parallel.staged_decision_function(X)):
+        np.testing.assert_allclose(stage_parallel, stage_serial, rtol=1e-12, atol=1e-12)
+
+
+def test_all_cores_is_accepted(german_credit):
+    X, y = german_credit
+    assert fit(X, y, n_jobs=-1, n_rounds=3).n_rounds == 3
+
+
+def test_records_have_the_documented_fields(german_credit):
+    X, y = german_credit
+    model = fit(X, y)
+    assert [f.name for f in attrs.fields(boostkit.RoundRecord)] == RECORD_FIELDS
+    assert [r.round for r in model.records] == list(range(1, model.n_rounds + 1))
+    bound = 1.0
+    for record in model.records:
+        assert isinstance(record.hypothesis, str) and record.hypothesis
+        assert 0.0 <= record.weighted_error <= 1.0
+        assert record.edge == 0.5 - record.weighted_error
+        bound *= record.z
+        assert record.error_bound == pytest.approx(bound, rel=1e-9)  # prod_s Z_s, 000 Theorem 1
+        assert 0.0 <= record.training_error <= 1.0
+        assert all(math.isfinite(c) for c in record.coefficients)
+        assert len(record.coefficients) == 2  # one value per stump side (000 eq. 10-11)
+    assert model.error_bound == model.records[-1].error_bound
+
+
+def test_stop_reason_only_on_the_last_record(german_credit):
+    X, y = german_credit
+    model = fit(X, y)
+    assert model.stop_reason == "max-rounds"
+    assert [r.stop_reason for r in model.records[:-1]] == [None] * (model.n_rounds - 1)
+    assert model.records[-1].stop_reason == "max-rounds"
+
+
+def test_early_stop_is_recorded_on_the_last_record():
+    X = np.array([[0.0], [1.0], [2.0], [3.0]])
+    model = boostkit.Booster("adaboost", n_rounds=10).fit(X, [0, 0, 1, 1])
+    assert model.n_rounds == 1
+    assert model.stop_reason == "perfect-fit"
+    assert model.records[-1].stop_reason == "perfect-fit"
+
+
+def test_staged_decision_function_ends_at_the_decision_function(german_credit):
+    X, y = german_credit
+    model = fit(X, y, n_rounds=5)
+    stages = list(model.staged_decision_function(X))
+    assert len(stages) == 5
+    np.testing.assert_array_equal(stages[-1], model.decision_function(X))
+    assert not np.array_equal(stages[0], stages[-1])
+
+
+@pytest.mark.parametrize("n_rounds", [0, -3, 2.5, True, "10"])
+def test_bad_round_budget_is_refused(n_rounds):
+    with pytest.raises(ValueError, match="n_rounds must be a positive integer"):
+        boostkit.Booster(n_rounds=n_rounds)
+
+
+@pytest.mark.parametrize("n_jobs", [0, -2, 1.5, False])
+def test_bad_thread_count_is_refused(n_jobs):
+    with pytest.raises(ValueError, match="n_jobs must be a positive integer or -1"):
+        boostkit.Booster(n_jobs=n_jobs)

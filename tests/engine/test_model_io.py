@@ -1,0 +1,265 @@
+"""Saving and loading fitted models (boostkit.model): a versioned, non-executable format that
+never unpickles, fails clearly on bad files and never leaves a broken file behind
+(DESIGN.md, "Models, I/O, interfaces")."""
+
+from __future__ import annotations
+
+import json
+import re
+import os
+from pathlib import Path
+
+import attrs
+import numpy as np
+import pytest
+
+import boostkit
+from boostkit import datasets
+from boostkit import model as model_module
+from boostkit.errors import ModelFormatError
+
+
+@pytest.fixture(scope="module")
+def ionosphere():
+    data = datasets.load("ionosphere")
+    return data.X, data.y
+
+
+@pytest.fixture(scope="module")
+def models(ionosphere):
+    X, y = ionosphere
+    return {name: boostkit.Booster(name, n_rounds=15, random_state=0).fit(X, y)
+            for name in ("adaboost", "real-adaboost")}
+
+
+@pytest.fixture
+def fitted(models):
+    """A model with arrays in both its hypotheses and its contributions (per-cell values)."""
+    return models["real-adaboost"]
+
+
+def read_structure(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
+    with np.load(path, allow_pickle=False) as npz:
+        arrays = {key: npz[key] for key in npz.files}
+    return json.loads(arrays.pop("__model__").tobytes()), arrays
+
+
+def write_structure(path: Path, structure: dict, arrays: dict[str, np.ndarray]) -> None:
+    blob = np.frombuffer(json.dumps(structure).encode("utf-8"), dtype=np.uint8)
+    np.savez(path, __model__=blob, **arrays)
+
+
+def directory_listing(path: Path) -> list[str]:
+    return sorted(os.listdir(path))
+
+
+# -- round trip ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("algorithm", ["adaboost", "real-adaboost"])
+def test_round_trip_keeps_everything(models, algorithm, ionosphere, tmp_path):
+    X, _ = ionosphere
+    fitted = models[algorithm]
+    assert fitted.n_rounds == 15
+    loaded = boostkit.load_model(fitted.save(tmp_path / "model.npz"))
+    np.testing.assert_array_equal(loaded.decision_function(X), fitted.decision_function(X))
+    np.testing.assert_array_equal(loaded.predict(X), fitted.predict(X))
+    assert loaded.records == fitted.records
+    assert loaded.recipe == fitted.recipe
+    assert loaded.stop_reason == fitted.stop_reason
+    assert loaded.n_features == fitted.n_features
+    assert loaded.hypotheses == fitted.hypotheses
+    np.testing.assert_array_equal(loaded.classes, fitted.classes)
+
+
+@pytest.mark.parametrize("labels", [("bad", "good"), (3, 7), (-1.5, 2.0)])
+def test_round_trip_keeps_class_labels(labels, tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 3))
+    y = np.where(X[:, 1] + 0.3 * rng.normal(size=80) > 0, labels[1], labels[0])
+    model = boostkit.Booster("adaboost", n_rounds=5).fit(X, y)
+    loaded = boostkit.load_model(model.save(tmp_path / "labels.npz"))
+    np.testing.assert_array_equal(loaded.classes, list(labels))
+    assert loaded.classes.dtype.kind == np.asarray(y).dtype.kind
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+
+
+def test_round_trip_keeps_component_parameters(ionosphere, tmp_path):
+    X, y = ionosphere
+    params = {"calibration": {"smoothing": 0.01}, "no_edge": {"min_edge": 0.05}}
+    model = boostkit.Booster("real-adaboost", n_rounds=5, params=params).fit(X, y)
+    loaded = boostkit.load_model(model.save(tmp_path / "params.npz"))
+    assert loaded.recipe.calibration.params == {"smoothing": 0.01}
+    assert loaded.recipe.stopping[0].params == {"min_edge": 0.05}
+
+
+def test_save_writes_the_documented_structure(fitted, tmp_path):
+    path = fitted.save(tmp_path / "model.npz")
+    structure, arrays = read_structure(path)
+    assert structure["format"] == "boostkit-model"
+    assert structure["version"] == model_module.FORMAT_VERSION
+    assert len(structure["rounds"]) == fitted.n_rounds == len(structure["records"])
+    assert structure["rounds"][0]["hypothesis"]["component"] == "decision-stump"
+    assert all(array.dtype != object for array in arrays.values())
+
+
+# -- loading never unpickles; bad files fail clearly --------------------------------------------
+
+
+class WritesSentinelWhenUnpickled:
+    """Unpickling this object creates a file: proof that a loader executed the archive."""
+
+    def __init__(self, sentinel: Path):
+        self.sentinel = sentinel
+
+    def __reduce__(self):
+        return (Path.touch, (self.sentinel,))
+
+
+def test_loading_never_unpickles(fitted, tmp_path):
+    path = fitted.save(tmp_path / "model.npz")
+    structure, arrays = read_structure(path)
+    sentinel = tmp_path / "executed"
+    arrays["classes"] = np.array([WritesSentinelWhenUnpickled(sentinel), "b"], dtype=object)
+    write_structure(path, structure, arrays)  # np.savez pickles object arrays
+    with pytest.raises(ModelFormatError, match="not a boostkit model file"):
+        boostkit.load_model(path)
+    assert not sentinel.exists()
+
+
+def test_truncated_file_is_refused(fitted, tmp_path):
+    path = fitted.save(tmp_path / "model.npz")
+    content = path.read_bytes()
+    path.write_bytes(content[: len(content) // 2])
+    with pytest.raises(ModelFormatError, match="corrupt or not an .npz archive"):
+        boostkit.load_model(path)
+
+
+def test_corrupted_bytes_are_refused(fitted, tmp_path):
+    path = fitted.save(tmp_path / "model.npz")
+    content = bytearray(path.read_bytes())
+    middle = len(content) // 2
+    content[middle:middle + 64] = bytes(64)  # the CRC of the member no longer matches
+    path.write_bytes(bytes(content))
+    with pytest.raises(ModelFormatError, match=re.escape(str(path))):
+        boostkit.load_model(path)
+
+
+def test_random_bytes_are_refused(tmp_path):
+    path = tmp_path / "noise.npz"
+    path.write_bytes(np.random.default_rng(0).bytes(4096))
+    with pytest.raises(ModelFormatError, match="not a boostkit model file"):
+        boostkit.load_model(path)
+
+
+def test_npz_without_model_structure_is_refused(tmp_path):
+    path = tmp_path / "arrays.npz"
+    np.savez(path, weights=np.arange(3.0))
+    with pytest.raises(ModelFormatError, match="an .npz archive but not a boostkit model"):
+        boostkit.load_model(path)
+
+
+def test_missing_file_is_a_file_not_found_error(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        boostkit.load_model(tmp_path / "absent.npz")
+
+
+def test_newer_format_version_asks_to_upgrade(fitted, tmp_path):
+    path = fitted.save(tmp_path / "model.npz")
+    structure, arrays = read_structure(path)
+    structure["version"] = 999
+    write_structure(path, structure, arrays)
+    with pytest.raises(ModelFormatError, match="format version 999, newer than this boostkit reads.*upgrade boostkit"):
+        boostkit.load_model(path)
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (lambda s: s.update(format="other-model"), "not a boostkit model file"),
+        (lambda s: s.update(version="1"), "invalid format version '1'"),
+        (lambda s: s.pop("rounds"), "incomplete or corrupt"),
+        (lambda s: s["records"][0].pop("edge"), "incomplete or corrupt"),
+    ],
+)
+def test_malformed_structure_is_refused(fitted, tmp_path, edit, message):
+    path = fitted.save(tmp_path / "model.npz")
+    structure, arrays = read_structure(path)
+    edit(structure)
+    write_structure(path, structure, arrays)
+    with pytest.raises(ModelFormatError, match=message):
+        boostkit.load_model(path)
+
+
+def test_missing_array_is_refused(fitted, tmp_path):
+    path = fitted.save(tmp_path / "model.npz")
+    structure, arrays = read_structure(path)
+    del arrays[next(key for key in arrays if key.startswith("r0.h."))]
+    write_structure(path, structure, arrays)
+    with pytest.raises(ModelFormatError, match="incomplete or corrupt"):
+        boostkit.load_model(path)
+
+
+def test_component_no_plugin_provides_is_named(fitted, tmp_path):
+    path = fitted.save(tmp_path / "model.npz")
+    structure, arrays = read_structure(path)
+    structure["rounds"][0]["hypothesis"]["component"] = "oblique-stump"
+    write_structure(path, structure, arrays)
+    with pytest.raises(ModelFormatError, match="hypothesis 'oblique-stump', which no installed plugin provides"):
+        boostkit.load_model(path)
+
+
+def test_model_needs_the_plugins_that_fitted_it(fitted, tmp_path, monkeypatch, fresh_plugins):
+    path = fitted.save(tmp_path / "model.npz")
+    monkeypatch.setenv("BOOSTKIT_DISABLE_PLUGIN_AUTOLOAD", "1")
+    with pytest.raises(ModelFormatError, match="'decision-stump', which no installed plugin provides.*install the plugin"):
+        boostkit.load_model(path)
+
+
+# -- failed saves leave nothing behind ----------------------------------------------------------
+
+
+def test_failed_write_leaves_no_file_and_no_temp_file(fitted, tmp_path, monkeypatch):
+    def savez_then_fail(file, **arrays):
+        file.write(b"PK\x03\x04 half an archive")
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(model_module.np, "savez", savez_then_fail)
+    with pytest.raises(OSError, match="No space left"):
+        fitted.save(tmp_path / "model.npz")
+    assert directory_listing(tmp_path) == []
+
+
+def test_failed_write_keeps_the_previous_file(fitted, ionosphere, tmp_path, monkeypatch):
+    X, _ = ionosphere
+    path = fitted.save(tmp_path / "model.npz")
+    good = path.read_bytes()
+
+    def savez_then_fail(file, **arrays):
+        file.write(b"garbage")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(model_module.np, "savez", savez_then_fail)
+    with pytest.raises(KeyboardInterrupt):
+        fitted.save(path)
+    assert directory_listing(tmp_path) == ["model.npz"]
+    assert path.read_bytes() == good
+    monkeypatch.undo()
+    np.testing.assert_array_equal(boostkit.load_model(path).decision_function(X), fitted.decision_function(X))
+
+
+@pytest.mark.parametrize(
+    "spoil, message",
+    [
+        (lambda m: attrs.evolve(m, classes=np.array([None, 1], dtype=object)), "class labels are not numbers or strings"),
+        (lambda m: attrs.evolve(m, records=(attrs.evolve(m.records[0], extra={"callback": print}),)),
+         "round record: builtin_function_or_method is not a JSON value"),
+    ],
+)
+def test_unsavable_model_is_refused_without_touching_the_file(fitted, tmp_path, spoil, message):
+    path = fitted.save(tmp_path / "model.npz")
+    good = path.read_bytes()
+    with pytest.raises(ModelFormatError, match=message):
+        spoil(fitted).save(path)
+    assert directory_listing(tmp_path) == ["model.npz"]
+    assert path.read_bytes() == good
