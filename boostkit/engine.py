@@ -156,10 +156,11 @@ class Booster:
     def fit(self, X, y, sample_weight=None) -> BoostModel:
         """Run the boosting loop on ``(X, y)`` and return the fitted :class:`BoostModel`."""
         recipe = self.recipe()
-        components = get_registry().instantiate(recipe)  # parameters checked before the data
+        # The whole recipe (parameters, roles, hook implementations) is checked before the data.
+        components = get_registry().instantiate(recipe)
+        pm = _round_manager(recipe, components, self.observers)
         rng = np.random.default_rng(self.random_state)
         data = TrainingData(X, y, sample_weight, max_bins=self.max_bins, rng=rng)
-        pm = _round_manager(recipe, components, self.observers)
         n_jobs = min(
             self.n_jobs if self.n_jobs > 0 else numba.config.NUMBA_NUM_THREADS,
             numba.config.NUMBA_NUM_THREADS,

@@ -84,7 +84,13 @@ def _component_from_state(state: Mapping, arrays, registry, role: str) -> Compon
     for arg, key in state.get("arrays", {}).items():
         kwargs[arg] = arrays[key]
     for arg, child in state.get("children", {}).items():
-        child_cls = registry.component(child["component"])
+        try:
+            child_cls = registry.component(child["component"])
+        except RecipeError as exc:
+            raise ModelFormatError(
+                f"the model's {role} {name!r} contains {child['component']!r}, which no installed "
+                f"plugin provides ({exc}); install the plugin that fitted the model"
+            ) from None
         if child_cls.role not in VALUE_ROLES:
             raise ModelFormatError(f"component {child['component']!r} is not a value component")
         kwargs[arg] = _component_from_state(child, arrays, registry, child_cls.role)

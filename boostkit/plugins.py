@@ -107,7 +107,12 @@ def _build() -> tuple[pluggy.PluginManager, Registry]:
     _load_entry_points(pm)
     for plugin, name in _extra_plugins:
         if not pm.has_plugin(name):
-            pm.register(plugin, name=name)
+            try:
+                pm.register(plugin, name=name)
+            except pluggy.PluginValidationError as exc:
+                raise PluginLoadError(
+                    f"in-process plugin {name!r} declares an invalid hook implementation: {exc}"
+                ) from exc
             _sources.setdefault(name, {"distribution": "<in-process>", "version": "", "entry_point": ""})
     try:
         pm.check_pending()
@@ -117,7 +122,7 @@ def _build() -> tuple[pluggy.PluginManager, Registry]:
     # Components first, from every plugin, so any plugin's recipe may use any plugin's components.
     for hook_name in ("boostkit_register_components", "boostkit_register_algorithms"):
         caller = getattr(pm.hook, hook_name)
-        for impl in reversed(caller.get_hookimpls()):  # registration order
+        for impl in caller.get_hookimpls():  # registration order
             source = _describe_source(impl.plugin_name)
             registry.source = source
             single = pm.subset_hook_caller(

@@ -107,7 +107,22 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
 
     # -- fitting --------------------------------------------------------------------------------
     def fit(self, X, y, sample_weight=None):
-        """Fit on ``X`` (n_samples, n_features) and two-class labels ``y``."""
+        """Fit on ``X`` (n_samples, n_features) and two-class labels ``y``.
+
+        A failed fit leaves the estimator as it was: unfitted, or fitted as before.
+        """
+        # validate_data records n_features_in_ / feature_names_in_ before anything can fail.
+        input_attrs = ("n_features_in_", "feature_names_in_")
+        before = {k: self.__dict__[k] for k in input_attrs if k in self.__dict__}
+        try:
+            return self._fit(X, y, sample_weight)
+        except BaseException:
+            for key in input_attrs:
+                self.__dict__.pop(key, None)
+            self.__dict__.update(before)
+            raise
+
+    def _fit(self, X, y, sample_weight):
         X, y = validate_data(self, X, y)
         check_classification_targets(y)
         y_type = type_of_target(y, input_name="y", raise_unknown=True)

@@ -18,6 +18,7 @@ from .kernels.histogram import class_histogram, class_histogram_parallel, thresh
 __all__ = ["Split", "best_split", "histogram", "valid_splits"]
 
 PartitionLoss = Callable[[np.ndarray, np.ndarray], np.ndarray]
+_TIE_TOLERANCE = 1e-12
 
 
 @attrs.frozen
@@ -62,7 +63,8 @@ def best_split(hist: np.ndarray, valid: np.ndarray, loss: PartitionLoss) -> Spli
     """The split minimising ``loss`` over all features and valid bin edges, or ``None``.
 
     ``hist`` is ``(d, B, 2)`` (class weights per bin) and ``valid`` the ``(d, B - 1)`` mask of
-    :func:`valid_splits`. Ties go to the lowest feature, then the lowest threshold.
+    :func:`valid_splits`. Ties (losses within 1e-12, relative, of the minimum) go to the lowest
+    feature, then the lowest threshold.
     """
     if not valid.any():
         return None
@@ -71,6 +73,10 @@ def best_split(hist: np.ndarray, valid: np.ndarray, loss: PartitionLoss) -> Spli
     wpos = np.empty((d, n_bins - 1, 2))
     threshold_class_sums(hist, wneg, wpos)
     scores = np.where(valid, loss(wpos, wneg), np.inf)
-    feature, b = np.unravel_index(int(np.argmin(scores)), scores.shape)
+    # Losses within 1e-12 (relative) of the minimum are ties: summation order (threads, blocks)
+    # must not decide between two equally good splits, so the lowest index always wins.
+    lowest = scores.min()
+    tied = scores <= lowest + _TIE_TOLERANCE * abs(lowest)
+    feature, b = np.unravel_index(int(np.argmax(tied)), scores.shape)
     return Split(int(feature), int(b), float(scores[feature, b]), wneg[feature, b].copy(),
                  wpos[feature, b].copy())

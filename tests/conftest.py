@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import types
 
+import numpy as np
 import pytest
 
 import boostkit
@@ -47,7 +48,7 @@ def _restore_plugin_env(monkeypatch):
 
 
 @pytest.fixture
-def fresh_plugins(monkeypatch):
+def fresh_plugins():
     """Rebuild the registry on first use in this test, and again after it.
 
     For tests that change discovery (environment variables set in the test body, monkeypatched
@@ -96,3 +97,13 @@ def in_process_plugin():
     yield register
     for name in registered:
         boostkit.unregister_plugin(name)
+
+
+@pytest.fixture
+def noisy_data():
+    """``(X, y)``: 200 examples, two features, labels in {-1, +1} from the sign of the first
+    feature with 15% flipped, so that no stump fits them and boosting runs its whole budget."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 2))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    return X, np.where(rng.random(200) < 0.15, -y, y)

@@ -55,7 +55,8 @@ def test_adjacent_floats_keep_a_threshold_that_separates_them():
 @pytest.mark.parametrize("max_bins", [16, 64, 255])
 def test_continuous_feature_gets_equal_count_quantile_bins(max_bins):
     n = 20_000
-    column = np.random.default_rng(max_bins).standard_cauchy(n)  # heavy tails: quantiles, not widths
+    # heavy tails: equal-width bins would leave most of them empty
+    column = np.random.default_rng(max_bins).standard_cauchy(n)
     binned = bin_features(column[:, None], max_bins=max_bins)
     assert binned.codes.dtype == np.uint8
     assert binned.n_bins[0] == max_bins
@@ -75,7 +76,8 @@ def test_many_ties_give_at_most_max_bins_bins():
     X=hnp.arrays(
         np.float64,
         st.tuples(st.integers(1, 60), st.integers(1, 3)),
-        elements=st.floats(-1e6, 1e6, allow_nan=False, width=32) | st.sampled_from([0.0, 1.0, -1.0]),
+        elements=st.floats(-1e6, 1e6, allow_nan=False, width=32)
+        | st.sampled_from([0.0, 1.0, -1.0]),
     ),
     max_bins=st.integers(2, 12),
 )
@@ -84,7 +86,8 @@ def test_codes_count_thresholds_strictly_below_each_value(X, max_bins):
     for f, thresholds in enumerate(binned.thresholds):
         assert thresholds.shape[0] <= max_bins - 1
         assert np.all(np.diff(thresholds) > 0)
-        np.testing.assert_array_equal(binned.codes[f], np.searchsorted(thresholds, X[:, f], side="left"))
+        expected = np.searchsorted(thresholds, X[:, f], side="left")
+        np.testing.assert_array_equal(binned.codes[f], expected)
         distinct = np.unique(X[:, f])
         if distinct.shape[0] <= max_bins:  # every distinct value alone in its bin
             assert np.unique(binned.codes[f]).shape[0] == distinct.shape[0]
@@ -129,7 +132,8 @@ def test_class_histogram_matches_reference(n_chunks):
         class_histogram(codes, weights, is_pos, out)
     else:
         class_histogram_parallel(codes, weights, is_pos, out, n_chunks)
-    np.testing.assert_allclose(out, reference_histogram(codes, weights, is_pos, 20), rtol=1e-12, atol=0)
+    expected = reference_histogram(codes, weights, is_pos, 20)
+    np.testing.assert_allclose(out, expected, rtol=1e-12, atol=0)
 
 
 def test_cell_class_sums_matches_reference():
@@ -141,8 +145,10 @@ def test_cell_class_sums_matches_reference():
     is_pos = (rng.random(500) < 0.5).astype(np.uint8)
     wneg, wpos = cell_class_sums(cells, weights, is_pos, n_cells)
     pos = is_pos == 1
-    np.testing.assert_allclose(wpos, np.bincount(cells[pos], weights[pos], minlength=n_cells), rtol=1e-12)
-    np.testing.assert_allclose(wneg, np.bincount(cells[~pos], weights[~pos], minlength=n_cells), rtol=1e-12)
+    expected_wpos = np.bincount(cells[pos], weights[pos], minlength=n_cells)
+    expected_wneg = np.bincount(cells[~pos], weights[~pos], minlength=n_cells)
+    np.testing.assert_allclose(wpos, expected_wpos, rtol=1e-12)
+    np.testing.assert_allclose(wneg, expected_wneg, rtol=1e-12)
     assert wneg[-1] == wpos[-1] == 0.0
 
 
@@ -168,11 +174,15 @@ def test_add_contribution_matches_reference(n_chunks):
     np.testing.assert_array_equal(margin, expected_margin)  # updated in place
     yc = y * contribution
     assert training_error == pytest.approx(d1[y * expected_margin <= 0].sum(), rel=1e-12)
-    assert weighted_error == pytest.approx(weights[yc < 0].sum() + 0.5 * weights[yc == 0].sum(), rel=1e-12)
+    expected_weighted_error = weights[yc < 0].sum() + 0.5 * weights[yc == 0].sum()
+    assert weighted_error == pytest.approx(expected_weighted_error, rel=1e-12)
 
 
 def reference_exponential_weights(margin, y, d1):
-    """D(i) proportional to D_1(i) exp(-y_i F(x_i)) in log space; returns (D, log sum D_1 e^{-yF})."""
+    """D(i) proportional to D_1(i) exp(-y_i F(x_i)), in log space.
+
+    Returns ``(D, log sum_i D_1(i) exp(-y_i F(x_i)))``.
+    """
     positive = d1 > 0
     log_terms = np.full(margin.shape, -np.inf)
     log_terms[positive] = np.log(d1[positive]) - y[positive] * margin[positive]

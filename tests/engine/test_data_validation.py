@@ -29,11 +29,14 @@ Y = np.where(POSITIVE, 1, -1)
 # -- features -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("value, kind", [(np.nan, "NaN"), (np.inf, "infinite"), (-np.inf, "infinite")])
+@pytest.mark.parametrize(
+    "value, kind", [(np.nan, "NaN"), (np.inf, "infinite"), (-np.inf, "infinite")]
+)
 def test_non_finite_features_are_refused_with_their_position(value, kind):
     bad = X.copy()
     bad[7, 1] = value
-    with pytest.raises(DataError, match=f"X contains 1 NaN or infinite value.*a {kind} value at row 7, column 1"):
+    message = f"X contains 1 NaN or infinite value.*a {kind} value at row 7, column 1"
+    with pytest.raises(DataError, match=message):
         fit(bad, Y)
 
 
@@ -48,7 +51,8 @@ def test_X_without_features_is_refused():
 
 
 def test_one_dimensional_X_is_refused():
-    with pytest.raises(DataError, match=r"X must be 2-D \(n_samples, n_features\), got an array of shape \(120,\)"):
+    message = r"X must be 2-D \(n_samples, n_features\), got an array of shape \(120,\)"
+    with pytest.raises(DataError, match=message):
         fit(X[:, 0], Y)
 
 
@@ -125,7 +129,10 @@ def test_any_two_label_values_map_to_plus_minus_one_and_back(negative, positive)
 @pytest.mark.parametrize(
     "weights, message",
     [
-        (np.r_[-1.0, np.ones(119)], r"sample_weight must be non-negative, got 1 negative value\(s\) \(smallest -1\)"),
+        (
+            np.r_[-1.0, np.ones(119)],
+            r"sample_weight must be non-negative, got 1 negative value\(s\) \(smallest -1\)",
+        ),
         (np.r_[np.nan, np.ones(119)], "sample_weight contains NaN or infinite values"),
         (np.r_[np.inf, np.ones(119)], "sample_weight contains NaN or infinite values"),
         (np.zeros(120), "sample_weight sums to 0"),
@@ -148,7 +155,8 @@ def test_zero_weight_examples_place_no_bin_thresholds():
     binned = bin_features(column, sample_weight=np.array([1.0, 1, 1, 1, 0, 0]))
     np.testing.assert_array_equal(binned.thresholds[0], [0.5, 1.5, 2.5])
     np.testing.assert_array_equal(binned.codes[0], [0, 1, 2, 3, 3, 0])
-    np.testing.assert_array_equal(binned.bin_counts[0, :4], [1, 1, 1, 1])  # zero-weight rows not counted
+    # zero-weight rows are not counted either, so no split isolates them
+    np.testing.assert_array_equal(binned.bin_counts[0, :4], [1, 1, 1, 1])
 
 
 def test_zero_weight_examples_do_not_change_the_model():
@@ -163,5 +171,7 @@ def test_zero_weight_examples_do_not_change_the_model():
     without = fit(X, noisy, n_rounds=10)
     assert without.n_rounds == 10
     assert [r.hypothesis for r in with_zeros.records] == [r.hypothesis for r in without.records]
-    np.testing.assert_allclose(with_zeros.decision_function(X_test), without.decision_function(X_test),
-                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        with_zeros.decision_function(X_test), without.decision_function(X_test),
+        rtol=1e-12, atol=1e-12,
+    )

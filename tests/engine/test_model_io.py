@@ -169,7 +169,8 @@ def test_newer_format_version_asks_to_upgrade(fitted, tmp_path):
     structure, arrays = read_structure(path)
     structure["version"] = 999
     write_structure(path, structure, arrays)
-    with pytest.raises(ModelFormatError, match="format version 999, newer than this boostkit reads.*upgrade boostkit"):
+    message = "format version 999, newer than this boostkit reads.*upgrade boostkit"
+    with pytest.raises(ModelFormatError, match=message):
         boostkit.load_model(path)
 
 
@@ -205,14 +206,16 @@ def test_component_no_plugin_provides_is_named(fitted, tmp_path):
     structure, arrays = read_structure(path)
     structure["rounds"][0]["hypothesis"]["component"] = "oblique-stump"
     write_structure(path, structure, arrays)
-    with pytest.raises(ModelFormatError, match="hypothesis 'oblique-stump', which no installed plugin provides"):
+    message = "hypothesis 'oblique-stump', which no installed plugin provides"
+    with pytest.raises(ModelFormatError, match=message):
         boostkit.load_model(path)
 
 
 def test_model_needs_the_plugins_that_fitted_it(fitted, tmp_path, monkeypatch, fresh_plugins):
     path = fitted.save(tmp_path / "model.npz")
     monkeypatch.setenv("BOOSTKIT_DISABLE_PLUGIN_AUTOLOAD", "1")
-    with pytest.raises(ModelFormatError, match="'decision-stump', which no installed plugin provides.*install the plugin"):
+    message = "'decision-stump', which no installed plugin provides.*install the plugin"
+    with pytest.raises(ModelFormatError, match=message):
         boostkit.load_model(path)
 
 
@@ -245,15 +248,21 @@ def test_failed_write_keeps_the_previous_file(fitted, ionosphere, tmp_path, monk
     assert directory_listing(tmp_path) == ["model.npz"]
     assert path.read_bytes() == good
     monkeypatch.undo()
-    np.testing.assert_array_equal(boostkit.load_model(path).decision_function(X), fitted.decision_function(X))
+    reloaded = boostkit.load_model(path)
+    np.testing.assert_array_equal(reloaded.decision_function(X), fitted.decision_function(X))
 
 
 @pytest.mark.parametrize(
     "spoil, message",
     [
-        (lambda m: attrs.evolve(m, classes=np.array([None, 1], dtype=object)), "class labels are not numbers or strings"),
-        (lambda m: attrs.evolve(m, records=(attrs.evolve(m.records[0], extra={"callback": print}),)),
-         "round record: builtin_function_or_method is not a JSON value"),
+        (
+            lambda m: attrs.evolve(m, classes=np.array([None, 1], dtype=object)),
+            "class labels are not numbers or strings",
+        ),
+        (
+            lambda m: attrs.evolve(m, records=(attrs.evolve(m.records[0], extra={"hook": print}),)),
+            "round record: builtin_function_or_method is not a JSON value",
+        ),
     ],
 )
 def test_unsavable_model_is_refused_without_touching_the_file(fitted, tmp_path, spoil, message):

@@ -22,15 +22,6 @@ ADABOOST_COMPONENTS = {
 }
 
 
-def noisy_data(n=200, seed=0):
-    """Two features, labels from the first with 15% flipped: no stump fits it perfectly."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 2))
-    y = np.where(X[:, 0] > 0, 1, -1)
-    flip = rng.random(n) < 0.15
-    return X, np.where(flip, -y, y)
-
-
 @pytest.fixture
 def entry_point_plugin(tmp_path, monkeypatch, fresh_plugins):
     """Make ``importlib.metadata.entry_points`` (as boostkit.plugins calls it) list a fake plugin.
@@ -82,9 +73,9 @@ def test_plugin_info_lists_name_distribution_version_hooks_components_algorithms
     assert adaboost["version"] == metadata.version("boostkit")
     assert adaboost["entry_point"] == "boostkit_adaboost"
     assert adaboost["hooks"] == ["boostkit_register_algorithms", "boostkit_register_components"]
-    assert set(adaboost["components"]) == ADABOOST_COMPONENTS
+    assert ADABOOST_COMPONENTS <= set(adaboost["components"])
     assert adaboost["components"]["stump"] == "proposal"
-    assert set(adaboost["algorithms"]) == {"adaboost", "real-adaboost"}
+    assert {"adaboost", "real-adaboost"} <= set(adaboost["algorithms"])
     assert "Schapire & Singer" in adaboost["algorithms"]["real-adaboost"]
     builtin = info["boostkit"]
     assert builtin["entry_point"] == "built-in"
@@ -127,11 +118,6 @@ def test_entry_point_with_invalid_hook_implementation_is_named(entry_point_plugi
     assert "registy" in message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="plugins._build registers in-process plugins without turning pluggy's "
-    "PluginValidationError into PluginLoadError (entry points get it)",
-)
 def test_in_process_plugin_with_invalid_hook_implementation_is_named(in_process_plugin):
     @boostkit.hookimpl
     def boostkit_register_components(registy):
@@ -148,7 +134,8 @@ def test_misspelled_hook_name_is_reported(in_process_plugin):
         pass
 
     in_process_plugin("test-misspelled", boostkit_register_component=boostkit_register_component)
-    with pytest.raises(PluginLoadError, match="unknown hook 'boostkit_register_component'.*test-misspelled"):
+    message = "unknown hook 'boostkit_register_component'.*test-misspelled"
+    with pytest.raises(PluginLoadError, match=message):
         boostkit.get_registry()
 
 
@@ -199,8 +186,8 @@ def test_allow_list_with_autoload_loads_only_listed_plugins(monkeypatch, fresh_p
     assert registry.algorithms() == {}
 
 
-def test_trace_prints_round_hook_calls_during_fit(monkeypatch, capsys):
-    X, y = noisy_data()
+def test_trace_prints_round_hook_calls_during_fit(monkeypatch, capsys, noisy_data):
+    X, y = noisy_data
     boostkit.Booster("adaboost", n_rounds=2).fit(X, y)
     assert capsys.readouterr().err == ""
     monkeypatch.setenv("BOOSTKIT_TRACE", "1")
@@ -234,9 +221,9 @@ SHORT_ADABOOST = boostkit.Recipe(
 )
 
 
-def test_register_plugin_adds_a_usable_component_and_algorithm(in_process_plugin):
+def test_register_plugin_adds_a_usable_component_and_algorithm(in_process_plugin, noisy_data):
     in_process_plugin("test-short", components=[StopAfter], algorithms=[SHORT_ADABOOST])
-    X, y = noisy_data()
+    X, y = noisy_data
     model = boostkit.Booster("test-short-adaboost", n_rounds=50).fit(X, y)
     assert model.n_rounds == 3
     assert model.stop_reason == "test-budget"
@@ -246,10 +233,11 @@ def test_register_plugin_adds_a_usable_component_and_algorithm(in_process_plugin
     assert info["algorithms"] == {"test-short-adaboost": "test fixture"}
     # components from different plugins combine: adaboost's learner with this stopping rule
     params = {"test_stop_after": {"rounds": 2}}
-    assert boostkit.Booster("test-short-adaboost", n_rounds=50, params=params).fit(X, y).n_rounds == 2
+    shorter = boostkit.Booster("test-short-adaboost", n_rounds=50, params=params).fit(X, y)
+    assert shorter.n_rounds == 2
 
 
-def test_unregister_plugin_removes_its_components_and_algorithms(in_process_plugin):
+def test_unregister_plugin_removes_its_components_and_algorithms(in_process_plugin, noisy_data):
     in_process_plugin("test-short", components=[StopAfter], algorithms=[SHORT_ADABOOST])
     assert "test-stop-after" in boostkit.get_registry().components()
     boostkit.unregister_plugin("test-short")
@@ -257,6 +245,6 @@ def test_unregister_plugin_removes_its_components_and_algorithms(in_process_plug
     assert "test-stop-after" not in registry.components()
     assert "test-short-adaboost" not in registry.algorithms()
     assert "adaboost" in registry.algorithms()
-    X, y = noisy_data()
+    X, y = noisy_data
     with pytest.raises(RecipeError, match="unknown algorithm 'test-short-adaboost'"):
         boostkit.Booster("test-short-adaboost").fit(X, y)
