@@ -19,19 +19,9 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import boostkit
+from boostkit.observers import WeightHistory
 
 ALGORITHMS = ("adaboost", "real-adaboost")
-
-
-class WeightRecorder:
-    """Observer keeping a copy of D_{t+1} after every round."""
-
-    def __init__(self):
-        self.weights = []
-
-    @boostkit.hookimpl
-    def boostkit_round_end(self, state, record):
-        self.weights.append(state.weights.copy())
 
 
 @st.composite
@@ -73,7 +63,7 @@ def _assert_finite(model: boostkit.BoostModel, X: np.ndarray) -> None:
 
 def _check_invariants(model, recorder, X, y, sample_weight) -> None:
     d1 = sample_weight / sample_weight.sum()
-    assert len(recorder.weights) == model.n_rounds == len(model.records)
+    assert len(recorder.weights) == model.n_rounds + 1 == len(model.records) + 1  # D_1 first
     for weights in recorder.weights:
         assert (weights >= 0).all()
         assert abs(weights.sum() - 1.0) <= 1e-12
@@ -91,7 +81,7 @@ def _check_invariants(model, recorder, X, y, sample_weight) -> None:
 @given(data=weighted_datasets())
 def test_invariants_hold_after_every_round(algorithm, data):
     X, y, sample_weight = data
-    recorder = WeightRecorder()
+    recorder = WeightHistory()
     model = boostkit.Booster(algorithm, n_rounds=15, observers=[recorder]).fit(X, y, sample_weight)
     _check_invariants(model, recorder, X, y, sample_weight)
 
@@ -106,7 +96,7 @@ def _noisy(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _fit(algorithm, X, y, sample_weight=None, n_rounds=30):
-    recorder = WeightRecorder()
+    recorder = WeightHistory()
     model = boostkit.Booster(algorithm, n_rounds=n_rounds, observers=[recorder]).fit(X, y, sample_weight)
     weights = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     _check_invariants(model, recorder, X, y, weights)

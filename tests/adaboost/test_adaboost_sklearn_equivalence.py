@@ -33,6 +33,7 @@ import boostkit
 from boostkit import datasets
 from boostkit.criteria import gini
 from boostkit.data import MAX_BINS
+from boostkit.observers import WeightHistory
 
 GINI_STUMPS = {"proposal": {"criterion": "gini"}, "calibration": {"smoothing": 0.0}}
 SKLEARN_FEATURE_THRESHOLD = 1e-7  # sklearn/tree/_partitioner.pxd
@@ -79,23 +80,8 @@ CASES = {
 }
 
 
-class _WeightRecorder:
-    """Observer keeping D_t of every round (D_1 at the start, D_{t+1} after round t)."""
-
-    def __init__(self):
-        self.weights = []
-
-    @boostkit.hookimpl
-    def boostkit_fit_start(self, state):
-        self.weights.append(state.weights.copy())
-
-    @boostkit.hookimpl
-    def boostkit_round_end(self, state, record):
-        self.weights.append(state.weights.copy())
-
-
 def _fit_both(X, y, n_rounds):
-    recorder = _WeightRecorder()
+    recorder = WeightHistory()
     model = boostkit.Booster("adaboost", n_rounds=n_rounds, params=GINI_STUMPS,
                              observers=[recorder]).fit(X, y)
     reference = AdaBoostClassifier(
