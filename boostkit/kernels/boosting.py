@@ -1,7 +1,8 @@
 """Margin and weight updates, fused into single passes over the examples.
 
 Each kernel works on a range of examples, so the ``*_parallel`` variants split the examples over
-numba's threads and combine the per-block partial results.
+numba's threads and combine the per-block partial results. The blocks slice their range first
+and loop from 0, which lets numba drop its negative-index checks.
 """
 
 from __future__ import annotations
@@ -12,9 +13,14 @@ import numpy as np
 
 @numba.njit(cache=True, nogil=True)
 def _add_block(margin, contribution, y, d1, weights, start, stop):
+    margin = margin[start:stop]
+    contribution = contribution[start:stop]
+    y = y[start:stop]
+    d1 = d1[start:stop]
+    weights = weights[start:stop]
     train_err = 0.0
     werr = 0.0
-    for i in range(start, stop):
+    for i in range(stop - start):
         c = contribution[i]
         m = margin[i] + c
         margin[i] = m
@@ -54,8 +60,11 @@ def add_contribution_parallel(margin, contribution, y, d1, weights, n_chunks):
 
 @numba.njit(cache=True, nogil=True)
 def _max_exponent(margin, y, d1, start, stop):
+    margin = margin[start:stop]
+    y = y[start:stop]
+    d1 = d1[start:stop]
     top = -np.inf
-    for i in range(start, stop):
+    for i in range(stop - start):
         if d1[i] > 0.0:
             e = -y[i] * margin[i]
             if e > top:
@@ -65,8 +74,12 @@ def _max_exponent(margin, y, d1, start, stop):
 
 @numba.njit(cache=True, nogil=True)
 def _exp_block(margin, y, d1, top, out, start, stop):
+    margin = margin[start:stop]
+    y = y[start:stop]
+    d1 = d1[start:stop]
+    out = out[start:stop]
     total = 0.0
-    for i in range(start, stop):
+    for i in range(stop - start):
         w = d1[i] * np.exp(-y[i] * margin[i] - top) if d1[i] > 0.0 else 0.0
         out[i] = w
         total += w
