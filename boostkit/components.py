@@ -210,12 +210,27 @@ class Calibrated:
     ``coefficients`` summarises the contribution for the round record (``(alpha,)`` for a
     constant coefficient, the per-cell values for a partition). ``extra`` holds any further
     quantities the calibration wants recorded.
+
+    Back-fitting (000 section 3.3, PAV-AdaBoost.finite): a calibration that re-fits the term of an
+    earlier round sets ``replaces`` to that term's index in ``state.contributions`` and
+    ``removed_values`` to the old term's values on the training examples. The engine then moves
+    the margins by ``train_values - removed_values`` and the model keeps the new contribution (and
+    the candidate's hypothesis) in place of the old one instead of adding a term.
     """
 
     contribution: Contribution
     train_values: np.ndarray = attrs.field(eq=False, validator=_finite_float_array)
     coefficients: tuple[float, ...] = attrs.field(converter=lambda c: tuple(float(v) for v in c))
     extra: Mapping[str, Any] = attrs.field(factory=dict)
+    replaces: int | None = None
+    removed_values: np.ndarray | None = attrs.field(default=None, eq=False)
+
+    @removed_values.validator
+    def _check_removed(self, attribute, value):
+        if (value is None) != (self.replaces is None):
+            raise ValueError("replaces and removed_values go together: give both or neither")
+        if value is not None:
+            _finite_float_array(self, attribute, value)
 
 
 @attrs.frozen
@@ -248,12 +263,14 @@ class RoundRecord:
         Description of h_t.
     weighted_error:
         eps_t = sum_i D_t(i) [y_i c_t(x_i) < 0] + 1/2 sum_i D_t(i) [c_t(x_i) = 0]: the weighted
-        error of the round's contribution, abstentions counting half.
+        error of the round's change to the margins (its contribution, or the new minus the old
+        term when it back-fits an earlier one), abstentions counting half.
     edge:
         gamma_t = 1/2 - eps_t.
     z:
-        Z_t = sum_i D_t(i) L_t(i) / ... as derived from the reweighting's potential (for AdaBoost
-        sum_i D_t(i) exp(-y_i c_t(x_i)), 000 eq. 6), or ``None`` when the rule has no potential.
+        Z_t, the factor by which this round multiplied the reweighting's potential
+        (``exp(log_potential_t - log_potential_{t-1})``); for AdaBoost
+        Z_t = sum_i D_t(i) exp(-y_i c_t(x_i)) (000 eq. 6). ``None`` when the rule has no potential.
     error_bound:
         prod_{s<=t} Z_s, which bounds the (sample-weighted) training error (000 Theorem 1).
     training_error:

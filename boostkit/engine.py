@@ -65,6 +65,8 @@ class BoostState:
         Threads that kernels may use.
     records:
         The :class:`boostkit.RoundRecord` of every finished round.
+    hypotheses, contributions:
+        The model's terms so far (a back-fitting calibration finds the term it re-fits here).
     log_potential:
         log sum_i D_1(i) L(y_i, F(x_i)) reported by the reweighting, or ``None``.
     """
@@ -78,6 +80,8 @@ class BoostState:
     n_jobs: int
     round: int = 0
     records: list = attrs.Factory(list)
+    hypotheses: list = attrs.Factory(list)
+    contributions: list = attrs.Factory(list)
     log_potential: float | None = 0.0
 
     def cell_weights(self, candidate: Candidate) -> tuple[np.ndarray, np.ndarray]:
@@ -248,7 +252,7 @@ def _run(pm, recipe, components, data: TrainingData, n_rounds: int, rng, n_jobs)
         data=data, weights=data.sample_weight.copy(), margin=np.zeros(n), n_rounds=n_rounds,
         rng=rng, hook=hook, n_jobs=n_jobs,
     )
-    hypotheses, contributions = [], []
+    hypotheses, contributions = state.hypotheses, state.contributions
     stop_reason = "max-rounds"
     _call(hook, "boostkit_fit_start", components, state=state)
     for t in range(1, n_rounds + 1):
@@ -265,14 +269,22 @@ def _run(pm, recipe, components, data: TrainingData, n_rounds: int, rng, n_jobs)
         if not isinstance(calibrated, Calibrated):
             raise HookError(f"boostkit_calibrate returned {type(calibrated).__name__}, expected a boostkit.Calibrated")
         _check_array(calibrated.train_values, n, "training contributions", "boostkit_calibrate")
+        change = calibrated.train_values
+        if calibrated.replaces is not None:
+            if not 0 <= calibrated.replaces < len(contributions):
+                raise HookError(
+                    f"boostkit_calibrate asked to replace term {calibrated.replaces}, but the model "
+                    f"has {len(contributions)} terms"
+                )
+            _check_array(calibrated.removed_values, n, "removed values", "boostkit_calibrate")
+            change = calibrated.train_values - calibrated.removed_values
         if n_jobs > 1:
             training_error, weighted_error = add_contribution_parallel(
-                state.margin, calibrated.train_values, data.y, data.sample_weight, state.weights,
-                n_jobs,
+                state.margin, change, data.y, data.sample_weight, state.weights, n_jobs
             )
         else:
             training_error, weighted_error = add_contribution(
-                state.margin, calibrated.train_values, data.y, data.sample_weight, state.weights
+                state.margin, change, data.y, data.sample_weight, state.weights
             )
         weights = _call(hook, "boostkit_reweight", components, state=state)
         if not isinstance(weights, Weights):
@@ -302,8 +314,12 @@ def _run(pm, recipe, components, data: TrainingData, n_rounds: int, rng, n_jobs)
         if reasons or t == n_rounds:
             record = attrs.evolve(record, stop_reason=stop_reason)
         state.records.append(record)
-        hypotheses.append(candidate.hypothesis)
-        contributions.append(calibrated.contribution)
+        if calibrated.replaces is None:
+            hypotheses.append(candidate.hypothesis)
+            contributions.append(calibrated.contribution)
+        else:
+            hypotheses[calibrated.replaces] = candidate.hypothesis
+            contributions[calibrated.replaces] = calibrated.contribution
         _call(hook, "boostkit_round_end", components, state=state, record=record)
         if reasons:
             break

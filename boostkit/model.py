@@ -119,7 +119,9 @@ class BoostModel:
     hypotheses, contributions:
         The weak hypothesis h_t and contribution c_t of every round.
     records:
-        One :class:`boostkit.RoundRecord` per round.
+        One :class:`boostkit.RoundRecord` per round. A round that back-fits an earlier term
+        (``Calibrated.replaces``) has a record but replaces that term, so there can be more
+        records than terms.
     recipe:
         The recipe (components and parameters) that produced the model.
     stop_reason:
@@ -136,6 +138,7 @@ class BoostModel:
 
     @property
     def n_rounds(self) -> int:
+        """The number of terms (h_t, c_t) of the model."""
         return len(self.hypotheses)
 
     # -- prediction ---------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import pytest
 
 import boostkit
 from boostkit import datasets
+from boostkit_adaboost import Stump
 
 RECORD_FIELDS = ["round", "hypothesis", "weighted_error", "edge", "z", "error_bound",
                  "training_error", "coefficients", "stop_reason", "extra"]
@@ -117,3 +118,67 @@ def test_bad_round_budget_is_refused(n_rounds):
 def test_bad_thread_count_is_refused(n_jobs):
     with pytest.raises(ValueError, match="n_jobs must be a positive integer or -1"):
         boostkit.Booster(n_jobs=n_jobs)
+
+
+# -- back-fitting: a round may re-fit an earlier term (000 section 3.3) -----------------------
+
+
+@attrs.define
+class _AlternatingStumps(boostkit.Proposal):
+    """Proposes the stumps x[0] <= 0 and x[1] <= 0 in turn, forever."""
+
+    name = "test-alternating-stumps"
+
+    @boostkit.hookimpl
+    def boostkit_propose(self, state):
+        feature = (state.round - 1) % 2
+        hypothesis = Stump(feature, 0.0, np.array([-1.0, 1.0]))
+        return boostkit.Candidate(hypothesis, state.data.X)
+
+
+@attrs.define
+class _BackfittedCells(boostkit.Calibration):
+    """Schapire-Singer cell values, re-fitting the earlier term of the same stump if there is one."""
+
+    name = "test-backfitted-cells"
+
+    @boostkit.hookimpl
+    def boostkit_calibrate(self, state, candidate):
+        previous = next((j for j, h in enumerate(state.hypotheses)
+                         if h.feature == candidate.hypothesis.feature), None)
+        removed = None
+        margin = state.margin
+        if previous is not None:  # D_t without the old term: weights from F - c_old
+            removed = state.contributions[previous].values(candidate, state.margin)
+            margin = state.margin - removed
+        d = state.data.sample_weight * np.exp(-state.data.y * margin)
+        d /= d.sum()
+        cells = candidate.cells
+        wpos = np.bincount(cells, d * (state.data.y > 0), minlength=2)
+        wneg = np.bincount(cells, d * (state.data.y < 0), minlength=2)
+        values = 0.5 * np.log((wpos + 1e-12) / (wneg + 1e-12))  # the exact minimiser
+        return boostkit.Calibrated(boostkit.CellContribution(values), values[cells], tuple(values),
+                                   replaces=previous, removed_values=removed)
+
+
+def test_a_backfitting_round_replaces_the_earlier_term(in_process_plugin, noisy_data):
+    X, y = noisy_data
+    in_process_plugin("backfit", components=(_AlternatingStumps, _BackfittedCells))
+    recipe = boostkit.Recipe(name="backfit", proposal="test-alternating-stumps",
+                             calibration="test-backfitted-cells", reweighting="exponential")
+    model = boostkit.Booster(recipe, n_rounds=8).fit(X, y)
+    assert len(model.records) == 8 and model.n_rounds == 2
+    assert [h.feature for h in model.hypotheses] == [0, 1]
+    # The margins the engine kept equal the two final terms: the last record's training error
+    # is the error of the model's decision function.
+    y_signed = np.where(y == model.classes[1], 1.0, -1.0)
+    assert model.records[-1].training_error == pytest.approx(
+        np.mean(y_signed * model.decision_function(X) <= 0), abs=1e-12)
+    # Coordinate descent on a convex potential: the bound never increases.
+    bounds = [r.error_bound for r in model.records]
+    assert all(b <= a + 1e-12 for a, b in zip(bounds, bounds[1:]))
+
+
+def test_replacing_a_missing_term_is_refused():
+    with pytest.raises(ValueError, match="give both or neither"):
+        boostkit.Calibrated(boostkit.LinearContribution(1.0), np.zeros(3), (1.0,), replaces=0)
