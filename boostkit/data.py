@@ -38,12 +38,33 @@ def _is_sparse(X) -> bool:
     return hasattr(X, "tocsr") and hasattr(X, "nnz")
 
 
-def check_features(X, *, name: str = "X", n_features: int | None = None) -> np.ndarray:
-    """Return ``X`` as a finite 2-D float64 array, or raise a clear :class:`DataError`."""
-    if _is_sparse(X):
+def _check_sparse(X, name: str, n_features: int | None):
+    """A finite float64 CSR matrix with sorted indices, never densified."""
+    csr = X.tocsr().astype(np.float64)
+    if csr.ndim != 2 or 0 in csr.shape:
+        raise DataError(f"{name} is an empty or non-2-D sparse matrix (shape {csr.shape})")
+    if n_features is not None and csr.shape[1] != n_features:
         raise DataError(
-            f"{name} is a sparse matrix; the dense engine needs a 2-D array "
-            "(convert with X.toarray(), or use a component that declares sparse support)"
+            f"{name} has {csr.shape[1]} features, but the model was fitted with {n_features}"
+        )
+    if not np.isfinite(csr.data).all():
+        raise DataError(f"{name} contains NaN or infinite stored values")
+    csr.sort_indices()
+    return csr
+
+
+def check_features(X, *, name: str = "X", n_features: int | None = None, accept_sparse: bool = False):
+    """Return ``X`` as a finite 2-D float64 array, or raise a clear :class:`DataError`.
+
+    With ``accept_sparse``, a scipy.sparse matrix is returned as a finite float64 CSR matrix
+    (sorted indices) without densifying it.
+    """
+    if _is_sparse(X):
+        if accept_sparse:
+            return _check_sparse(X, name, n_features)
+        raise DataError(
+            f"{name} is a sparse matrix, which this path does not accept; convert it with "
+            "X.toarray() or use components that support sparse input"
         )
     try:
         arr = np.asarray(X, dtype=np.float64)
@@ -216,14 +237,16 @@ def bin_features(
 class TrainingData:
     """The validated training set of one fit, as components see it (``state.data``).
 
-    Attributes: ``X`` (finite float64, ``(n, d)``), ``y`` (float64 in {-1, +1}), ``is_pos``
-    (uint8, 1 where y = +1), ``sample_weight`` (the initial distribution D_1), ``classes`` (the
-    original label values for -1 and +1), and ``binned`` (:class:`BinnedData`, computed on first
-    use so components that never look at bins never pay for them).
+    Attributes: ``X`` (finite float64, ``(n, d)``: a dense array, or a scipy.sparse CSR matrix
+    when the data came sparse, e.g. term counts, which is never densified), ``y`` (float64 in
+    {-1, +1}), ``is_pos`` (uint8, 1 where y = +1), ``sample_weight`` (the initial distribution
+    D_1), ``classes`` (the original label values for -1 and +1), and ``binned``
+    (:class:`BinnedData`, computed on first use so components that never look at bins never pay
+    for them; dense data only).
     """
 
     def __init__(self, X, y, sample_weight=None, *, max_bins: int = MAX_BINS, rng=None):
-        self.X = check_features(X)
+        self.X = check_features(X, accept_sparse=True)
         self.classes, self.y = check_labels(y, self.X.shape[0])
         self.is_pos = (self.y > 0).astype(np.uint8)
         self.sample_weight = check_sample_weight(sample_weight, self.X.shape[0])
@@ -240,6 +263,16 @@ class TrainingData:
     def n_features(self) -> int:
         return self.X.shape[1]
 
+    @property
+    def is_sparse(self) -> bool:
+        return _is_sparse(self.X)
+
     @functools.cached_property
     def binned(self) -> BinnedData:
+        if self.is_sparse:
+            raise DataError(
+                "the training data are sparse, and binning them would densify every feature: "
+                "this weak learner needs dense X (convert with X.toarray()), or use a learner "
+                "that works on sparse input"
+            )
         return bin_features(self.X, self.max_bins, self.sample_weight, self._rng)

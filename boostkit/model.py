@@ -142,8 +142,9 @@ class BoostModel:
         return len(self.hypotheses)
 
     # -- prediction ---------------------------------------------------------------------------
-    def _check(self, X) -> np.ndarray:
-        return check_features(X, n_features=self.n_features)
+    def _check(self, X):
+        # Sparse X stays sparse: whether a hypothesis can read it is the hypothesis' business.
+        return check_features(X, n_features=self.n_features, accept_sparse=True)
 
     def staged_decision_function(self, X) -> Iterator[np.ndarray]:
         """Yield F_t(x) after each round t = 1..T (a new array each time)."""

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import boostkit
-from boostkit.data import TrainingData, bin_features
+from boostkit.data import TrainingData, bin_features, check_features
 from boostkit.errors import DataError
 
 
@@ -61,10 +61,24 @@ def test_non_numeric_X_is_refused():
         fit(np.array([["a", "b"], ["c", "d"]]), [0, 1])
 
 
-def test_sparse_X_is_refused_with_advice():
+def test_sparse_X_stays_sparse_and_a_dense_only_learner_says_so():
     sparse = pytest.importorskip("scipy.sparse")
-    with pytest.raises(DataError, match=r"sparse matrix.*X.toarray\(\)"):
+    data = TrainingData(sparse.coo_matrix(X), Y)
+    assert data.is_sparse and data.X.format == "csr" and data.X.dtype == np.float64
+    with pytest.raises(DataError, match=r"sparse.*X.toarray\(\)"):
+        data.binned
+    with pytest.raises(boostkit.HookError, match=r"component 'stump'.*sparse.*X.toarray\(\)"):
         fit(sparse.csr_matrix(X), Y)
+
+
+def test_sparse_X_with_nan_or_wrong_width_is_refused():
+    sparse = pytest.importorskip("scipy.sparse")
+    bad = sparse.csr_matrix(X)
+    bad.data[0] = np.nan
+    with pytest.raises(DataError, match="NaN or infinite stored values"):
+        TrainingData(bad, Y)
+    with pytest.raises(DataError, match="features, but the model was fitted with"):
+        check_features(sparse.csr_matrix(X), n_features=X.shape[1] + 1, accept_sparse=True)
 
 
 def test_wrong_number_of_features_at_predict():
