@@ -6,10 +6,12 @@
 ``boostkit compare [CSV] [--dataset NAME] [--algorithms a,b] ...``
     Cross-validate registered algorithms on a CSV file or a bundled dataset (``spambase`` by
     default) with seeded stratified folds, print a results table and write ``results.csv``,
-    ``results.md`` and ``roc.json`` into ``--output``.
+    ``results.md`` and ``roc.json`` into ``--output``, and with the ``plot`` extra the figures
+    ``roc.png``, ``pr.png``, ``learning_curves.png`` and ``margins.png``.
 
 Only the core dependencies are needed: folds and metrics come from :mod:`boostkit.metrics`;
-tqdm (the ``progress`` extra) draws a progress bar if installed and is imported only then.
+tqdm (the ``progress`` extra) draws a progress bar and matplotlib (the ``plot`` extra) the
+figures, each imported only when used; without them compare says so and goes on.
 User errors (unknown algorithm or dataset, unreadable CSV, missing target column, labels that are
 not two classes) print one line on standard error and exit with status 2; no traceback.
 """
@@ -35,7 +37,9 @@ import numpy as np
 from . import datasets
 from .engine import Booster
 from .errors import BoostkitError, DataError, RecipeError
+from .hookspecs import hookimpl
 from .metrics import accuracy, roc_auc, roc_curve, stratified_folds
+from .plot import StagedEvaluation, staged_evaluation
 from .plugins import get_registry, plugin_info
 from .progress import FitProgress
 
@@ -48,10 +52,12 @@ __all__ = [
     "main",
     "read_csv",
     "write_outputs",
+    "write_plots",
 ]
 
 DEFAULT_DATASET = "spambase"
 RESULT_FILES = ("results.csv", "results.md", "roc.json")
+PLOT_FILES = ("roc.png", "pr.png", "learning_curves.png", "margins.png")
 
 
 class UsageError(Exception):
@@ -252,7 +258,9 @@ class FoldResult:
     """One fit and its evaluation on the held-out fold.
 
     ``y_test`` (+1/-1) and ``scores`` (the decision function F_T(x) on the fold) are kept so ROC
-    curves and plots can be drawn afterwards.
+    curves and plots can be drawn afterwards; so are the staged evaluations on the training and
+    test examples (error and AUC after every round, normalised training margins) and
+    ``final_weights``, n D_{T+1}(i) over the n training examples.
     """
 
     fold: int
@@ -263,6 +271,9 @@ class FoldResult:
     stop_reason: str
     y_test: np.ndarray = attrs.field(eq=False, repr=False)
     scores: np.ndarray = attrs.field(eq=False, repr=False)
+    train_curve: StagedEvaluation | None = attrs.field(default=None, eq=False, repr=False)
+    test_curve: StagedEvaluation | None = attrs.field(default=None, eq=False, repr=False)
+    final_weights: np.ndarray | None = attrs.field(default=None, eq=False, repr=False)
 
 
 @attrs.frozen
@@ -295,6 +306,16 @@ class AlgorithmResult:
         }
 
 
+class _FinalWeights:
+    """Observer keeping n D_{T+1}(i), the distribution after the last round times n."""
+
+    weights: np.ndarray | None = None
+
+    @hookimpl
+    def boostkit_fit_end(self, state, model):
+        self.weights = state.weights * state.data.n_samples
+
+
 def cross_validate(data: BinaryData, algorithms: Sequence[str], *, n_rounds: int, n_folds: int,
                    seed: int, max_bins: int, n_jobs: int, progress: bool) -> list[AlgorithmResult]:
     """Fit every algorithm on the same seeded stratified folds and evaluate on the held-out fold."""
@@ -311,9 +332,10 @@ def cross_validate(data: BinaryData, algorithms: Sequence[str], *, n_rounds: int
             for k, (train, test) in enumerate(folds, start=1):
                 label = f"{name} fold {k}/{n_folds}"
                 observer = bar.observer(label)
+                final_weights = _FinalWeights()
                 booster = Booster(
                     name, n_rounds=n_rounds, max_bins=max_bins, n_jobs=n_jobs, random_state=seed,
-                    observers=[observer] if observer is not None else [],
+                    observers=[final_weights] + ([observer] if observer is not None else []),
                 )
                 started = time.perf_counter()
                 model = booster.fit(data.X[train], data.y[train])
@@ -329,6 +351,9 @@ def cross_validate(data: BinaryData, algorithms: Sequence[str], *, n_rounds: int
                     stop_reason=model.stop_reason,
                     y_test=y_test,
                     scores=scores,
+                    train_curve=staged_evaluation(model, data.X[train], data.y[train]),
+                    test_curve=staged_evaluation(model, data.X[test], y_test),
+                    final_weights=final_weights.weights,
                 )
                 fold_results.append(fold)
                 bar.fit_done(
@@ -388,15 +413,55 @@ def _curve(y, scores) -> dict:
     return {"auc": roc_auc(y, scores), "fpr": fpr.tolist(), "tpr": tpr.tolist()}
 
 
-def write_outputs(
+def write_plots(
     directory: str | Path, results: Sequence[AlgorithmResult], run: dict
 ) -> list[Path]:
-    """Write ``results.csv``, ``results.md`` and ``roc.json`` into ``directory``.
+    """Draw the comparison's figures into ``directory`` (:data:`PLOT_FILES`), all algorithms
+    together in each.
+
+    ``roc.png`` and ``pr.png``: the ROC and precision-recall curves of the pooled out-of-fold
+    scores (the ``pooled`` curves of ``roc.json``); ``learning_curves.png``: training and test
+    error and AUC against rounds, means over folds; ``margins.png``: the distributions of the
+    normalised training margins and of the final weights, pooled over folds
+    (:mod:`boostkit.plot`). Raises ImportError naming the ``plot`` extra without matplotlib.
+    """
+    from . import plot
+
+    plot.require_matplotlib()
+    data = run.get("data", "").split(":")[0]
+    pooled = {
+        r.algorithm: (np.concatenate([f.y_test for f in r.folds]),
+                      np.concatenate([f.scores for f in r.folds]))
+        for r in results
+    }
+    train = {r.algorithm: [f.train_curve for f in r.folds if f.train_curve] for r in results}
+    test = {r.algorithm: [f.test_curve for f in r.folds if f.test_curve] for r in results}
+    margins = {name: np.concatenate([c.margins for c in curves]) for name, curves in train.items()
+               if curves}
+    weights = {
+        r.algorithm: np.concatenate([f.final_weights for f in r.folds])
+        for r in results if all(f.final_weights is not None for f in r.folds)
+    }
+    folds = f"{run.get('n_folds', '?')}-fold out-of-fold scores"
+    figures = {
+        "roc.png": plot.roc_figure(pooled, title=f"ROC, {data} ({folds})"),
+        "pr.png": plot.pr_figure(pooled, title=f"Precision-recall, {data} ({folds})"),
+        "learning_curves.png": plot.learning_curve_figure(train, test, title=data),
+        "margins.png": plot.margin_figure(margins, weights, title=data),
+    }
+    return [plot.save(figure, Path(directory) / name) for name, figure in figures.items()]
+
+
+def write_outputs(
+    directory: str | Path, results: Sequence[AlgorithmResult], run: dict, *, plots: bool = True
+) -> list[Path]:
+    """Write ``results.csv``, ``results.md``, ``roc.json`` and the figures into ``directory``.
 
     ``run`` describes the comparison (``data``, ``positive``, ``n_folds``, ``n_rounds``, ``seed``,
     ``max_bins``). ``roc.json`` holds, per algorithm, the ROC points (``fpr``, ``tpr``) and AUC of
-    every fold, and ``pooled``: the curve of all out-of-fold scores together. Plots are drawn from
-    these same inputs. Returns the paths written.
+    every fold, and ``pooled``: the curve of all out-of-fold scores together. With ``plots``
+    the figures (:func:`write_plots`) follow; they need the ``plot`` extra, and without it a
+    note says so and they are skipped. Returns the paths written.
     """
     directory = Path(directory)
     try:
@@ -426,6 +491,10 @@ def write_outputs(
             writer.writerows(rows)
         paths[1].write_text(_markdown(rows, run), encoding="utf-8")
         paths[2].write_text(json.dumps(roc), encoding="utf-8")
+        if plots:
+            paths += write_plots(directory, results, run)
+    except ImportError as exc:
+        _note(f"{exc}; the figures were not drawn")
     except OSError as exc:
         raise UsageError(f"cannot write the results into {directory}: {exc}") from None
     return paths
@@ -491,7 +560,7 @@ def _cmd_compare(args) -> int:
     print(format_table([result.summary() for result in results]))
     run = {"data": data.describe(), "positive": data.positive, "n_folds": args.folds,
            "n_rounds": args.rounds, "seed": args.seed, "max_bins": args.max_bins}
-    paths = write_outputs(args.output, results, run)
+    paths = write_outputs(args.output, results, run, plots=not args.no_plots)
     print(f"\nwrote {', '.join(str(p) for p in paths)}")
     return 0
 
@@ -545,7 +614,8 @@ def build_parser() -> argparse.ArgumentParser:
         "compare", help="cross-validate algorithms and print a results table",
         description="Cross-validate registered algorithms with seeded stratified folds; print "
                     "accuracy and ROC AUC (mean ± std over folds), fit time, rounds and stop "
-                    "reason; write results.csv, results.md and roc.json into --output.",
+                    "reason; write results.csv, results.md, roc.json and (with matplotlib) "
+                    "roc.png, pr.png, learning_curves.png and margins.png into --output.",
     )
     compare.add_argument("csv", nargs="?", metavar="CSV",
                          help="a CSV file with a header row (.csv or .csv.gz); default: a bundled "
@@ -568,12 +638,14 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--n-jobs", type=_n_jobs, default=1,
                          help="threads per fit, -1 for all cores (default 1)")
     compare.add_argument("--output", metavar="DIR", default="compare-output",
-                         help="where to write results.csv, results.md, roc.json "
-                              "(default ./compare-output)")
+                         help="where to write results.csv, results.md, roc.json and the "
+                              "figures (default ./compare-output)")
     compare.add_argument("--positive", metavar="LABEL",
                          help="the positive label; required for more than two classes "
                               "(one-vs-rest)")
     compare.add_argument("--no-progress", action="store_true", help="do not show progress")
+    compare.add_argument("--no-plots", action="store_true",
+                         help="write the tables only, no figures (drawing takes a second or two)")
     compare.set_defaults(run=_cmd_compare)
     return parser
 

@@ -5,14 +5,28 @@ sweeping a threshold over the scores from +inf to -inf traces the curve, one poi
 score, and a group of tied scores holding both classes moves true and false positives at once,
 so it draws one diagonal segment. The area under that curve is the rank statistic
 P(score of a positive > score of a negative) with ties counted half, as in AOC*
-(004_0d8ee714c410b779.txt, weighted misranked pairs, ties count half).
+(004_0d8ee714c410b779.txt, weighted misranked pairs, ties count half). Precision-recall curves
+are swept the same way; RankBoost's ranking loss counts misordered pairs within query groups and
+is bounded by prod_t Z_t (``error_bound``).
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-__all__ = ["accuracy", "roc_auc", "roc_curve", "stratified_folds"]
+__all__ = [
+    "accuracy",
+    "average_precision",
+    "error_bound",
+    "f1_score",
+    "precision_recall_curve",
+    "ranking_loss",
+    "roc_auc",
+    "roc_curve",
+    "stratified_folds",
+]
 
 
 def _vector(values, name: str) -> np.ndarray:
@@ -132,6 +146,187 @@ def roc_auc(y_true, scores, sample_weight=None) -> float:
     """
     fpr, tpr, _ = roc_curve(y_true, scores, sample_weight)
     return float(np.sum(np.diff(fpr) * (tpr[1:] + tpr[:-1])) / 2.0)
+
+
+def precision_recall_curve(y_true, scores, sample_weight=None):
+    """The precision-recall curve of real scores (003, "ROC & precision-recall").
+
+    Sweeping the threshold from +inf down, predicting positive for ``score >= thresholds[k]``
+    gives recall TP/P and precision TP/(TP + FP); the curve is parametric in the threshold,
+    like the ROC curve (003, acknowledgements). Tied scores move TP and FP at once, so a tie
+    between classes is one segment, as on the ROC curve.
+
+    Returns
+    -------
+    precision, recall, thresholds:
+        One point per distinct score, in order of decreasing threshold, after a first point
+        (recall 0, precision 1) at ``thresholds[0] = +inf``, where nothing is predicted positive
+        (precision 0/0, taken as 1 as scikit-learn does). Examples of weight 0 add no point. The
+        points are scikit-learn's ``precision_recall_curve`` in reverse order.
+    """
+    fps, tps, thresholds = _cumulative_counts(y_true, scores, sample_weight)
+    if tps[-1] <= 0:
+        raise ValueError("the precision-recall curve needs positives with positive weight in y_true")
+    precision = np.concatenate(([1.0], tps / (tps + fps)))
+    recall = np.concatenate(([0.0], tps / tps[-1]))
+    return precision, recall, np.concatenate(([np.inf], thresholds))
+
+
+def average_precision(y_true, scores, sample_weight=None) -> float:
+    """Average precision: sum_k (R_k - R_{k-1}) P_k over the points of the precision-recall curve.
+
+    The precision at each distinct threshold weighted by the recall it adds (no interpolation),
+    so a group of tied scores counts once at its precision. Equals scikit-learn's
+    ``average_precision_score``, with ties and weights.
+    """
+    precision, recall, _ = precision_recall_curve(y_true, scores, sample_weight)
+    return float(np.sum(np.diff(recall) * precision[1:]))
+
+
+def average_precision_11pt(y_true, scores) -> float:
+    """11-point interpolated average precision, tied scores sharing their positives (000 eq. 37-38).
+
+    From 000_ea597104f195fc85.txt section 3.3: rank the examples by decreasing score; with A
+    positives in all and a_r among the top r, the precision and recall at rank r are
+    P_r = a_r / r and R_r = a_r / A (eq. 37); the interpolated precision at recall level R is
+    IP_R = max {P_r : R_r >= R} (eq. 38); the 11-point average precision is the mean of IP_R over
+    R = 0, 0.1, ..., 1. A run of g tied scores holding p positives does not decide the ranks
+    within it: the paper spreads the positives evenly, p/g of one at each of the g ranks, so the
+    result never depends on how ties are broken (three positives over ten tied ranks give 0.3 at
+    each).
+
+    ``y_true`` holds labels in {0, 1} or {-1, +1} (1 is positive), unweighted as in the paper.
+    Inside a run precision is monotone in r, so each maximum is taken at the ends of runs; the
+    comparisons R_r >= k/10 are done in integers, so the result is exact up to the final
+    division. O(n log n) for the sort, O(n) after it.
+    """
+    is_pos = _positive_mask(y_true)
+    scores = _vector(scores, "scores").astype(np.float64)
+    if scores.shape[0] != is_pos.shape[0]:
+        raise ValueError(f"y_true has {is_pos.shape[0]} labels but scores has {scores.shape[0]}")
+    if not np.isfinite(scores).all():
+        raise ValueError("scores contain NaN or infinite values")
+    n_pos = int(is_pos.sum())
+    if n_pos == 0:
+        raise ValueError("the 11-point average precision needs at least one positive in y_true")
+    order = np.argsort(-scores, kind="stable")
+    run_end = np.append(np.flatnonzero(np.diff(scores[order]) != 0) + 1, scores.shape[0])
+    ranks_before = np.concatenate(([0], run_end[:-1])).astype(np.int64)  # r0 of each run
+    size = run_end - ranks_before  # g
+    positives_to_end = np.cumsum(is_pos[order])[run_end - 1].astype(np.int64)
+    positives = np.diff(np.concatenate(([0], positives_to_end)))  # p of each run
+    positives_before = positives_to_end - positives  # a0
+
+    def precision(run, j):
+        # P at rank r0 + j of a run: (a0 + j p / g) / (r0 + j)
+        g = size[run]
+        return (positives_before[run] * g + j * positives[run]) / (g * (ranks_before[run] + j))
+
+    runs = np.arange(size.shape[0])
+    best_in_run = np.maximum(precision(runs, 1), precision(runs, size))
+    best_from = np.maximum.accumulate(best_in_run[::-1])[::-1]  # max over this run and later
+    total = 0.0
+    for k in range(11):
+        # the first run reaching recall k/10, i.e. 10 a_r >= k A, and the first rank in it
+        run = int(np.searchsorted(10 * positives_to_end, k * n_pos, side="left"))
+        shortfall = k * n_pos - 10 * positives_before[run]
+        if shortfall <= 0:
+            j = 1
+        else:  # smallest j with 10 j p / g >= shortfall
+            j = -(-shortfall * size[run] // (10 * positives[run]))
+        value = max(precision(run, j), precision(run, size[run]))
+        if run + 1 < size.shape[0]:
+            value = max(value, best_from[run + 1])
+        total += value
+    return float(total / 11.0)
+
+def f1_score(y_true, y_pred, sample_weight=None) -> float:
+    """F1 = 2 TP / (2 TP + FP + FN) of predicted labels (1 is the positive class).
+
+    Labels in {0, 1} or {-1, +1}, weighted by ``sample_weight``. 0 when there are neither true
+    nor predicted positives (scikit-learn's ``zero_division=0``).
+    """
+    truth = _positive_mask(y_true)
+    predicted = _positive_mask(y_pred)
+    if truth.shape != predicted.shape:
+        raise ValueError(f"y_true has {truth.shape[0]} labels but y_pred has {predicted.shape[0]}")
+    w = _sample_weight(sample_weight, truth.shape[0])
+    tp = w[truth & predicted].sum()
+    denominator = 2.0 * tp + w[truth != predicted].sum()
+    return float(2.0 * tp / denominator) if denominator > 0 else 0.0
+
+
+def error_bound(records) -> float:
+    """prod_t Z_t over a model's round records (``model.records``).
+
+    003: err_train <= prod_t Z_t for AdaBoost (D_{T+1} sums to 1, so prod Z_t is the mean
+    exponential loss), and the same for RankBoost's ranking loss ("as before"): see
+    :func:`ranking_loss`. Computed as exp(sum_t ln Z_t), which equals the engine's running
+    ``records[-1].error_bound`` up to rounding. Raises if a round recorded no Z_t (its
+    reweighting rule has no potential).
+    """
+    records = list(records)
+    if not records:
+        raise ValueError("error_bound needs at least one round record")
+    missing = [r.round for r in records if r.z is None]
+    if missing:
+        raise ValueError(
+            f"round(s) {missing[:5]} recorded no Z_t: the reweighting rule reports no potential"
+        )
+    return math.exp(math.fsum(math.log(r.z) if r.z > 0 else -math.inf for r in records))
+
+
+def ranking_loss(y_true, scores, sample_weight=None, group=None, *, tie_weight: float = 1.0) -> float:
+    """The weighted fraction of misordered pairs (RankBoost's ranking loss, 003 "RankBoost").
+
+    The pairs are (i, j) of one group with y_i > y_j (``y_true``: graded relevance or two labels,
+    larger = ranked higher; ``group``: a query id per example, ``None`` for one group), weighted
+    w_i w_j (``sample_weight``, 1 by default). A pair is misordered when s_i < s_j; a tie
+    s_i = s_j counts ``tie_weight``: 1 (default) is RankBoost's rloss = sum D [H(x1) <= H(x0)],
+    which is at most prod_t Z_t (:func:`error_bound`); 1/2 gives 1 - AUC for two labels.
+    O(L n log n) for L relevance levels, never over pairs.
+    """
+    y = _vector(y_true, "y_true")
+    try:
+        y = y.astype(np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("y_true must be numeric relevance (larger = ranked higher)") from None
+    s = _vector(scores, "scores").astype(np.float64)
+    if s.shape != y.shape:
+        raise ValueError(f"y_true has {y.shape[0]} labels but scores has {s.shape[0]}")
+    if not (np.isfinite(y).all() and np.isfinite(s).all()):
+        raise ValueError("y_true and scores must be finite")
+    if not 0.0 <= tie_weight <= 1.0:
+        raise ValueError(f"tie_weight must be in [0, 1], got {tie_weight!r}")
+    w = _sample_weight(sample_weight, y.shape[0])
+    if w.max() > 0:
+        w = w / w.max()  # the loss is scale-free; tiny weights must not underflow in w_i w_j
+    codes = np.zeros(y.shape[0], dtype=np.intp)
+    if group is not None:
+        groups = _vector(group, "group")
+        if groups.shape != y.shape:
+            raise ValueError(f"group has {groups.shape[0]} values, expected {y.shape[0]}")
+        codes = np.unique(groups, return_inverse=True)[1].ravel()
+    misordered = total = 0.0
+    by_group = np.argsort(codes, kind="stable")
+    for members in np.split(by_group, np.flatnonzero(np.diff(codes[by_group])) + 1):
+        gy, gs, gw = y[members], s[members], w[members]
+        for level in np.unique(gy)[1:]:
+            # Upper items at this level against every lower level: a bipartite count by sorting.
+            upper, lower = gy == level, gy < level
+            lower_scores = gs[lower]
+            order = np.argsort(lower_scores, kind="stable")
+            sorted_scores = lower_scores[order]
+            weight_at_or_below = np.concatenate(([0.0], np.cumsum(gw[lower][order])))
+            lower_total = weight_at_or_below[-1]
+            below = weight_at_or_below[np.searchsorted(sorted_scores, gs[upper], side="left")]
+            at_or_below = weight_at_or_below[np.searchsorted(sorted_scores, gs[upper], side="right")]
+            above = lower_total - at_or_below
+            misordered += np.sum(gw[upper] * (above + tie_weight * (at_or_below - below)))
+            total += gw[upper].sum() * lower_total
+    if total <= 0:
+        raise ValueError("ranking_loss needs a pair (y_i > y_j in one group) of positive weight")
+    return float(misordered / total)
 
 
 def stratified_folds(y, n_folds: int, seed: int | None = 0) -> list[tuple[np.ndarray, np.ndarray]]:

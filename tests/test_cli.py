@@ -85,7 +85,7 @@ def test_compare_on_a_csv_with_a_categorical_column_and_missing_values(capsys, t
     output = tmp_path / "out"
     status, out, err = run(
         capsys, "compare", str(small_csv), "--rounds", "15", "--folds", "3",
-        "--algorithms", "adaboost", "--output", str(output), "--no-progress",
+        "--algorithms", "adaboost", "--output", str(output), "--no-progress", "--no-plots",
     )
     assert status == 0, err
     assert "dropped 2 of 150 rows with a missing value" in err
@@ -109,6 +109,7 @@ def test_compare_on_ionosphere_writes_both_rows(capsys, tmp_path):
     status, out, err = run(
         capsys, "compare", "--dataset", "ionosphere", "--rounds", "10", "--folds", "3",
         "--algorithms", "adaboost,real-adaboost", "--output", str(output), "--no-progress",
+        "--no-plots",
     )
     assert status == 0, err
     table = [line.split() for line in out.splitlines()]
@@ -123,10 +124,45 @@ def test_compare_on_ionosphere_writes_both_rows(capsys, tmp_path):
         assert 1 <= float(row["rounds_mean"]) <= 10
     for name in ("results.csv", "results.md", "roc.json"):
         assert (output / name).stat().st_size > 0
+    assert not list(output.glob("*.png"))  # --no-plots
     # The table's ROC AUC is the mean of the per-fold AUCs saved for plotting.
     roc = json.loads((output / "roc.json").read_text())
     fold_aucs = [f["auc"] for f in roc["algorithms"]["adaboost"]["folds"]]
     assert np.mean(fold_aucs) == pytest.approx(float(results["adaboost"]["roc_auc_mean"]))
+
+
+def test_compare_draws_the_figures_next_to_the_table(capsys, tmp_path, small_csv):
+    image = pytest.importorskip("matplotlib.image")
+    output = tmp_path / "out"
+    status, out, err = run(
+        capsys, "compare", str(small_csv), "--rounds", "12", "--folds", "3",
+        "--algorithms", "adaboost,real-adaboost", "--output", str(output), "--no-progress",
+    )
+    assert status == 0, err
+    # ROC and PR: one panel; learning curves, margins and weights: two panels side by side.
+    expected = {"roc.png": (480, 640), "pr.png": (480, 640),
+                "learning_curves.png": (480, 1280), "margins.png": (480, 1280)}
+    for name, shape in expected.items():
+        path = output / name
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        pixels = image.imread(path)
+        assert pixels.shape[:2] == shape
+        assert pixels[..., :3].std() > 0.05  # something is drawn, not a blank canvas
+        assert str(path) in out
+
+
+def test_compare_without_matplotlib_skips_the_figures_and_says_why(capsys, tmp_path, small_csv,
+                                                                    monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    output = tmp_path / "out"
+    status, _, err = run(
+        capsys, "compare", str(small_csv), "--rounds", "5", "--folds", "2",
+        "--algorithms", "adaboost", "--output", str(output), "--no-progress",
+    )
+    assert status == 0
+    assert "pip install 'boostkit[plot]'" in err and "figures were not drawn" in err
+    assert sorted(p.name for p in output.iterdir()) == ["results.csv", "results.md", "roc.json"]
 
 
 def test_compare_one_vs_rest_with_positive(capsys, tmp_path, small_csv):
@@ -142,6 +178,7 @@ def test_compare_one_vs_rest_with_positive(capsys, tmp_path, small_csv):
     status, out, err = run(
         capsys, "compare", str(three), "--positive", "yes", "--rounds", "5", "--folds", "2",
         "--algorithms", "adaboost", "--no-progress", "--output", str(tmp_path / "ovr"),
+        "--no-plots",
     )
     assert status == 0, err
     assert "positive class 'yes'" in out and "'rest'" in out
@@ -151,7 +188,7 @@ def test_compare_prints_one_line_per_fit_without_tqdm(capsys, tmp_path, small_cs
     monkeypatch.setitem(sys.modules, "tqdm", None)  # `import tqdm` now raises ImportError
     status, _, err = run(
         capsys, "compare", str(small_csv), "--rounds", "5", "--folds", "2",
-        "--algorithms", "adaboost,real-adaboost", "--output", str(tmp_path),
+        "--algorithms", "adaboost,real-adaboost", "--output", str(tmp_path), "--no-plots",
     )
     assert status == 0
     assert "pip install 'boostkit[progress]'" in err
@@ -190,7 +227,7 @@ def test_round_progress_without_a_bar_needs_tqdm(monkeypatch):
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--algorithms", "adaboost,nope"], "unknown algorithm(s) nope; registered: adaboost"),
+        (["--algorithms", "adaboost,nope"], "unknown algorithm(s) nope; registered: "),
         (["--dataset", "no-such-data"], "unknown dataset 'no-such-data'; available:"),
         (["{csv}", "--target", "missing"], "target column 'missing' is not in"),
         (["{tmp}/absent.csv"], "absent.csv: no such file"),
@@ -208,6 +245,8 @@ def test_compare_user_errors_exit_2_with_a_message(capsys, tmp_path, small_csv, 
     last_line = err.strip().splitlines()[-1]
     assert last_line.startswith("boostkit compare: error:")
     assert message in last_line
+    if "registered:" in message:  # the list of registered names includes the first-party ones
+        assert "adaboost" in last_line.split("registered:")[1]
     assert not (tmp_path / "o").exists()
 
 

@@ -1,11 +1,20 @@
-"""boostkit.metrics: ROC from scores with ties (003), weighted AUC, accuracy, stratified folds."""
+"""boostkit.metrics: ROC and precision-recall from scores with ties (003), weighted AUC, average
+precision, F1, ranking loss, prod Z_t, accuracy, stratified folds."""
 
 from __future__ import annotations
 
+import attrs
 import numpy as np
 import pytest
 
 from boostkit.metrics import accuracy, roc_auc, roc_curve, stratified_folds
+from boostkit.metrics import (
+    average_precision,
+    error_bound,
+    f1_score,
+    precision_recall_curve,
+    ranking_loss,
+)
 
 sklearn_metrics = pytest.importorskip("sklearn.metrics")
 
@@ -165,3 +174,125 @@ def test_stratified_folds_refuse_a_class_smaller_than_the_folds():
         stratified_folds(["common"] * 20 + ["rare"] * 2, 3, seed=0)
     with pytest.raises(ValueError, match="n_folds must be an integer >= 2"):
         stratified_folds([0, 1, 0, 1], 1, seed=0)
+
+
+# -- precision-recall, average precision, F1, ranking loss, prod Z_t ---------------------------
+
+
+def test_precision_recall_points_of_the_slides_tables():
+    # 003, "Discrete classifiers": five items (P = 3, N = 2), then eleven (P = 3, N = 8).
+    precision, recall, thresholds = precision_recall_curve([1, 0, 1, 0, 1], [0.9, 0.7, 0.6, 0.5, 0.2])
+    np.testing.assert_allclose(recall, [0, 1 / 3, 1 / 3, 2 / 3, 2 / 3, 1])
+    np.testing.assert_allclose(precision, [1, 1, 1 / 2, 2 / 3, 1 / 2, 3 / 5])
+    np.testing.assert_array_equal(thresholds, [np.inf, 0.9, 0.7, 0.6, 0.5, 0.2])
+    gt = [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]
+    feat = [0.9, 0.7, 0.7, 0.7, 0.7, 0.6, 0.5, 0.5, 0.5, 0.5, 0.2]
+    precision, recall, _ = precision_recall_curve(gt, feat)
+    # One point per distinct score: each run of four tied negatives is a single step.
+    np.testing.assert_allclose(recall, [0, 1 / 3, 1 / 3, 2 / 3, 2 / 3, 1])
+    np.testing.assert_allclose(precision, [1, 1, 1 / 5, 1 / 3, 1 / 5, 3 / 11])
+    assert average_precision(gt, feat) == pytest.approx((1 + 1 / 3 + 3 / 11) / 3)
+
+
+def test_a_tie_between_classes_is_one_precision_recall_step():
+    precision, recall, _ = precision_recall_curve([1, 1, 0], [0.8, 0.5, 0.5])
+    np.testing.assert_allclose(recall, [0, 1 / 2, 1])
+    np.testing.assert_allclose(precision, [1, 1, 2 / 3])
+    assert average_precision([1, 1, 0], [0.8, 0.5, 0.5]) == pytest.approx(1 / 2 + 1 / 2 * 2 / 3)
+    with pytest.raises(ValueError, match="needs positives"):
+        precision_recall_curve([0, 0], [0.1, 0.2])
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_precision_recall_and_average_precision_match_scikit_learn(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(20, 400))
+    y01 = rng.integers(0, 2, n)
+    y01[:2] = (0, 1)
+    scores = rng.integers(0, 12, n) + 0.3 * y01  # many ties, some mixed
+    weights = rng.exponential(size=n)
+    weights[rng.random(n) < 0.1] = 0.0
+    weights[1] = 1.0
+    labels = 2 * y01 - 1 if seed % 2 else y01
+    for w in (None, weights):
+        precision, recall, thresholds = precision_recall_curve(labels, scores, w)
+        ref_precision, ref_recall, ref_thresholds = sklearn_metrics.precision_recall_curve(
+            y01, scores, sample_weight=w)
+        np.testing.assert_allclose(precision, ref_precision[::-1], atol=1e-12)
+        np.testing.assert_allclose(recall, ref_recall[::-1], atol=1e-12)
+        np.testing.assert_array_equal(thresholds[1:], ref_thresholds[::-1])
+        assert average_precision(labels, scores, w) == pytest.approx(
+            sklearn_metrics.average_precision_score(y01, scores, sample_weight=w), abs=1e-12)
+
+
+def test_f1_matches_scikit_learn():
+    rng = np.random.default_rng(1)
+    y_true = rng.integers(0, 2, 100)
+    y_pred = np.where(rng.random(100) < 0.7, y_true, 1 - y_true)
+    weights = rng.exponential(size=100)
+    assert f1_score(y_true, y_pred) == pytest.approx(sklearn_metrics.f1_score(y_true, y_pred))
+    assert f1_score(2 * y_true - 1, 2 * y_pred - 1, weights) == pytest.approx(
+        sklearn_metrics.f1_score(y_true, y_pred, sample_weight=weights))
+    # 2 TP / (2 TP + FP + FN) = 2 / (2 + 1 + 1); no positives at all: 0.
+    assert f1_score([1, 1, 0, 0], [1, 0, 1, 0]) == pytest.approx(0.5)
+    assert f1_score([0, 0], [0, 0]) == 0.0
+    with pytest.raises(ValueError, match="3 labels but y_pred has 2"):
+        f1_score([1, 0, 1], [1, 0])
+
+
+def naive_ranking_loss(y, scores, weights, group, tie_weight):
+    """Straight from the definition: every pair (i, j) of one group with y_i > y_j."""
+    misordered = total = 0.0
+    for i in range(y.size):
+        for j in range(y.size):
+            if group[i] == group[j] and y[i] > y[j]:
+                pair = weights[i] * weights[j]
+                total += pair
+                misordered += pair * ((scores[i] < scores[j]) + tie_weight * (scores[i] == scores[j]))
+    return misordered / total
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_ranking_loss_counts_misordered_pairs_within_groups(seed):
+    rng = np.random.default_rng(seed)
+    n = 60
+    relevance = rng.integers(0, 4, n)
+    scores = rng.integers(0, 6, n) + 0.5 * relevance
+    weights = rng.exponential(size=n)
+    group = rng.integers(0, 4, n)
+    for tie_weight in (1.0, 0.5, 0.0):
+        assert ranking_loss(relevance, scores, weights, group, tie_weight=tie_weight) == pytest.approx(
+            naive_ranking_loss(relevance, scores, weights, group, tie_weight), abs=1e-12)
+    assert ranking_loss(relevance, scores) == pytest.approx(
+        naive_ranking_loss(relevance, scores, np.ones(n), np.zeros(n), 1.0), abs=1e-12)
+    # Two labels, one group, ties counted half: 1 - AUC.
+    y = relevance > 1
+    assert ranking_loss(y, scores, weights, tie_weight=0.5) == pytest.approx(
+        1 - roc_auc(y, scores, weights), abs=1e-12)
+
+
+def test_ranking_loss_errors():
+    with pytest.raises(ValueError, match="needs a pair"):
+        ranking_loss([1, 1, 1], [0.1, 0.2, 0.3])
+    with pytest.raises(ValueError, match="needs a pair"):
+        ranking_loss([0, 1], [0.1, 0.2], group=["a", "b"])
+    with pytest.raises(ValueError, match="tie_weight"):
+        ranking_loss([0, 1], [0.1, 0.2], tie_weight=2.0)
+    with pytest.raises(ValueError, match="numeric relevance"):
+        ranking_loss(["x", "y"], [0.1, 0.2])
+
+
+def test_error_bound_is_the_product_of_the_recorded_z():
+    import boostkit
+
+    data = boostkit.datasets.load("ionosphere")
+    model = boostkit.Booster("adaboost", n_rounds=30).fit(data.X, data.y)
+    bound = error_bound(model.records)
+    assert bound == pytest.approx(np.prod([r.z for r in model.records]), rel=1e-12)
+    assert bound == pytest.approx(model.error_bound, rel=1e-9)
+    assert model.records[-1].training_error <= bound  # 003: err_train <= prod Z_t
+    no_potential = attrs.evolve(model.records[3], z=None)
+    with pytest.raises(ValueError, match=r"round\(s\) \[4\] recorded no Z_t"):
+        error_bound([*model.records[:3], no_potential])
+    with pytest.raises(ValueError, match="at least one round"):
+        error_bound([])

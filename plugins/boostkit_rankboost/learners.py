@@ -1,0 +1,179 @@
+"""Weak rankers: threshold stumps chosen by |r| from the class histogram, and scaled features.
+
+003_e8f9baceaf668295.txt: "Selection of weak classifier also needs to be redone. Turns out we
+need to maximize r". Both learners orient their ranker so that r >= 0 and tell the calibration
+the range of their scores (``Candidate.info["score_range"]``).
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+import boostkit
+from boostkit.criteria import check_criterion, partition_loss
+from boostkit.splits import best_split, histogram
+
+_STUMP_OUTPUTS = {"sign": (-1.0, 1.0), "binary": (0.0, 1.0)}
+_FEATURE_OUTPUTS = {"unit": (0.0, 1.0), "symmetric": (-1.0, 1.0)}
+
+
+def _choice(options):
+    def check(instance, attribute, value):
+        if value not in options:
+            raise ValueError(f"{attribute.name} must be one of {sorted(options)}, got {value!r}")
+
+    return check
+
+
+def _cell_scores(value) -> np.ndarray:
+    arr = np.ascontiguousarray(value, dtype=np.float64)
+    if arr.shape != (2,):
+        raise ValueError(f"cell_scores must have shape (2,), got {arr.shape}")
+    return arr
+
+
+@attrs.frozen
+class ThresholdRanker(boostkit.WeakHypothesis):
+    """h(x) = cell_scores[0] if x[feature] <= threshold else cell_scores[1].
+
+    Freund et al.'s weak ranker [x_f > theta] (or its reverse), with the low and high values of
+    the learner's ``output``: {0, 1} or {-1, +1}. Two cells, so per-cell calibrations apply too.
+    """
+
+    name = "threshold-ranker"
+    n_cells = 2
+
+    feature: int = attrs.field(converter=int)
+    threshold: float = attrs.field(converter=float)
+    cell_scores: np.ndarray = attrs.field(converter=_cell_scores, eq=False)
+
+    def cells(self, X: np.ndarray) -> np.ndarray:
+        return (X[:, self.feature] > self.threshold).astype(np.intp)
+
+    def scores(self, X: np.ndarray) -> np.ndarray:
+        return self.cell_scores[self.cells(X)]
+
+    def describe(self) -> str:
+        lo, hi = self.cell_scores
+        return f"x[{self.feature}] <= {self.threshold:.6g} ? {lo:+g} : {hi:+g}"
+
+
+@attrs.define
+class RankStumpLearner(boostkit.Proposal):
+    """Propose the threshold ranker with the largest |r| over all features and bin edges.
+
+    One pass of the engine's class-histogram kernel (:func:`boostkit.splits.histogram`) gives
+    the weights of the x0 (negative) and x1 (positive) examples on both sides of every cut; the
+    calibration's partition loss (``rankboost-alpha``: -r of the best labelling,
+    :func:`boostkit_rankboost.calibration.rank_advantage`) scores them all at once. The side where
+    the class-normalised weight of the x1 exceeds that of the x0 gets the high value, so r >= 0.
+
+    Parameters
+    ----------
+    criterion:
+        ``None`` (default) asks the calibration (``boostkit_partition_loss``), or one of
+        :data:`boostkit.criteria.CRITERIA`.
+    output:
+        ``"sign"`` (default): h in {-1, +1}, as the slides' weak classifiers; ``"binary"``:
+        h in {0, 1}, Freund et al.'s [x_f > theta]. Either way the calibration works on
+        h~ in {0, 1}, so both give the same ranking.
+
+    Proposes nothing (ending the run as ``"pool-exhausted"``) when no feature can be cut.
+    """
+
+    name = "rank-stump"
+    criterion: str | None = attrs.field(default=None, validator=check_criterion)
+    output: str = attrs.field(default="sign", validator=_choice(_STUMP_OUTPUTS))
+
+    @boostkit.hookimpl
+    def boostkit_propose(self, state):
+        binned = state.data.binned
+        hist = histogram(binned.codes, state.weights, state.data.is_pos, binned.max_bins, state.n_jobs)
+        split = best_split(hist, binned.split_mask, partition_loss(state, self.criterion))
+        if split is None:
+            return None
+        low, high = _STUMP_OUTPUTS[self.output]
+        # Class-normalised weights: D_1 need not be balanced, and r compares the classes' shares.
+        neg_share = split.wneg / max(split.wneg.sum(), np.finfo(float).tiny)
+        pos_share = split.wpos / max(split.wpos.sum(), np.finfo(float).tiny)
+        cell_scores = np.where(pos_share > neg_share, high, low)
+        cells = np.greater(binned.codes[split.feature], split.bin).view(np.uint8)
+        return boostkit.Candidate(
+            ThresholdRanker(split.feature, binned.thresholds[split.feature][split.bin], cell_scores),
+            cells=cells,
+            scores=cell_scores[cells],
+            cell_wneg=split.wneg,
+            cell_wpos=split.wpos,
+            info={"score_range": (low, high)},
+        )
+
+
+@attrs.frozen
+class ScaledFeature(boostkit.WeakHypothesis):
+    """A real-valued weak ranker: one feature scaled to [0, 1] by its training range.
+
+    u(x) = clip((x[feature] - low) / (high - low), 0, 1), reversed (1 - u) if ``reverse``, and
+    mapped to [-1, 1] (2u - 1) if ``symmetric``.
+    """
+
+    name = "scaled-feature"
+
+    feature: int = attrs.field(converter=int)
+    low: float = attrs.field(converter=float)
+    high: float = attrs.field(converter=float)
+    reverse: bool = attrs.field(converter=bool)
+    symmetric: bool = attrs.field(converter=bool)
+
+    def scores(self, X: np.ndarray) -> np.ndarray:
+        u = np.clip((X[:, self.feature] - self.low) / (self.high - self.low), 0.0, 1.0)
+        if self.reverse:
+            u = 1.0 - u
+        return 2.0 * u - 1.0 if self.symmetric else u
+
+    def describe(self) -> str:
+        direction = "-" if self.reverse else "+"
+        return f"{direction}x[{self.feature}] scaled from [{self.low:.6g}, {self.high:.6g}]"
+
+
+@attrs.define
+class FeatureRanker(boostkit.Proposal):
+    """Propose the scaled feature with the largest |r| (real-valued weak rankers in [0, 1]).
+
+    With v the class-normalised weights, r_f = sum_x g(x) u_f(x) for
+    g(x) = v(x1) on the x1 and -v(x0) on the x0; since sum_x g(x) = 0 the offset of the scaling
+    drops out and r_f = (X^T g)_f / (high_f - low_f): one O(n d) product per round. The feature
+    is reversed when r_f < 0. ``output``: ``"unit"`` (default, [0, 1]) or ``"symmetric"``
+    ([-1, 1]). Constant features are never proposed; with no other feature the run ends
+    (``"pool-exhausted"``).
+    """
+
+    name = "feature-ranker"
+    output: str = attrs.field(default="unit", validator=_choice(_FEATURE_OUTPUTS))
+    _low: np.ndarray | None = attrs.field(default=None, init=False)
+    _high: np.ndarray | None = attrs.field(default=None, init=False)
+
+    @boostkit.hookimpl
+    def boostkit_fit_start(self, state):
+        self._low = state.data.X.min(axis=0)
+        self._high = state.data.X.max(axis=0)
+
+    @boostkit.hookimpl
+    def boostkit_propose(self, state):
+        data = state.data
+        pos = data.is_pos.astype(bool)
+        weights = state.weights
+        g = np.where(pos, weights / weights[pos].sum(), -weights / weights[~pos].sum())
+        width = self._high - self._low
+        varying = width > 0
+        if not varying.any():
+            return None
+        r = np.zeros(data.n_features)
+        r[varying] = (data.X[:, varying].T @ g) / width[varying]
+        feature = int(np.argmax(np.where(varying, np.abs(r), -1.0)))
+        hypothesis = ScaledFeature(feature, self._low[feature], self._high[feature],
+                                   reverse=r[feature] < 0, symmetric=self.output == "symmetric")
+        return boostkit.Candidate(
+            hypothesis, scores=hypothesis.scores(data.X),
+            info={"score_range": _FEATURE_OUTPUTS[self.output]},
+        )

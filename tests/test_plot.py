@@ -1,0 +1,92 @@
+"""boostkit.plot: staged evaluations, figures of several models, PNG files, the optional extra."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+import boostkit
+from boostkit import plot
+from boostkit.metrics import precision_recall_curve, roc_auc, roc_curve
+
+matplotlib_image = pytest.importorskip("matplotlib.image")
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    data = boostkit.datasets.load("ionosphere")
+    y = data.binary_target()
+    train, test = np.arange(0, 351, 2), np.arange(1, 351, 2)
+    models = {name: boostkit.Booster(name, n_rounds=25).fit(data.X[train], y[train])
+              for name in ("adaboost", "real-adaboost")}
+    return data.X[train], y[train], data.X[test], y[test], models
+
+
+def test_staged_evaluation_follows_the_staged_margins(fitted):
+    X, y, X_test, y_test, models = fitted
+    model = models["adaboost"]
+    evaluation = plot.staged_evaluation(model, X_test, y_test)
+    staged = list(model.staged_decision_function(X_test))
+    assert evaluation.error.shape == evaluation.auc.shape == (model.n_rounds,)
+    for t in (0, 9, model.n_rounds - 1):
+        assert evaluation.error[t] == pytest.approx(np.mean(y_test * staged[t] <= 0))
+        assert evaluation.auc[t] == pytest.approx(roc_auc(y_test, staged[t]))
+    # For +-1 stumps the normaliser sum_t max|c_t| is sum_t |alpha_t|: Schapire et al.'s margin.
+    alphas = np.array([c.alpha for c in model.contributions])
+    np.testing.assert_allclose(evaluation.margins, y_test * staged[-1] / np.abs(alphas).sum())
+    assert np.abs(evaluation.margins).max() <= 1.0
+    one_class = plot.staged_evaluation(model, X_test[y_test > 0], y_test[y_test > 0])
+    assert np.isnan(one_class.auc).all()
+
+
+def test_learning_curves_of_fits_that_stopped_early_keep_their_last_value():
+    short, long = np.array([0.3, 0.2]), np.array([0.4, 0.3, 0.2, 0.1])
+    np.testing.assert_allclose(plot._padded_mean([short, long]), [0.35, 0.25, 0.2, 0.15])
+
+
+def _png_shape(path):
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    return matplotlib_image.imread(path).shape[:2]  # (height, width)
+
+
+def test_roc_and_precision_recall_figures_draw_every_model_on_one_axes(fitted, tmp_path):
+    _, _, X_test, y_test, models = fitted
+    curves = {name: (y_test, model.decision_function(X_test)) for name, model in models.items()}
+    roc = plot.roc_figure(curves)
+    (ax,) = roc.axes
+    assert len(ax.lines) == 1 + len(curves)  # chance diagonal, then one line per model
+    fpr, tpr, _ = roc_curve(*curves["real-adaboost"])
+    np.testing.assert_allclose(ax.lines[2].get_xydata(), np.column_stack((fpr, tpr)))
+    labels = [text.get_text() for text in ax.get_legend().get_texts()]
+    assert any(label.startswith("real-adaboost (AUC 0.9") for label in labels)
+    pr = plot.pr_figure(curves)
+    (ax,) = pr.axes
+    precision, recall, _ = precision_recall_curve(*curves["adaboost"])
+    np.testing.assert_allclose(ax.lines[0].get_xydata(), np.column_stack((recall, precision)))
+    assert _png_shape(plot.save(roc, tmp_path / "roc.png")) == (480, 640)
+    assert _png_shape(plot.save(pr, tmp_path / "pr.png")) == (480, 640)
+
+
+def test_learning_curve_and_margin_figures(fitted, tmp_path):
+    X, y, X_test, y_test, models = fitted
+    train = {name: [plot.staged_evaluation(m, X, y)] for name, m in models.items()}
+    test = {name: [plot.staged_evaluation(m, X_test, y_test)] for name, m in models.items()}
+    figure = plot.learning_curve_figure(train, test)
+    error_ax, auc_ax = figure.axes
+    assert len(error_ax.lines) == len(auc_ax.lines) == 4  # train and test per model
+    np.testing.assert_allclose(auc_ax.lines[1].get_ydata(), test["adaboost"][0].auc)
+    assert _png_shape(plot.save(figure, tmp_path / "learning.png")) == (480, 1280)
+    weights = {name: np.full(y.shape[0], 1.0) for name in models}
+    figure = plot.margin_figure({name: t[0].margins for name, t in train.items()}, weights)
+    margin_ax, weight_ax = figure.axes
+    assert len(margin_ax.lines) == 3 and len(weight_ax.lines) == 3  # two models and a marker
+    assert _png_shape(plot.save(figure, tmp_path / "margins.png")) == (480, 1280)
+
+
+def test_without_matplotlib_the_error_names_the_plot_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.figure", None)
+    with pytest.raises(ImportError, match=r"pip install 'boostkit\[plot\]'"):
+        plot.roc_figure({"m": (np.array([0, 1]), np.array([0.2, 0.7]))})
