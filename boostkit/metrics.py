@@ -7,7 +7,8 @@ so it draws one diagonal segment. The area under that curve is the rank statisti
 P(score of a positive > score of a negative) with ties counted half, as in AOC*
 (004_0d8ee714c410b779.txt, weighted misranked pairs, ties count half). Precision-recall curves
 are swept the same way; RankBoost's ranking loss counts misordered pairs within query groups and
-is bounded by prod_t Z_t (``error_bound``).
+is bounded by prod_t Z_t (``error_bound``). ``average_precision_11pt`` is the 11-point
+interpolated average precision of 000_ea597104f195fc85.txt (eq. 37-38), with its rule for ties.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy as np
 __all__ = [
     "accuracy",
     "average_precision",
+    "average_precision_11pt",
     "error_bound",
     "f1_score",
     "precision_recall_curve",

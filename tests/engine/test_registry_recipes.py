@@ -223,8 +223,8 @@ def test_invalid_algorithm_name_is_refused():
 
 def test_unknown_component_is_a_recipe_error_before_data_validation(noisy_data):
     X, y = noisy_data
-    with pytest.raises(RecipeError, match="slot 'proposal': unknown proposal 'tree'.*stump"):
-        boostkit.Booster(recipe(proposal="tree")).fit(with_nan(X), y)
+    with pytest.raises(RecipeError, match="slot 'proposal': unknown proposal 'no-such-learner'.*stump"):
+        boostkit.Booster(recipe(proposal="no-such-learner")).fit(with_nan(X), y)
 
 
 def test_component_in_wrong_role_is_a_recipe_error_before_data_validation(noisy_data):

@@ -1,0 +1,287 @@
+"""Calibrations: PAV (000_ea597104f195fc85.txt section 3.2, 5) and the sigmoid (eq. 52-53).
+
+Both can *back-fit* (000 section 3.3, PAV-AdaBoost.finite): when the proposal cycles through a
+fixed set of scoring functions (it names each in ``candidate.info["scoring_function"]``), the
+term of a function seen before is re-fitted from the weights of all the other terms (eq. 22-23)
+and replaces the old one (``boostkit.Calibrated(replaces=..., removed_values=...)``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+import numpy as np
+
+import boostkit
+from boostkit.criteria import weighted_error, z_loss
+from boostkit.data import bin_features
+from boostkit.kernels.binning import apply_bins
+from boostkit.kernels.boosting import exponential_weights
+from boostkit.kernels.histogram import cell_class_sums
+
+from .contributions import AffineScore, IsotonicSteps, ScoreBins
+from .isotonic import INTERPOLATIONS, bound_probabilities, half_log_odds, isotonic_bins, isotonic_regression
+
+__all__ = ["PavCalibration", "SigmoidCalibration", "resolve_epsilon", "minimise_exponential_loss",
+           "score_thresholds"]
+
+# Bin edges of a new hypothesis' scores come from at most this many training examples.
+THRESHOLD_SAMPLE = 20_000
+
+
+def _epsilon(instance, attribute, value):
+    if value is not None and not (
+        isinstance(value, (int, float)) and not isinstance(value, bool) and 0.0 < value < 0.5
+    ):
+        raise ValueError(f"{attribute.name} must be None (1/m) or a number in (0, 1/2), got {value!r}")
+
+
+def _bins(instance, attribute, value):
+    if value is not None and not (
+        isinstance(value, (int, np.integer)) and not isinstance(value, bool) and 2 <= value <= 255
+    ):
+        raise ValueError(f"bins must be None (exact PAV) or an integer in [2, 255], got {value!r}")
+
+
+def _interpolation(instance, attribute, value):
+    if value not in INTERPOLATIONS:
+        raise ValueError(f"interpolation must be one of {INTERPOLATIONS}, got {value!r}")
+
+
+def resolve_epsilon(epsilon: float | None, n_samples: int) -> float:
+    """The epsilon actually used: 1/m for ``None`` (000 section 3.2, after Schapire & Singer).
+
+    With one example (m = 1) 1/m is not below 1/2, so it is capped just under 1/2.
+    """
+    return min(1.0 / n_samples, 0.5 - 1e-12) if epsilon is None else float(epsilon)
+
+
+def score_thresholds(scores: np.ndarray, sample_weight: np.ndarray, bins: int,
+                     rng: np.random.Generator) -> np.ndarray:
+    """Quantile bin edges for a hypothesis' scores: its partition B_t (000 section 5, eq. 39).
+
+    The paper asks for partitions fixed independently of the sample's weights D_t; these are cut
+    at quantiles of the scores of the examples of positive initial weight D_1 (every distinct
+    score its own bin when there are at most ``bins``), found on a seeded sample of at most
+    ``THRESHOLD_SAMPLE`` of them, so that binning costs O(n log bins) and never a sort of all n.
+    """
+    rows = np.flatnonzero(sample_weight > 0)
+    if rows.shape[0] > THRESHOLD_SAMPLE:
+        rows = rng.choice(rows, THRESHOLD_SAMPLE, replace=False)
+    return bin_features(scores[rows, None], bins).thresholds[0]
+
+
+class _TermIndex:
+    """Which term of the model each fixed scoring function owns (for back-fitting)."""
+
+    def __init__(self) -> None:
+        self._terms: dict = {}
+
+    def target(self, state, candidate):
+        """``(replaces, removed_values, weights)`` for fitting the candidate's term.
+
+        A function seen before is re-fitted from D_i = q_i exp(y_i k_j(h_j(x_i))) / Z_0 (000
+        eq. 22-23), the exponential weights of the margins without its current term; a new one
+        from the current weights D_t. Either way the fitted term minimises the sum (20) given
+        the others.
+        """
+        key = candidate.info.get("scoring_function")
+        if key is None:
+            raise ValueError(
+                "back-fitting needs a proposal that cycles through fixed scoring functions and "
+                "names each in candidate.info['scoring_function'] (e.g. 'score-columns')"
+            )
+        index = self._terms.get(key)
+        if index is None:
+            self._terms[key] = len(state.contributions)
+            return None, None, state.weights
+        removed = state.contributions[index].values(candidate, state.margin)
+        weights = np.empty(state.data.n_samples)
+        exponential_weights(state.margin - removed, state.data.y, state.data.sample_weight, weights)
+        return index, removed, weights
+
+
+@attrs.define
+class PavCalibration(boostkit.Calibration):
+    """PAV-AdaBoost's calibration k_t = 1/2 ln(p_t / (1 - p_t)) (000 eq. 13-18, section 5).
+
+    PAV turns the tuples (s_i = h_t(x_i), D_t(i), (1 + y_i)/2) (eq. 13) into the non-decreasing
+    p_t of maximal likelihood; among all non-decreasing functions of h_t, k_t gives the smallest
+    Z_t (Theorem 2). p_t is bounded away from 0 and 1 by epsilon, which truncates k_t at
+    1/2 ln((1 - epsilon)/epsilon); among non-decreasing functions bounded so, it is again the
+    best (eq. 18, Corollary 1). (The paper writes the bound as lambda = ln((1 - eps)/eps): with
+    the 1/2 of eq. 14, bounding p by epsilon bounds k by lambda/2. We keep the paper's practice,
+    bounding p, and state the bound it implies.)
+
+    Parameters
+    ----------
+    epsilon:
+        The bound on p_t; ``None`` (default) is 1/m, the reciprocal of the training set size.
+    bins:
+        The approximate form of section 5 (default, as in the paper's experiments): PAV over an
+        ordered partition of the score's range, O(n + bins) per round with no sort. A hypothesis
+        with ``ordered_cells`` (its cells are bins of its score, e.g. ``score-column``) brings its
+        own partition; any other hypothesis' training scores are cut into at most ``bins``
+        quantile bins (:func:`score_thresholds`). ``None``: the pure form, PAV over every
+        distinct training score (one sort per round), interpolated by 2.2 between them.
+    interpolation:
+        ``"midpoint"`` (000 section 2.2, case 3) or ``"linear"``, for scores between training
+        scores (pure form) or for bins that hold no weight (approximate form).
+    backfit:
+        Re-fit the term of a scoring function seen before instead of adding one (000 section 3.3,
+        PAV-AdaBoost.finite).
+
+    The round record's ``coefficients`` are the lowest and highest k_t on the training examples,
+    and ``extra["pools"]`` the number of steps of k_t.
+    """
+
+    name = "pav"
+    epsilon: float | None = attrs.field(default=None, validator=_epsilon)
+    bins: int | None = attrs.field(default=255, validator=_bins)
+    interpolation: str = attrs.field(default="midpoint", validator=_interpolation)
+    backfit: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+    _terms: _TermIndex = attrs.field(init=False, factory=_TermIndex)
+
+    @boostkit.hookimpl
+    def boostkit_fit_start(self, state):
+        self._terms = _TermIndex()
+
+    @boostkit.hookimpl
+    def boostkit_partition_loss(self, wpos, wneg):
+        # On a partition whose cells the hypothesis orders consistently with their values, PAV
+        # reaches Schapire-Singer's per-cell optimum (eq. 12).
+        return z_loss(wpos, wneg)
+
+    @boostkit.hookimpl
+    def boostkit_calibrate(self, state, candidate):
+        replaces, removed, weights = (
+            self._terms.target(state, candidate) if self.backfit else (None, None, state.weights)
+        )
+        epsilon = resolve_epsilon(self.epsilon, state.data.n_samples)
+        hypothesis = candidate.hypothesis
+        if self.bins is None:
+            fit = isotonic_regression(candidate.scores, weights, state.data.is_pos)
+            points, p = fit.support()
+            contribution = IsotonicSteps(points, bound_probabilities(p, epsilon), self.interpolation)
+            train_values = contribution.values(candidate, state.margin)
+            n_pools = fit.n_pools
+        else:
+            if getattr(hypothesis, "ordered_cells", False):
+                cells, n_bins, thresholds = candidate.cells, hypothesis.n_cells, None
+            else:
+                thresholds = score_thresholds(candidate.scores, state.data.sample_weight, self.bins,
+                                              state.rng)
+                cells = np.empty((1, state.data.n_samples), dtype=np.uint8)
+                apply_bins(candidate.scores[:, None], thresholds, np.array([0, thresholds.shape[0]]), cells)
+                cells, n_bins = cells[0], thresholds.shape[0] + 1
+            wneg, wpos = cell_class_sums(cells, weights, state.data.is_pos, n_bins)
+            p = bound_probabilities(isotonic_bins(wpos, wneg, self.interpolation), epsilon)
+            k = half_log_odds(p)
+            contribution = (boostkit.CellContribution(k) if thresholds is None
+                            else ScoreBins(thresholds, k))
+            train_values = k[cells]
+            n_pools = int(np.count_nonzero(np.diff(k))) + 1
+        return boostkit.Calibrated(
+            contribution, train_values, (float(train_values.min()), float(train_values.max())),
+            extra={"pools": n_pools}, replaces=replaces, removed_values=removed,
+        )
+
+
+def minimise_exponential_loss(scores: np.ndarray, y: np.ndarray, weights: np.ndarray,
+                              smoothing: float, intercept: bool = True, tol: float = 1e-12,
+                              max_iter: int = 100) -> tuple[float, float]:
+    """``(slope, intercept)`` minimising Z = sum_i D(i) exp(-y_i (slope s_i + intercept)).
+
+    This is the sigmoid fit of 000 eq. 52-53: p(s) = 1 / (1 + e^{-(w s - b)}) used as p in eq. 14
+    gives k(s) = 1/2 (w s - b), so slope = w/2 and intercept = -b/2. With ``intercept=False``
+    (b = 0) it is linear AdaBoost's alpha = w/2 (eq. 9). Four phantom examples of weight
+    ``smoothing``, one of each label at the lowest and at the highest score, keep the optimum
+    finite when the data are separable (the role of Schapire & Singer's smoothing). Z is then
+    strictly convex; damped Newton steps (Armijo backtracking) on the scores rescaled to [-1, 1]
+    converge; they stop when the next step would move the coefficients by at most ``tol``
+    (so an optimum at 0, as in 000 Table 2, stays exactly 0).
+    """
+    lo, hi = float(scores.min()), float(scores.max())
+    center = 0.5 * (lo + hi) if intercept else 0.0
+    scale = max(abs(hi - center), abs(lo - center))
+    if scale == 0.0:  # a constant score: only the intercept can move
+        if not intercept:
+            return 0.0, 0.0
+        wpos = float(weights[y > 0].sum()) + 2.0 * smoothing
+        wneg = float(weights[y < 0].sum()) + 2.0 * smoothing
+        return 0.0, 0.5 * math.log(wpos / wneg)
+    u = (np.concatenate((scores, [lo, lo, hi, hi])) - center) / scale
+    labels = np.concatenate((y, [1.0, -1.0, 1.0, -1.0]))
+    w = np.concatenate((weights, np.full(4, smoothing)))
+    design = np.column_stack((u, np.ones_like(u))) if intercept else u[:, None]
+    signed = design * labels[:, None]
+
+    def loss(theta):
+        with np.errstate(over="ignore"):
+            return float(w @ np.exp(-(signed @ theta)))
+
+    theta = np.zeros(design.shape[1])
+    for _ in range(max_iter):
+        e = w * np.exp(-(signed @ theta))
+        value = float(e.sum())
+        gradient = -(signed.T @ e)
+        hessian = (design * e[:, None]).T @ design
+        step = np.linalg.solve(hessian, -gradient)
+        if np.abs(step).max() <= tol:  # converged; a rounding-sized step would only add noise
+            break
+        decrease = float(-(gradient @ step))  # the Newton decrement squared
+        t = 1.0
+        # Near the optimum the loss no longer resolves the decrease: take the full Newton step
+        # (quadratic convergence), else backtrack until the decrease is sufficient (Armijo).
+        if decrease > 1e-12 * value:
+            while loss(theta + t * step) > value - 0.25 * t * decrease and t > 1e-12:
+                t *= 0.5
+        theta = theta + t * step
+    slope = theta[0] / scale
+    return slope, (theta[1] - slope * center) if intercept else 0.0
+
+
+@attrs.define
+class SigmoidCalibration(boostkit.Calibration):
+    """Optimal linear AdaBoost: k(s) = 1/2 (w s - b) with w and b minimising Z (000 eq. 52-53).
+
+    With ``intercept=False`` (b = 0) this is the linear form of AdaBoost, alpha = w/2 (eq. 9, 000
+    section 3.1), and the contribution is the engine's ``boostkit.LinearContribution``.
+    ``smoothing`` is the weight of four phantom examples that keep the optimum finite
+    (:func:`minimise_exponential_loss`); ``None`` is 1/m. ``backfit`` re-fits the term of a fixed
+    scoring function seen before (000 section 3.3; section 4's linear comparison, "repeated
+    application of the algorithm to the same limited set of scores until convergence").
+    """
+
+    name = "sigmoid"
+    intercept: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
+    smoothing: float | None = attrs.field(default=None, validator=_epsilon)
+    backfit: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+    _terms: _TermIndex = attrs.field(init=False, factory=_TermIndex)
+
+    @boostkit.hookimpl
+    def boostkit_fit_start(self, state):
+        self._terms = _TermIndex()
+
+    @boostkit.hookimpl
+    def boostkit_partition_loss(self, wpos, wneg):
+        return z_loss(wpos, wneg) if self.intercept else weighted_error(wpos, wneg)
+
+    @boostkit.hookimpl
+    def boostkit_calibrate(self, state, candidate):
+        replaces, removed, weights = (
+            self._terms.target(state, candidate) if self.backfit else (None, None, state.weights)
+        )
+        smoothing = resolve_epsilon(self.smoothing, state.data.n_samples)
+        slope, intercept = minimise_exponential_loss(
+            candidate.scores, state.data.y, weights, smoothing, self.intercept
+        )
+        if self.intercept:
+            contribution, coefficients = AffineScore(slope, intercept), (slope, intercept)
+        else:
+            contribution, coefficients = boostkit.LinearContribution(slope), (slope,)
+        return boostkit.Calibrated(
+            contribution, contribution.values(candidate, state.margin), coefficients,
+            replaces=replaces, removed_values=removed,
+        )

@@ -1,0 +1,359 @@
+"""Weak learners of 000_ea597104f195fc85.txt and the hypotheses they produce.
+
+* ``score-columns``: each column of X is one given scoring function (sections 4 and 6); the
+  proposal cycles through them, for PAV-AdaBoost.finite (3.3).
+* ``cmass``: the difference of the D_t-weighted class centroids (7.1).
+* ``nscore``: the similarity to the heaviest example of one class, alternating classes (7.2),
+  with the KNN similarity of eq. 49 and IDF weights on term counts, and the ``xlap`` window.
+* ``binary-naive-bayes``: multivariate Bernoulli naive Bayes under D_t (4.3, 7, 8).
+
+All hypotheses give real scores; PAV or the sigmoid then calibrates them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import attrs
+import numpy as np
+
+import boostkit
+
+__all__ = [
+    "ScoreColumn",
+    "ScoreColumns",
+    "Projection",
+    "Cmass",
+    "NaiveBayesScore",
+    "BinaryNaiveBayes",
+    "NeighborSimilarity",
+    "Nscore",
+    "local_weights",
+]
+
+
+def _float_vector(value) -> np.ndarray:
+    arr = np.ascontiguousarray(value, dtype=np.float64)
+    if arr.ndim != 1:
+        raise ValueError(f"expected a 1-D array, got shape {arr.shape}")
+    return arr
+
+
+def _sign(instance, attribute, value):
+    if value not in (-1.0, 1.0):
+        raise ValueError(f"sign must be +1 or -1, got {value!r}")
+
+
+def _non_negative(instance, attribute, value):
+    if not (math.isfinite(value) and value >= 0):
+        raise ValueError(f"{attribute.name} must be a finite number >= 0, got {value!r}")
+
+
+def _smoothing(instance, attribute, value):
+    if value is not None and not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+        raise ValueError(f"{attribute.name} must be None (1/m) or a number > 0, got {value!r}")
+
+
+# -- score columns ---------------------------------------------------------------------------
+
+
+@attrs.frozen
+class ScoreColumn(boostkit.WeakHypothesis):
+    """h(x) = sign * x[feature]: one given score (000 section 4, 6).
+
+    Its cells are the bins of the column (bin b holds t_{b-1} < x <= t_b for the ``thresholds``
+    the engine binned the column with), numbered in increasing order of h, so PAV can run on the
+    bins (000 section 5) and predictions use the same bins as training. ``ordered_cells`` tells a
+    calibration that cell order is score order.
+    """
+
+    name = "score-column"
+    ordered_cells: ClassVar[bool] = True
+
+    feature: int = attrs.field(converter=int)
+    sign: float = attrs.field(converter=float, validator=_sign)
+    thresholds: np.ndarray = attrs.field(converter=_float_vector, eq=False)
+
+    @property
+    def n_cells(self) -> int:
+        return self.thresholds.shape[0] + 1
+
+    def scores(self, X: np.ndarray) -> np.ndarray:
+        return self.sign * X[:, self.feature]
+
+    def cells(self, X: np.ndarray) -> np.ndarray:
+        bins = np.searchsorted(self.thresholds, X[:, self.feature], side="left")
+        return bins if self.sign > 0 else self.n_cells - 1 - bins
+
+    def describe(self) -> str:
+        return f"{'-' if self.sign < 0 else ''}x[{self.feature}]"
+
+
+@attrs.define
+class ScoreColumns(boostkit.Proposal):
+    """Propose the columns of X in turn, round after round: a fixed set of scoring functions.
+
+    PAV is monotone non-decreasing, so each score should rise with the +1 label (000 section 4:
+    "each scoring function tends to associate higher scores with the +1 label"; section 6 flips
+    signs by hand). With ``orient=True`` (default) a column whose D_1-weighted mean is lower on
+    the positives than on the negatives is used negated. Each candidate names its column in
+    ``info["scoring_function"]`` so back-fitting calibrations re-fit its term.
+    """
+
+    name = "score-columns"
+    orient: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
+    _signs: np.ndarray | None = attrs.field(init=False, default=None)
+
+    @boostkit.hookimpl
+    def boostkit_fit_start(self, state):
+        data = state.data
+        self._signs = np.ones(data.n_features)
+        pos = data.sample_weight * data.is_pos
+        neg = data.sample_weight - pos
+        if self.orient and pos.sum() > 0 and neg.sum() > 0:
+            difference = pos @ data.X / pos.sum() - neg @ data.X / neg.sum()
+            self._signs[difference < 0] = -1.0
+
+    @boostkit.hookimpl
+    def boostkit_propose(self, state):
+        feature = (state.round - 1) % state.data.n_features
+        binned = state.data.binned
+        hypothesis = ScoreColumn(feature, self._signs[feature], binned.thresholds[feature])
+        codes = binned.codes[feature]
+        cells = codes if hypothesis.sign > 0 else hypothesis.n_cells - 1 - codes.astype(np.intp)
+        return boostkit.Candidate(
+            hypothesis, cells=cells, scores=hypothesis.scores(state.data.X),
+            info={"scoring_function": feature},
+        )
+
+
+# -- Cmass -----------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Projection(boostkit.WeakHypothesis):
+    """h(x) = w . x for a fixed direction w (``direction``)."""
+
+    name = "projection"
+    direction: np.ndarray = attrs.field(converter=_float_vector, eq=False)
+
+    def scores(self, X: np.ndarray) -> np.ndarray:
+        return X @ self.direction
+
+    def describe(self) -> str:
+        top = int(np.argmax(np.abs(self.direction)))
+        return f"w.x (|w| = {np.linalg.norm(self.direction):.3g}, largest |w_j| at j = {top})"
+
+
+@attrs.define
+class Cmass(boostkit.Proposal):
+    """The Cmass weak learner (000 section 7.1).
+
+    Weight the positive examples by D_t and take their centroid c_p, likewise c_n for the
+    negatives, and propose h(x) = w . x with w = c_p - c_n (the default). With ``standardize=True`` the
+    features are first divided by their D_1-weighted standard deviation (folded into w, so h
+    still takes raw features): on features of very different scales (spambase's run lengths
+    against its word frequencies) the raw centroid difference is one feature's. Proposes nothing
+    (ending the run) when a class has no weight or the centroids coincide.
+    """
+
+    name = "cmass"
+    standardize: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+    _scale: np.ndarray | None = attrs.field(init=False, default=None)
+
+    @boostkit.hookimpl
+    def boostkit_fit_start(self, state):
+        X, d1 = state.data.X, state.data.sample_weight
+        if self.standardize:
+            mean = d1 @ X
+            std = np.sqrt(d1 @ (X - mean) ** 2)
+            self._scale = np.where(std > 0, 1.0 / np.where(std > 0, std, 1.0), 0.0)
+        else:
+            self._scale = np.ones(X.shape[1])
+
+    @boostkit.hookimpl
+    def boostkit_propose(self, state):
+        X, weights = state.data.X, state.weights
+        pos = weights * state.data.is_pos
+        neg = weights - pos
+        if pos.sum() <= 0 or neg.sum() <= 0:
+            return None
+        # centroids of the standardised features z = x * scale; w.z = (w * scale).x
+        difference = (pos @ X / pos.sum() - neg @ X / neg.sum()) * self._scale
+        direction = difference * self._scale
+        if not direction.any():
+            return None
+        hypothesis = Projection(direction)
+        return boostkit.Candidate(hypothesis, scores=hypothesis.scores(X))
+
+
+# -- binary naive Bayes ----------------------------------------------------------------------
+
+
+@attrs.frozen
+class NaiveBayesScore(boostkit.WeakHypothesis):
+    """h(x) = offset + sum_j term_weights[j] [x_j > threshold]: a binary naive Bayes score."""
+
+    name = "naive-bayes-score"
+    threshold: float = attrs.field(converter=float)
+    term_weights: np.ndarray = attrs.field(converter=_float_vector, eq=False)
+    offset: float = attrs.field(converter=float)
+
+    def scores(self, X: np.ndarray) -> np.ndarray:
+        return self.offset + (X > self.threshold) @ self.term_weights
+
+    def describe(self) -> str:
+        return f"naive Bayes ({np.count_nonzero(self.term_weights)} terms)"
+
+
+@attrs.define
+class BinaryNaiveBayes(boostkit.Proposal):
+    """Binary (multivariate Bernoulli) naive Bayes trained under D_t (000 sections 4.3, 7, 8).
+
+    A feature is present when x_j > ``threshold`` (for term counts or frequencies: the word
+    occurs). Under D_t, p_j = (W+(x_j present) + s) / (W+ + 2s) and q_j likewise for the
+    negatives, with pseudo-weight s = ``smoothing`` (``None``: 1/m, one example's weight under
+    D_1, i.e. Laplace's rule). The score is the posterior log-odds
+
+        h(x) = ln(W+ / W-) + sum_j [ln((1-p_j)/(1-q_j)) + [x_j present] ln(p_j (1-q_j) / (q_j (1-p_j)))],
+
+    a log-odds score in the sense of 000 section 8. Terms whose weight
+    ln(p_j (1-q_j) / (q_j (1-p_j))) is below ``min_weight`` in absolute value are dropped (000
+    section 7 uses 1.0 "as a form of feature selection"); ``prior=False`` leaves out ln(W+/W-).
+    """
+
+    name = "binary-naive-bayes"
+    threshold: float = attrs.field(default=0.0, converter=float)
+    smoothing: float | None = attrs.field(default=None, validator=_smoothing)
+    min_weight: float = attrs.field(default=0.0, converter=float, validator=_non_negative)
+    prior: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
+    _present: np.ndarray | None = attrs.field(init=False, default=None)
+
+    @boostkit.hookimpl
+    def boostkit_fit_start(self, state):
+        self._present = (state.data.X > self.threshold).astype(np.float64)
+
+    @boostkit.hookimpl
+    def boostkit_propose(self, state):
+        weights = state.weights
+        pos = weights * state.data.is_pos
+        neg = weights - pos
+        w_pos, w_neg = pos.sum(), neg.sum()
+        if w_pos <= 0 or w_neg <= 0:
+            return None
+        s = 1.0 / state.data.n_samples if self.smoothing is None else self.smoothing
+        p = (pos @ self._present + s) / (w_pos + 2 * s)
+        q = (neg @ self._present + s) / (w_neg + 2 * s)
+        absent = np.log((1 - p) / (1 - q))
+        term_weights = np.log(p / q) - absent
+        kept = np.abs(term_weights) >= self.min_weight
+        offset = (math.log(w_pos / w_neg) if self.prior else 0.0) + absent[kept].sum()
+        hypothesis = NaiveBayesScore(self.threshold, np.where(kept, term_weights, 0.0), offset)
+        return boostkit.Candidate(hypothesis, scores=offset + self._present @ hypothesis.term_weights)
+
+
+# -- Nscore ----------------------------------------------------------------------------------
+
+
+def local_weights(tf: np.ndarray, dlen: np.ndarray, alpha: float, decay: float) -> np.ndarray:
+    """The local weight of eq. 49 (000 section 7): lw = 1 / (1 + decay^(tf - 1) e^(alpha dlen)).
+
+    ``tf`` is a term's count in a document (one row per document) and ``dlen`` the document's
+    length, the sum of its counts; lw = 0 where tf = 0. The paper uses alpha = 0.0044 and
+    decay (its lambda) = 0.7, from the Poisson model of term frequencies.
+    """
+    with np.errstate(over="ignore", divide="ignore"):
+        lw = 1.0 / (1.0 + decay ** (tf - 1.0) * np.exp(alpha * dlen)[:, None])
+    return np.where(tf > 0, lw, 0.0)
+
+
+@attrs.frozen
+class NeighborSimilarity(boostkit.WeakHypothesis):
+    """h(x) = sign * sim(x_i, x) for a stored training document x_i (000 section 7.2).
+
+    sim is the KNN similarity of 000 section 7: the dot product of the documents' vectors, whose
+    components are the local weight (eq. 49) times the term's IDF, ln(N / n_t) on the training
+    set. Only the terms of x_i matter, so the hypothesis keeps them (``terms``) with
+    ``weights`` = lw(x_i, t) idf_t^2, and h(x) = sign * sum_t weights_t lw(x, t).
+    """
+
+    name = "neighbor-similarity"
+    terms: np.ndarray = attrs.field(converter=lambda v: np.ascontiguousarray(v, dtype=np.int64), eq=False)
+    weights: np.ndarray = attrs.field(converter=_float_vector, eq=False)
+    sign: float = attrs.field(converter=float, validator=_sign)
+    alpha: float = attrs.field(converter=float)
+    decay: float = attrs.field(converter=float)
+
+    def scores(self, X: np.ndarray) -> np.ndarray:
+        lw = local_weights(X[:, self.terms], X.sum(axis=1), self.alpha, self.decay)
+        return self.sign * (lw @ self.weights)
+
+    def describe(self) -> str:
+        return f"{'-' if self.sign < 0 else '+'}sim(x_i, x) ({self.terms.shape[0]} terms)"
+
+
+@attrs.define
+class Nscore(boostkit.Proposal):
+    """The Nscore (neighbour score) weak learner (000 section 7.2), for term-count features.
+
+    X holds term counts (one column per term; :mod:`boostkit_pav.text` makes them). With t - 1
+    the number of earlier applications: for even t take the positive example x_i of greatest
+    D_t(i) (the lowest index among ties) and propose h(x) = sim(x_i, x); for odd t the heaviest
+    negative and h(x) = -sim(x_i, x). ``xlap`` (000 section 7.2, for linear AdaBoost) forbids
+    choosing an example again until ``xlap`` other applications have passed (0: no restriction).
+    ``alpha`` and ``decay`` are the alpha and lambda of eq. 49. Proposes nothing when the class
+    to choose from has no available example.
+    """
+
+    name = "nscore"
+    alpha: float = attrs.field(default=0.0044, converter=float, validator=_non_negative)
+    decay: float = attrs.field(default=0.7, converter=float)
+    xlap: int = attrs.field(default=0, converter=int)
+    _vectors: np.ndarray | None = attrs.field(init=False, default=None)
+    _idf: np.ndarray | None = attrs.field(init=False, default=None)
+    _last_used: np.ndarray | None = attrs.field(init=False, default=None)
+    _applications: int = attrs.field(init=False, default=0)
+
+    @decay.validator
+    def _check_decay(self, attribute, value):
+        if not 0.0 < value <= 1.0:
+            raise ValueError(f"decay (lambda of eq. 49) must be in (0, 1], got {value!r}")
+
+    @xlap.validator
+    def _check_xlap(self, attribute, value):
+        if value < 0:
+            raise ValueError(f"xlap must be >= 0, got {value!r}")
+
+    @boostkit.hookimpl
+    def boostkit_fit_start(self, state):
+        X = state.data.X
+        if (X < 0).any():
+            raise ValueError("nscore needs term counts (non-negative features)")
+        document_frequency = np.count_nonzero(X, axis=0)
+        with np.errstate(divide="ignore"):
+            self._idf = np.where(document_frequency > 0,
+                                 np.log(X.shape[0] / np.maximum(document_frequency, 1)), 0.0)
+        self._vectors = local_weights(X, X.sum(axis=1), self.alpha, self.decay) * self._idf
+        self._last_used = np.full(X.shape[0], -np.inf)
+        self._applications = 0
+
+    @boostkit.hookimpl
+    def boostkit_propose(self, state):
+        t = self._applications + 1
+        from_positive = t % 2 == 0
+        eligible = (state.data.is_pos == from_positive) & (
+            self._applications - self._last_used >= self.xlap
+        )
+        if not eligible.any():
+            return None
+        i = int(np.argmax(np.where(eligible, state.weights, -1.0)))
+        self._applications = t
+        self._last_used[i] = t
+        vector = self._vectors[i]
+        terms = np.flatnonzero(vector)
+        sign = 1.0 if from_positive else -1.0
+        hypothesis = NeighborSimilarity(terms, vector[terms] * self._idf[terms], sign, self.alpha,
+                                        self.decay)
+        scores = sign * (self._vectors[:, terms] @ vector[terms])
+        return boostkit.Candidate(hypothesis, scores=scores, info={"example": i})
