@@ -94,22 +94,23 @@ def threshold_class_sums(hist, wneg, wpos):
     """Class weights on both sides of every bin edge, from a ``(d, B, 2)`` histogram.
 
     For the cut after bin b of feature f: ``wneg[f, b] = (left, right)`` weight of negatives and
-    ``wpos[f, b]`` likewise for positives; both outputs are ``(d, B - 1, 2)``. Right sides are
-    total minus left, clipped at 0 against rounding.
+    ``wpos[f, b]`` likewise for positives; both outputs are ``(d, B - 1, 2)``. Left sides are
+    prefix sums and right sides suffix sums, so a light side is exact rather than the difference
+    of two large totals.
     """
     d, n_bins, _ = hist.shape
     for f in range(d):
-        total_neg = 0.0
-        total_pos = 0.0
-        for b in range(n_bins):
-            total_neg += hist[f, b, 0]
-            total_pos += hist[f, b, 1]
         left_neg = 0.0
         left_pos = 0.0
         for b in range(n_bins - 1):
             left_neg += hist[f, b, 0]
             left_pos += hist[f, b, 1]
             wneg[f, b, 0] = left_neg
-            wneg[f, b, 1] = max(total_neg - left_neg, 0.0)
             wpos[f, b, 0] = left_pos
-            wpos[f, b, 1] = max(total_pos - left_pos, 0.0)
+        right_neg = 0.0
+        right_pos = 0.0
+        for b in range(n_bins - 1, 0, -1):
+            right_neg += hist[f, b, 0]
+            right_pos += hist[f, b, 1]
+            wneg[f, b - 1, 1] = right_neg
+            wpos[f, b - 1, 1] = right_pos

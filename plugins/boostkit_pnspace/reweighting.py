@@ -1,0 +1,105 @@
+"""Stratification (004 Prop. 1-2) and Ada2Boost's reweighting by stratification (Fig. 3)."""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+import numpy as np
+
+import boostkit
+from boostkit.kernels.boosting import exponential_weights, exponential_weights_parallel
+
+from .pnspace import pn_space_quantities
+
+__all__ = ["Stratification", "stratify"]
+
+
+def stratify(weights, y, c: float | None = None) -> np.ndarray:
+    """Skew a weighted example set by the factor ``c`` with P N preserved (004 Prop. 1).
+
+    Positives are multiplied by sqrt(c), negatives divided by it, so P'/N' = c P/N and
+    P' N' = P N: the AOC* of any ranking is unchanged (Definition 3). This is the only such rule
+    (Prop. 1). ``c=None`` stratifies, c = N/P, giving P' = N' = sqrt(P N) and the smallest total
+    weight 2 sqrt(P N) among all P N-preserving skews (Prop. 2).
+
+    Parameters
+    ----------
+    weights:
+        Non-negative example weights.
+    y:
+        Labels in {-1, +1}, {0, 1} or booleans; 1 (True) is the positive class.
+    c:
+        The factor by which P/N changes (> 0), or ``None`` to stratify.
+
+    Example: ``Booster("adaboost").fit(X, y, sample_weight=stratify(np.ones(len(y)), y))``
+    trains on the stratified set (the ROC-space view of the PN space, section 2).
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    labels = np.asarray(y)
+    if w.ndim != 1 or labels.shape != w.shape:
+        raise ValueError(
+            f"weights and y must be 1-D of the same length, got shapes {w.shape} and {labels.shape}"
+        )
+    if not np.isfinite(w).all() or (w < 0).any():
+        raise ValueError("weights must be finite and non-negative")
+    values = np.unique(labels)
+    if not (labels.dtype == bool or np.isin(values, (0, 1)).all() or np.isin(values, (-1, 1)).all()):
+        raise ValueError(f"y must hold labels in {{-1, +1}} or {{0, 1}}, got {values[:10].tolist()}")
+    positive = labels == 1
+    if c is None:
+        pos, neg = w[positive].sum(), w[~positive].sum()
+        if pos <= 0 or neg <= 0:
+            raise ValueError("cannot stratify: one class has no weight (P or N is 0)")
+        c = neg / pos
+    elif not (math.isfinite(c) and c > 0):
+        raise ValueError(f"c must be a finite number > 0, got {c!r}")
+    root = math.sqrt(c)
+    return np.where(positive, w * root, w / root)
+
+
+@attrs.define
+class Stratification(boostkit.Reweighting):
+    """Ada2Boost's reweighting, computed from the margins, with the PN-space records.
+
+    Fig. 3 updates w_{t+1}(x, y) = w_t(x, y) / sqrt(beta'_t(h_t(x))^y). With the contribution
+    c_t(x) = 1/2 ln beta'_t(h_t(x)) of :class:`~boostkit_pnspace.AsymmetricBeta` the divisor is
+    exp(y c_t(x)), so unrolling from w_1 gives
+
+        w_{t+1}(x, y) = w_1(x, y) exp(-y F_t(x)),   F_t = sum_{s<=t} c_s,
+
+    which is what this component computes, from the margins (in log space, with the engine's
+    kernel), returning D_{t+1} = w_{t+1} / W_{t+1} and the potential ln(W_{t+1} / |E|) (so
+    record ``z`` is W_{t+1} / W_t and ``error_bound`` W_{t+1} / |E|). Per round it is the
+    stratification of each side of h_t: on a side with p positives and n negatives, positives
+    are multiplied by beta'^{-1/2} = sqrt(n/p) and negatives by sqrt(p/n), Prop. 1 with c = n/p,
+    so both sides end with equal class weights sqrt(p n) (Prop. 4), their P N preserved and
+    their weight the smallest such (Prop. 2). Tests replay Fig. 3 round by round against it.
+
+    With another calibration (AdaBoost's constant alpha) the weights are AdaBoost's
+    (exp(-y F), eq. 1), only no longer a stratification; the records still hold, and Theorem 2
+    applies to any such F.
+
+    Records (``record.extra``, see :func:`~boostkit_pnspace.pnspace.pn_space_quantities`):
+    ``total_weight``, ``positive_weight``, ``negative_weight``, ``pn_area`` (P'N'),
+    ``aoc_weighted``, ``weighted_auc``, ``aoc_train``, ``train_auc``, ``auc_bound_theorem2`` and
+    ``auc_bound`` (Corollary 1), in the paper's units (w_1 sums to |E|).
+    """
+
+    name = "stratification"
+
+    @boostkit.hookimpl
+    def boostkit_reweight(self, state):
+        data = state.data
+        out = np.empty(data.n_samples)
+        if state.n_jobs > 1:
+            log_potential = exponential_weights_parallel(
+                state.margin, data.y, data.sample_weight, out, state.n_jobs
+            )
+        else:
+            log_potential = exponential_weights(state.margin, data.y, data.sample_weight, out)
+        log_potential = float(log_potential)
+        extra = pn_space_quantities(
+            state.margin, data.is_pos, data.sample_weight, out, log_potential, data.n_samples
+        )
+        return boostkit.Weights(out, log_potential, extra)
