@@ -238,6 +238,12 @@ def _call(hook, name: str, components, **kwargs):
         ) from exc
 
 
+def _exp(x: float) -> float:
+    # A potential can exceed e^709 (huge count features under an unsmoothed loss): the bound is
+    # then vacuous, recorded as inf rather than raising OverflowError.
+    return math.exp(x) if x < 709.0 else math.inf
+
+
 def _check_array(values, n: int, what: str, owner: str) -> None:
     if values.shape != (n,):
         raise HookError(f"{owner} returned {what} of shape {values.shape}, expected ({n},)")
@@ -292,9 +298,9 @@ def _run(pm, recipe, components, data: TrainingData, n_rounds: int, rng, n_jobs)
         _check_array(weights.weights, n, "weights", "boostkit_reweight")
         z = bound = None
         if weights.log_potential is not None:
-            bound = math.exp(weights.log_potential)
+            bound = _exp(weights.log_potential)
             if state.log_potential is not None:
-                z = math.exp(weights.log_potential - state.log_potential)
+                z = _exp(weights.log_potential - state.log_potential)
         state.weights = weights.weights
         state.log_potential = weights.log_potential
         record = RoundRecord(

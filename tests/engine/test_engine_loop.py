@@ -182,3 +182,25 @@ def test_a_backfitting_round_replaces_the_earlier_term(in_process_plugin, noisy_
 def test_replacing_a_missing_term_is_refused():
     with pytest.raises(ValueError, match="give both or neither"):
         boostkit.Calibrated(boostkit.LinearContribution(1.0), np.zeros(3), (1.0,), replaces=0)
+
+
+@attrs.define
+class _HugePotential(boostkit.Reweighting):
+    """Uniform weights, and a potential of e^1000: beyond what a float holds."""
+
+    name = "test-huge-potential"
+
+    @boostkit.hookimpl
+    def boostkit_reweight(self, state):
+        n = state.data.n_samples
+        return boostkit.Weights(np.full(n, 1.0 / n), log_potential=1000.0 * state.round)
+
+
+def test_a_potential_beyond_float_range_records_an_infinite_bound(in_process_plugin, noisy_data):
+    X, y = noisy_data
+    in_process_plugin("huge", components=(_HugePotential,))
+    recipe = boostkit.Recipe(name="huge", proposal="stump", calibration="constant-alpha",
+                             reweighting="test-huge-potential")
+    model = boostkit.Booster(recipe, n_rounds=2).fit(X, y)
+    assert [r.error_bound for r in model.records] == [math.inf, math.inf]
+    assert [r.z for r in model.records] == [math.inf, math.inf]
