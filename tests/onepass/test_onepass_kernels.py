@@ -1,0 +1,215 @@
+"""The numba kernels of boostkit_onepass against naive reference implementations.
+
+Everything here also runs under ``NUMBA_DISABLE_JIT=1`` (sizes are small). Paper:
+002_e834e6eb4e496457.txt (sections 3 and 4).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import sparse
+
+from boostkit_adaboost.coefficients import newton_alpha
+from boostkit_onepass.kernels import (
+    SMALL_COUNTS,
+    _column_margins,
+    all_plus_minus_one,
+    csr_column,
+    csr_margin_columns,
+    csr_linear,
+    dense_linear,
+    exp_loss_alpha,
+    one_pass_counts,
+    one_pass_signs,
+    potential_advantage,
+)
+
+
+def _random_counts(rng, n, d, density=0.3, high=4):
+    X = sparse.random(n, d, density=density, format="csr", random_state=rng,
+                      data_rvs=lambda k: rng.integers(1, high, k).astype(float))
+    X.sort_indices()
+    return X
+
+
+# -- naive references ---------------------------------------------------------------------------
+
+
+def naive_one_pass(columns, y, d1, order, gamma_bar, s):
+    """One-pass (Picky)AdaBoost written out round by round on dense columns h_j(x_i).
+
+    D_t is renormalised every round; the advantage is 1/2 |1 - 2 eps| for +-1 columns and
+    1/2 sqrt(1 - Z*^2) otherwise, with Z* the smallest potential on a fine grid of alphas.
+    """
+    D = d1 / d1.sum()
+    alphas = np.zeros(columns.shape[1])
+    for j in order:
+        h = columns[:, j]
+        if np.all(np.abs(h) == 1):
+            eps = D[h != y].sum()
+            gamma = abs(0.5 - eps)
+            alpha = 0.5 * math.log((1 - eps + s) / (eps + s))
+        else:
+            rows = h != 0
+            if not rows.any():
+                continue
+            u, w = y[rows] * h[rows], D[rows]
+            zero_mass = 1 - w.sum()
+            grid = np.linspace(-40, 40, 80001) / np.abs(u).max()
+            z_star = float((np.exp(-np.outer(grid, u)) @ w).min()) + zero_mass
+            gamma = 0.5 * math.sqrt(max(0.0, 1 - min(z_star, 1.0) ** 2))
+            alpha = newton_alpha(y * h, D, s)
+        if gamma_bar > 0 and gamma < gamma_bar:
+            continue
+        alphas[j] = alpha
+        D = D * np.exp(-alpha * y * h)
+        D /= D.sum()
+    return alphas
+
+
+# -- CSR access ---------------------------------------------------------------------------------
+
+
+def test_csr_column_and_linear_match_dense():
+    rng = np.random.default_rng(0)
+    X = _random_counts(rng, 30, 12)
+    dense = X.toarray()
+    for j in range(12):
+        out = np.empty(30)
+        csr_column(X.indptr, X.indices, X.data, j, out)
+        assert np.array_equal(out, dense[:, j])
+    a, c = rng.normal(size=12), rng.normal(size=12)
+    expected = 0.7 + dense @ a + (dense > 0) @ c
+    out = np.empty(30)
+    csr_linear(X.indptr, X.indices, X.data, a, c, 0.7, out)
+    assert np.allclose(out, expected, rtol=0, atol=1e-12)
+    dense_linear(dense, a, c, 0.7, out)
+    assert np.allclose(out, expected, rtol=0, atol=1e-12)
+
+
+def test_all_plus_minus_one():
+    assert all_plus_minus_one(np.array([[1.0, -1.0], [-1.0, 1.0]]))
+    assert not all_plus_minus_one(np.array([1.0, 0.0]))
+    assert not all_plus_minus_one(np.array([1.0, 2.0]))
+
+
+# -- voting weights -----------------------------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 40), st.integers(0, 2**31 - 1), st.sampled_from([1e-15, 1e-4, 0.05]))
+def test_exp_loss_alpha_is_newton_alphas_minimiser(n, seed, s):
+    """Same minimiser as boostkit_adaboost's newton-alpha, which sees every example."""
+    rng = np.random.default_rng(seed)
+    u = rng.integers(-3, 4, n).astype(float) * rng.choice([1.0, 0.5], n)
+    w = rng.random(n)
+    w /= w.sum()
+    rows = u != 0
+    expected = newton_alpha(u, w, s)
+    got = exp_loss_alpha(u[rows], w[rows], s, 1e-12, 100)
+    assert got == pytest.approx(expected, rel=1e-8, abs=1e-10)
+
+
+def test_exp_loss_alpha_closed_form_for_two_values():
+    # u in {+2, -2} with weights 0.6 / 0.2 (0.2 abstains):
+    # beta = 1/2 ln((0.6 + s) / (0.2 + s)), alpha = beta / 2
+    u, w = np.array([2.0, 2.0, -2.0]), np.array([0.3, 0.3, 0.2])
+    s = 0.01
+    expected = 0.25 * math.log(0.61 / 0.21)
+    assert exp_loss_alpha(u, w, s, 1e-12, 100) == pytest.approx(expected, rel=1e-14)
+
+
+@pytest.mark.parametrize("eps", [0.1, 0.3, 0.45, 0.7])
+def test_potential_advantage_is_the_advantage_of_a_sign_classifier(eps):
+    u = np.array([1.0, -1.0])
+    w = np.array([1 - eps, eps])
+    assert potential_advantage(u, w, 1e-12, 100) == pytest.approx(abs(0.5 - eps), rel=1e-9)
+
+
+def test_potential_advantage_of_counts_against_a_grid():
+    u = np.array([3.0, 1.0, -2.0, 1.0])
+    w = np.array([0.2, 0.3, 0.25, 0.05])  # 0.2 abstains
+    grid = np.linspace(-5, 5, 200001)
+    z_star = float((np.exp(-np.outer(grid, u)) @ w).min()) + 0.2
+    gamma = potential_advantage(u, w, 1e-12, 100)
+    assert gamma == pytest.approx(0.5 * math.sqrt(1 - z_star**2), rel=1e-6)
+    # rescaling the classifier changes nothing
+    assert potential_advantage(7 * u, w, 1e-12, 100) == pytest.approx(gamma, rel=1e-9)
+
+
+def test_potential_advantage_of_a_pure_term_is_its_infimum():
+    # a term seen only in positive texts of mass 0.1: Z* = 0.9 (alpha -> infinity)
+    got = potential_advantage(np.array([1.0, 2.0]), np.array([0.05, 0.05]), 1e-12, 100)
+    assert got == pytest.approx(0.5 * math.sqrt(1 - 0.9**2), rel=1e-12)
+
+
+def test_column_margins_group_equal_counts():
+    indices = np.array([0, 1, 2, 3, 4])
+    margins = np.array([1.0, 1.0, 2.0, 0.5, 100.0]) * np.array([1.0, -1.0, 1.0, 1.0, -1.0])
+    w = np.array([0.1, 0.2, 0.3, 0.15, 0.25]) * 2  # total 2
+    bins = np.zeros((2, SMALL_COUNTS + 1))
+    out_u, out_w = np.empty(5 + 2 * SMALL_COUNTS), np.empty(5 + 2 * SMALL_COUNTS)
+    g, largest = _column_margins(0, 5, indices, margins, w, 2.0, bins, out_u, out_w)
+    assert largest == 2
+    order = np.argsort(out_u[:g])
+    assert np.array_equal(out_u[:g][order], [-100.0, -1.0, 0.5, 1.0, 2.0])
+    assert np.allclose(out_w[:g][order], [0.25, 0.2, 0.15, 0.1, 0.3], rtol=0, atol=1e-15)
+    assert not bins.any()
+
+
+# -- fused passes -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("gamma_bar", [0.0, 0.02, 0.1])
+def test_one_pass_counts_matches_the_naive_pass(gamma_bar):
+    rng = np.random.default_rng(3)
+    X = _random_counts(rng, 40, 15, density=0.25)
+    X[0, 3] = 0.5  # a non-integer count goes through the exp path
+    X.eliminate_zeros()
+    y = np.where(rng.random(40) < 0.4, 1.0, -1.0)
+    d1 = np.full(40, 1 / 40)
+    order = rng.permutation(15)
+    s = 1 / 40
+    expected = naive_one_pass(X.toarray(), y, d1, order, gamma_bar, s)
+    csc = X.tocsc()
+    alpha = np.zeros(15)
+    n_used, log_potential = one_pass_counts(csc.indptr, csc.indices, csc.data * y[csc.indices],
+                                            d1, order, gamma_bar, s, 1e-12, 100, alpha)
+    assert np.allclose(alpha, expected, rtol=1e-7, atol=1e-9)
+    assert n_used == np.count_nonzero(expected)
+    F = X.toarray() @ alpha
+    assert log_potential == pytest.approx(math.log(np.mean(np.exp(-y * F))), rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("gamma_bar", [0.0, 0.05, 0.2])
+def test_one_pass_signs_matches_the_naive_pass(gamma_bar):
+    rng = np.random.default_rng(4)
+    y = np.where(rng.random(50) < 0.5, 1.0, -1.0)
+    X = np.where(rng.random((50, 8)) < 0.7, y[:, None], -y[:, None])
+    d1 = rng.random(50)
+    order = rng.permutation(8)
+    expected = naive_one_pass(X, y, d1, order, gamma_bar, 1e-3)
+    alpha = np.zeros(8)
+    n_used, log_potential = one_pass_signs(X.T.astype(np.int8).copy(), y, d1, order, gamma_bar,
+                                           1e-3, alpha)
+    assert np.allclose(alpha, expected, rtol=1e-12, atol=1e-14)
+    assert n_used == np.count_nonzero(expected)
+    D1 = d1 / d1.sum()
+    assert log_potential == pytest.approx(math.log(D1 @ np.exp(-y * (X @ alpha))), rel=1e-10)
+
+
+def test_csr_margin_columns_is_the_transpose_times_the_labels():
+    rng = np.random.default_rng(6)
+    X = _random_counts(rng, 25, 9)
+    y = np.where(rng.random(25) < 0.5, 1.0, -1.0)
+    column_ptr, rows, margins = csr_margin_columns(X.indptr, X.indices, X.data, y, 9)
+    reference = sparse.csc_matrix(X.multiply(y[:, None]))
+    reference.sort_indices()
+    assert np.array_equal(column_ptr, reference.indptr)
+    assert np.array_equal(rows, reference.indices)
+    assert np.array_equal(margins, reference.data)
