@@ -8,31 +8,9 @@ import attrs
 import numpy as np
 
 import boostkit
+from boostkit.smoothing import check_smoothing, resolve_smoothing
 from boostkit.criteria import weighted_error, z_loss
 from boostkit.kernels.boosting import sign_error
-
-# A zero smoothing keeps the textbook formulas; this floor only stops a perfect hypothesis
-# (error exactly 0) from getting an infinite coefficient: alpha <= 1/2 ln(1e15) ~ 17.3.
-_SMOOTHING_FLOOR = 1e-15
-
-
-def _smoothing(instance, attribute, value):
-    if value is not None and not (
-        isinstance(value, (int, float)) and not isinstance(value, bool)
-        and math.isfinite(value) and value >= 0
-    ):
-        raise ValueError(f"smoothing must be None (1/m) or a finite number >= 0, got {value!r}")
-
-
-def resolve_smoothing(smoothing: float | None, n_samples: int) -> float:
-    """The smoothing actually used: 1/m for ``None`` (Schapire & Singer), floored at 1e-15.
-
-    1/m depends on the number of examples, so a smoothed fit with integer sample weights is not
-    the same as a fit on repeated examples; ``smoothing=0`` keeps that equivalence.
-    """
-    value = 1.0 / n_samples if smoothing is None else float(smoothing)
-    return max(value, _SMOOTHING_FLOOR)
-
 
 def _require_pm1(scores: np.ndarray, n_not_pm1: int, name: str) -> None:
     if n_not_pm1:
@@ -54,7 +32,7 @@ class ConstantAlpha(boostkit.Calibration):
     """
 
     name = "constant-alpha"
-    smoothing: float | None = attrs.field(default=0.0, validator=_smoothing)
+    smoothing: float | None = attrs.field(default=0.0, validator=check_smoothing)
 
     @boostkit.hookimpl
     def boostkit_partition_loss(self, wpos, wneg):
@@ -120,7 +98,7 @@ class NewtonAlpha(boostkit.Calibration):
     """
 
     name = "newton-alpha"
-    smoothing: float | None = attrs.field(default=None, validator=_smoothing)
+    smoothing: float | None = attrs.field(default=None, validator=check_smoothing)
     tol: float = attrs.field(default=1e-12, converter=float)
     max_iter: int = attrs.field(default=100, converter=int)
 
@@ -147,7 +125,7 @@ class DomainPartition(boostkit.Calibration):
     """
 
     name = "domain-partition"
-    smoothing: float | None = attrs.field(default=None, validator=_smoothing)
+    smoothing: float | None = attrs.field(default=None, validator=check_smoothing)
 
     @boostkit.hookimpl
     def boostkit_partition_loss(self, wpos, wneg):

@@ -8,27 +8,10 @@ import attrs
 import numpy as np
 
 import boostkit
+from boostkit.smoothing import check_smoothing, resolve_smoothing
 from boostkit.criteria import weighted_error
 
 from .kernels import all_plus_minus_one, exp_loss_alpha
-
-# A zero smoothing keeps the textbook formula; this floor only keeps a perfect classifier's
-# alpha finite (<= 1/2 ln(1e15) ~ 17.3), as boostkit_adaboost's constant-alpha does.
-SMOOTHING_FLOOR = 1e-15
-
-
-def _smoothing(instance, attribute, value):
-    if value is not None and not (
-        isinstance(value, (int, float)) and not isinstance(value, bool)
-        and math.isfinite(value) and value >= 0
-    ):
-        raise ValueError(f"smoothing must be None (1/m) or a finite number >= 0, got {value!r}")
-
-
-def resolve_smoothing(smoothing: float | None, n_samples: int) -> float:
-    """The smoothing used: 1/m for ``None`` (Schapire & Singer's order), floored at 1e-15."""
-    return max(1.0 / n_samples if smoothing is None else float(smoothing), SMOOTHING_FLOOR)
-
 
 def sign_alpha(eps: float, smoothing: float) -> float:
     """alpha = 1/2 ln((1 - eps + s) / (eps + s)) (002 Fig. 1 and eq. 3, smoothed by s)."""
@@ -66,7 +49,7 @@ class OnePassAlpha(boostkit.Calibration):
     """
 
     name = "onepass-alpha"
-    smoothing: float | None = attrs.field(default=None, validator=_smoothing)
+    smoothing: float | None = attrs.field(default=None, validator=check_smoothing)
     tol: float = attrs.field(default=1e-12, converter=float)
     max_iter: int = attrs.field(default=100, converter=int)
 

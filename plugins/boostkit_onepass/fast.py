@@ -23,7 +23,7 @@ import numpy as np
 import boostkit
 from boostkit.data import check_features, check_labels, check_sample_weight
 
-from .coefficients import resolve_smoothing
+from boostkit.smoothing import resolve_smoothing
 from .hypotheses import ConstantVote, FeatureCount, FeatureSign, LinearVotes, is_sparse
 from .kernels import csr_margin_columns, one_pass_counts, one_pass_signs
 from .pool import resolve_base
