@@ -68,8 +68,16 @@ def _figure(n_panels: int = 1):
     return figure, axes
 
 
+# After matplotlib's ten cycle colours, ten darker ones, so up to twenty models stay distinct
+# (boostkit compare draws every registered algorithm on one axes).
+_MORE_COLOURS = ("#7f3b08", "#1b7837", "#762a83", "#b2182b", "#2166ac",
+                 "#8c510a", "#01665e", "#c51b7d", "#4d9221", "#404040")
+
+
 def _colour(index: int) -> str:
-    return f"C{index % 10}"
+    if index < 10:
+        return f"C{index}"
+    return _MORE_COLOURS[(index - 10) % len(_MORE_COLOURS)]
 
 
 def _width(index: int, count: int) -> float:
