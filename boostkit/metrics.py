@@ -78,18 +78,24 @@ def accuracy(y_true, y_pred, sample_weight=None) -> float:
     return float(w[y_true == y_pred].sum() / total)
 
 
-def _cumulative_counts(y_true, scores, sample_weight):
-    """Weighted false and true positives at every distinct score, highest score first.
-
-    Returns ``(fps, tps, thresholds)``: predicting positive for ``score >= thresholds[k]`` gives
-    ``fps[k]`` false and ``tps[k]`` true positives. One sort: O(n log n).
-    """
+def _labels_and_scores(y_true, scores):
+    """The positive mask of ``y_true`` and ``scores`` as finite float64 of the same length."""
     is_pos = _positive_mask(y_true)
     scores = _vector(scores, "scores").astype(np.float64)
     if scores.shape[0] != is_pos.shape[0]:
         raise ValueError(f"y_true has {is_pos.shape[0]} labels but scores has {scores.shape[0]}")
     if not np.isfinite(scores).all():
         raise ValueError("scores contain NaN or infinite values")
+    return is_pos, scores
+
+
+def _cumulative_counts(y_true, scores, sample_weight):
+    """Weighted false and true positives at every distinct score, highest score first.
+
+    Returns ``(fps, tps, thresholds)``: predicting positive for ``score >= thresholds[k]`` gives
+    ``fps[k]`` false and ``tps[k]`` true positives. One sort: O(n log n).
+    """
+    is_pos, scores = _labels_and_scores(y_true, scores)
     w = _sample_weight(sample_weight, scores.shape[0])
     if sample_weight is not None:
         # An example of weight 0 is not there: it must not add a threshold (nor a point).
@@ -202,12 +208,7 @@ def average_precision_11pt(y_true, scores) -> float:
     comparisons R_r >= k/10 are done in integers, so the result is exact up to the final
     division. O(n log n) for the sort, O(n) after it.
     """
-    is_pos = _positive_mask(y_true)
-    scores = _vector(scores, "scores").astype(np.float64)
-    if scores.shape[0] != is_pos.shape[0]:
-        raise ValueError(f"y_true has {is_pos.shape[0]} labels but scores has {scores.shape[0]}")
-    if not np.isfinite(scores).all():
-        raise ValueError("scores contain NaN or infinite values")
+    is_pos, scores = _labels_and_scores(y_true, scores)
     n_pos = int(is_pos.sum())
     if n_pos == 0:
         raise ValueError("the 11-point average precision needs at least one positive in y_true")

@@ -131,3 +131,14 @@ def sign_error(scores, y, weights):
         bad += abs(h) != 1.0
         eps += weights[i] * (h != y[i])
     return eps, bad
+
+
+def exponential_distribution(margin, y, d1, n_jobs: int = 1):
+    """``(weights, log_potential)``: :func:`exponential_weights` into a new array, on ``n_jobs``
+    threads when ``n_jobs > 1``. The entry point for reweightings built on exp(-y F)."""
+    out = np.empty(margin.shape[0])
+    if n_jobs > 1:
+        log_potential = exponential_weights_parallel(margin, y, d1, out, n_jobs)
+    else:
+        log_potential = exponential_weights(margin, y, d1, out)
+    return out, float(log_potential)

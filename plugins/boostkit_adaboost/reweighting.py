@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import attrs
-import numpy as np
 
 import boostkit
-from boostkit.kernels.boosting import exponential_weights, exponential_weights_parallel
+from boostkit.kernels.boosting import exponential_distribution
 
 
 @attrs.define
@@ -24,11 +23,7 @@ class ExponentialReweighting(boostkit.Reweighting):
     @boostkit.hookimpl
     def boostkit_reweight(self, state):
         data = state.data
-        out = np.empty(data.n_samples)
-        if state.n_jobs > 1:
-            log_potential = exponential_weights_parallel(
-                state.margin, data.y, data.sample_weight, out, state.n_jobs
-            )
-        else:
-            log_potential = exponential_weights(state.margin, data.y, data.sample_weight, out)
-        return boostkit.Weights(out, float(log_potential))
+        weights, log_potential = exponential_distribution(
+            state.margin, data.y, data.sample_weight, state.n_jobs
+        )
+        return boostkit.Weights(weights, log_potential)

@@ -8,7 +8,7 @@ import attrs
 import numpy as np
 
 import boostkit
-from boostkit.kernels.boosting import exponential_weights, exponential_weights_parallel
+from boostkit.kernels.boosting import exponential_distribution
 
 from .pnspace import pn_space_quantities
 
@@ -91,14 +91,9 @@ class Stratification(boostkit.Reweighting):
     @boostkit.hookimpl
     def boostkit_reweight(self, state):
         data = state.data
-        out = np.empty(data.n_samples)
-        if state.n_jobs > 1:
-            log_potential = exponential_weights_parallel(
-                state.margin, data.y, data.sample_weight, out, state.n_jobs
-            )
-        else:
-            log_potential = exponential_weights(state.margin, data.y, data.sample_weight, out)
-        log_potential = float(log_potential)
+        out, log_potential = exponential_distribution(
+            state.margin, data.y, data.sample_weight, state.n_jobs
+        )
         extra = pn_space_quantities(
             state.margin, data.is_pos, data.sample_weight, out, log_potential, data.n_samples
         )
