@@ -14,6 +14,7 @@ or, with scikit-learn installed, ``boostkit.sklearn.BoostClassifier``. Plugin au
 from __future__ import annotations
 
 from . import datasets
+from .capabilities import Capability
 from .components import (
     Calibrated,
     Calibration,
@@ -58,6 +59,7 @@ __all__ = [
     "Calibration",
     "CalibrationWrapper",
     "Candidate",
+    "Capability",
     "CellContribution",
     "Component",
     "ComponentSpec",

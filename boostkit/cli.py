@@ -3,8 +3,15 @@
 ``boostkit plugins [--json]``
     List the installed plugins: distribution, version, hooks, components (with their role) and
     algorithms (with their paper).
-``boostkit compare [CSV] [--dataset NAME] [--algorithms a,b] ...``
-    Cross-validate registered algorithms on a CSV file or a bundled dataset (``spambase`` by
+``boostkit recipes [--json]``
+    List the named recipes (registered algorithms): their components as a recipe string, their
+    paper and the plugin that registered them.
+``boostkit components [--role ROLE] [--json]``
+    List the registered components with their role and capabilities (needs / provides).
+``boostkit compare [CSV] [--dataset NAME] [--algorithms a,b] [--recipe '...'] ...``
+    Cross-validate registered algorithms and recipes composed on the command line
+    (``--recipe 'proposal=stump calibration=pav+input-dependent(beta=0.5) reweighting=exponential'``)
+    on a CSV file or a bundled dataset (``spambase`` by
     default) with seeded stratified folds, print a results table and write ``results.csv``,
     ``results.md`` and ``roc.json`` into ``--output``, and with the ``plot`` extra the figures
     ``roc.png``, ``pr.png``, ``learning_curves.png`` and ``margins.png``.
@@ -35,6 +42,7 @@ import attrs
 import numpy as np
 
 from . import datasets
+from .capabilities import capabilities_of
 from .engine import Booster
 from .errors import BoostkitError, DataError, RecipeError
 from .hookspecs import hookimpl
@@ -42,6 +50,7 @@ from .metrics import accuracy, roc_auc, roc_curve, stratified_folds
 from .plot import StagedEvaluation, staged_evaluation
 from .plugins import get_registry, plugin_info
 from .progress import FitProgress
+from .registry import Recipe
 
 __all__ = [
     "AlgorithmResult",
@@ -316,25 +325,29 @@ class _FinalWeights:
         self.weights = state.weights * state.data.n_samples
 
 
-def cross_validate(data: BinaryData, algorithms: Sequence[str], *, n_rounds: int, n_folds: int,
-                   seed: int, max_bins: int, n_jobs: int, progress: bool) -> list[AlgorithmResult]:
-    """Fit every algorithm on the same seeded stratified folds and evaluate on the held-out fold."""
+def cross_validate(data: BinaryData, algorithms: Sequence[str | Recipe], *, n_rounds: int,
+                   n_folds: int, seed: int, max_bins: int, n_jobs: int,
+                   progress: bool) -> list[AlgorithmResult]:
+    """Fit every algorithm (a registered name, a recipe string or a :class:`Recipe`) on the same
+    seeded stratified folds and evaluate on the held-out fold."""
     class_names = np.where(data.y > 0, data.positive, data.negative)
     try:
         folds = stratified_folds(class_names, n_folds, seed)
     except ValueError as exc:
         raise UsageError(f"{exc}; pass a smaller --folds") from None
     registry = get_registry()
+    recipes = [registry.resolve(algorithm) for algorithm in algorithms]
     results = []
-    with FitProgress(len(algorithms) * n_folds, enabled=progress, description="compare") as bar:
-        for name in algorithms:
+    with FitProgress(len(recipes) * n_folds, enabled=progress, description="compare") as bar:
+        for recipe in recipes:
+            name = recipe.name
             fold_results = []
             for k, (train, test) in enumerate(folds, start=1):
                 label = f"{name} fold {k}/{n_folds}"
                 observer = bar.observer(label)
                 final_weights = _FinalWeights()
                 booster = Booster(
-                    name, n_rounds=n_rounds, max_bins=max_bins, n_jobs=n_jobs, random_state=seed,
+                    recipe, n_rounds=n_rounds, max_bins=max_bins, n_jobs=n_jobs, random_state=seed,
                     observers=[final_weights] + ([observer] if observer is not None else []),
                 )
                 started = time.perf_counter()
@@ -360,8 +373,7 @@ def cross_validate(data: BinaryData, algorithms: Sequence[str], *, n_rounds: int
                     f"{label}: {fold.n_rounds} rounds in {fit_seconds:.2f} s ({fold.stop_reason}), "
                     f"accuracy {fold.accuracy:.4f}, ROC AUC {fold.roc_auc:.4f}"
                 )
-            paper = registry.algorithm(name).paper
-            results.append(AlgorithmResult(name, paper, tuple(fold_results)))
+            results.append(AlgorithmResult(name, recipe.paper, tuple(fold_results)))
     return results
 
 
@@ -527,10 +539,58 @@ def _cmd_plugins(args) -> int:
     return 0
 
 
-def _algorithm_names(text: str | None) -> list[str]:
+def _capability_text(cls) -> tuple[str, str]:
+    """``(needs, provides)`` of a component class with its default parameters, as text."""
+    try:
+        needs, provides, _ = capabilities_of(cls())
+    except (TypeError, ValueError):  # a component without defaults for every parameter
+        needs, provides = getattr(cls, "needs", ()), getattr(cls, "provides", ())
+        if not isinstance(needs, frozenset) or not isinstance(provides, frozenset):
+            return "depends on parameters", "depends on parameters"
+    return ", ".join(sorted(needs)) or "-", ", ".join(sorted(provides)) or "-"
+
+
+def _cmd_recipes(args) -> int:
+    registry = get_registry()
+    rows = [
+        {"name": name, "recipe": recipe.to_string(), "paper": recipe.paper,
+         "plugin": registry.source_of(name), **recipe.to_json()}
+        for name, recipe in registry.algorithms().items()
+    ]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    width = max(len(row["name"]) for row in rows)
+    for row in rows:
+        print(f"{row['name'].ljust(width)}  {row['paper']}".rstrip())
+        print(f"{''.ljust(width)}  {row['recipe']}")
+    return 0
+
+
+def _cmd_components(args) -> int:
+    registry = get_registry()
+    components = registry.components(args.role)
+    if args.role is not None and not components:
+        raise UsageError(f"no component has role {args.role!r}")
+    rows = []
+    for name, cls in components.items():
+        needs, provides = _capability_text(cls)
+        rows.append({"name": name, "role": cls.role, "needs": needs, "provides": provides,
+                     "plugin": registry.source_of(name)})
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    headers = ("name", "role", "needs", "provides")
+    widths = [max(len(h), *(len(row[h]) for row in rows)) for h in headers]
+    for line in (dict(zip(headers, headers)), *rows):
+        print("  ".join(str(line[h]).ljust(w) for h, w in zip(headers, widths)).rstrip())
+    return 0
+
+
+def _algorithm_names(text: str | None, recipes: Sequence[str] = ()) -> list[str]:
     known = list(get_registry().algorithms())
     if text is None:
-        return known
+        return [] if recipes else known
     names = list(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
     if not names:
         raise UsageError("--algorithms is empty; give names separated by commas")
@@ -543,13 +603,29 @@ def _algorithm_names(text: str | None) -> list[str]:
     return names
 
 
+def _recipes(texts: Sequence[str]) -> list[Recipe]:
+    """The ``--recipe`` strings as recipes, each checked (components, parameters, capabilities)
+    before any data is read."""
+    registry = get_registry()
+    recipes = []
+    for text in texts:
+        recipe = registry.resolve(text)
+        registry.instantiate(recipe)
+        recipes.append(recipe)
+    names = [recipe.name for recipe in recipes]
+    if len(set(names)) != len(names):
+        raise UsageError("two --recipe options have the same name; give each a distinct name=...")
+    return recipes
+
+
 def _cmd_compare(args) -> int:
-    algorithms = _algorithm_names(args.algorithms)
+    recipes = _recipes(args.recipe or ())
+    algorithms = [*_algorithm_names(args.algorithms, recipes), *recipes]
     data = load_data(args.csv, args.target, args.dataset, args.positive)
     print(data.describe())
     print(
         f"{args.folds} stratified folds (seed {args.seed}), at most {args.rounds} rounds, "
-        f"algorithms: {', '.join(algorithms)}",
+        f"algorithms: {', '.join(a if isinstance(a, str) else a.name for a in algorithms)}",
         flush=True,  # before the progress bar starts drawing on standard error
     )
     results = cross_validate(
@@ -610,6 +686,23 @@ def build_parser() -> argparse.ArgumentParser:
     plugins.add_argument("--json", action="store_true", help="print JSON instead of text")
     plugins.set_defaults(run=_cmd_plugins)
 
+    recipes = commands.add_parser(
+        "recipes", help="list the named recipes (algorithms) with their components and paper",
+        description="List the named recipes: each registered algorithm's components as a recipe "
+                    "string (usable with compare --recipe and Booster), its paper and plugin.",
+    )
+    recipes.add_argument("--json", action="store_true", help="print JSON instead of text")
+    recipes.set_defaults(run=_cmd_recipes)
+
+    components = commands.add_parser(
+        "components", help="list components with their role and capabilities",
+        description="List registered components: role, and the capabilities each needs from "
+                    "the rest of a recipe and provides to it (with default parameters).",
+    )
+    components.add_argument("--role", help="only components of this role (e.g. calibration)")
+    components.add_argument("--json", action="store_true", help="print JSON instead of text")
+    components.set_defaults(run=_cmd_components)
+
     compare = commands.add_parser(
         "compare", help="cross-validate algorithms and print a results table",
         description="Cross-validate registered algorithms with seeded stratified folds; print "
@@ -626,7 +719,13 @@ def build_parser() -> argparse.ArgumentParser:
                          help=f"a bundled dataset (default {DEFAULT_DATASET}); "
                               "names: boostkit.datasets.available()")
     compare.add_argument("--algorithms", metavar="A,B,...",
-                         help="comma-separated algorithm names (default: all registered)")
+                         help="comma-separated algorithm names (default: all registered, or "
+                              "none when --recipe is given)")
+    compare.add_argument("--recipe", action="append", metavar="RECIPE",
+                         help="a recipe composed of components, e.g. 'proposal=stump "
+                              "calibration=pav+input-dependent(beta=0.5) reweighting=exponential "
+                              "name=my-mix', or 'weightboost calibration=pav+input-dependent' to "
+                              "start from an algorithm; repeatable")
     compare.add_argument("--rounds", type=_int_at_least(1), default=100,
                          help="round budget T per fit (default 100)")
     compare.add_argument("--folds", type=_int_at_least(2), default=5,

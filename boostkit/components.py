@@ -44,6 +44,11 @@ class Component:
 
     name: ClassVar[str]
     role: ClassVar[str]
+    #: Capabilities (:mod:`boostkit.capabilities`) this component relies on from the rest of the
+    #: recipe or from the data. A property when they depend on the parameters.
+    needs: ClassVar[frozenset[str]] = frozenset()
+    #: Capabilities this component guarantees to the others.
+    provides: ClassVar[frozenset[str]] = frozenset()
 
     def get_params(self) -> dict[str, Any]:
         """The component's parameters (its attrs fields set by ``__init__``) as a plain dict."""
@@ -57,22 +62,38 @@ class Proposal(Component):
 
 
 class ProposalWrapper(Component):
-    """Wraps the proposal (``boostkit_propose`` with ``wrapper=True``), e.g. picky selection."""
+    """Wraps the proposal (``boostkit_propose`` with ``wrapper=True``), e.g. picky selection.
+
+    What the wrapped proposal provides passes through, less the capabilities in ``withdraws``.
+    """
 
     role = "proposal-wrapper"
+    #: Capabilities of the wrapped component that the wrapped result no longer has.
+    withdraws: ClassVar[frozenset[str]] = frozenset()
 
 
 class Calibration(Component):
-    """Turns a hypothesis' training output into a contribution (hook ``boostkit_calibrate``)."""
+    """Turns a hypothesis' training output into a contribution (hook ``boostkit_calibrate``).
+
+    A calibration that only appends terms provides the running margin (``"running-margin"``);
+    one that back-fits earlier terms (``Calibrated.replaces``) must not declare it.
+    """
 
     role = "calibration"
+    provides: ClassVar[frozenset[str]] = frozenset({"running-margin"})
 
 
 class CalibrationWrapper(Component):
     """Wraps the calibration (``boostkit_calibrate`` with ``wrapper=True``): smoothing,
-    truncation, input-dependent regularizers."""
+    truncation, input-dependent regularizers.
+
+    What the wrapped calibration provides passes through, less the capabilities in
+    ``withdraws``.
+    """
 
     role = "calibration-wrapper"
+    #: Capabilities of the wrapped component that the wrapped result no longer has.
+    withdraws: ClassVar[frozenset[str]] = frozenset()
 
 
 class Reweighting(Component):

@@ -53,11 +53,14 @@ def _check_sparse(X, name: str, n_features: int | None):
     return csr
 
 
-def check_features(X, *, name: str = "X", n_features: int | None = None, accept_sparse: bool = False):
+def check_features(X, *, name: str = "X", n_features: int | None = None, accept_sparse: bool = False,
+                   allow_missing: bool = False):
     """Return ``X`` as a finite 2-D float64 array, or raise a clear :class:`DataError`.
 
     With ``accept_sparse``, a scipy.sparse matrix is returned as a finite float64 CSR matrix
-    (sorted indices) without densifying it.
+    (sorted indices) without densifying it. With ``allow_missing`` (the recipe's proposal
+    declares the ``"missing-values"`` capability), NaN passes as a missing value; infinities
+    never do.
     """
     if _is_sparse(X):
         if accept_sparse:
@@ -83,13 +86,21 @@ def check_features(X, *, name: str = "X", n_features: int | None = None, accept_
             f"{name} has {arr.shape[1]} features, but the model was fitted with {n_features}"
         )
     finite = np.isfinite(arr)
+    if allow_missing:
+        finite |= np.isnan(arr)
     if not finite.all():
         bad = np.argwhere(~finite)
         i, j = bad[0]
+        if allow_missing:
+            raise DataError(
+                f"{name} contains {len(bad)} infinite value(s), e.g. at row {i}, column {j}; "
+                "missing values are NaN, infinities are refused"
+            )
         kind = "NaN" if np.isnan(arr[i, j]) else "infinite"
         raise DataError(
             f"{name} contains {len(bad)} NaN or infinite value(s), e.g. a {kind} value at row "
-            f"{i}, column {j}; boostkit's stump learners need finite features (impute them first)"
+            f"{i}, column {j}; impute them first (NaN passes as a missing value only when the "
+            "recipe's proposal declares the 'missing-values' capability)"
         )
     return np.ascontiguousarray(arr)
 
@@ -237,7 +248,8 @@ def bin_features(
 class TrainingData:
     """The validated training set of one fit, as components see it (``state.data``).
 
-    Attributes: ``X`` (finite float64, ``(n, d)``: a dense array, or a scipy.sparse CSR matrix
+    Attributes: ``X`` (float64, ``(n, d)``, finite or NaN where the recipe handles missing
+    values: a dense array, or a scipy.sparse CSR matrix
     when the data came sparse, e.g. term counts, which is never densified), ``y`` (float64 in
     {-1, +1}), ``is_pos`` (uint8, 1 where y = +1), ``sample_weight`` (the initial distribution
     D_1), ``classes`` (the original label values for -1 and +1), and ``binned``
@@ -245,8 +257,9 @@ class TrainingData:
     for them; dense data only).
     """
 
-    def __init__(self, X, y, sample_weight=None, *, max_bins: int = MAX_BINS, rng=None):
-        self.X = check_features(X, accept_sparse=True)
+    def __init__(self, X, y, sample_weight=None, *, max_bins: int = MAX_BINS, rng=None,
+                 allow_missing: bool = False):
+        self.X = check_features(X, accept_sparse=True, allow_missing=allow_missing)
         self.classes, self.y = check_labels(y, self.X.shape[0])
         self.is_pos = (self.y > 0).astype(np.uint8)
         self.sample_weight = check_sample_weight(sample_weight, self.X.shape[0])
@@ -274,5 +287,10 @@ class TrainingData:
                 "the training data are sparse, and binning them would densify every feature: "
                 "this weak learner needs dense X (convert with X.toarray()), or use a learner "
                 "that works on sparse input"
+            )
+        if np.isnan(self.X).any():
+            raise DataError(
+                "the training data have missing values (NaN), which quantile binning cannot "
+                "place: this weak learner needs complete features (impute them first)"
             )
         return bin_features(self.X, self.max_bins, self.sample_weight, self._rng)

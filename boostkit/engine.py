@@ -2,9 +2,10 @@
 
 :class:`Booster` resolves a recipe to component instances (checking names, roles and parameters
 before any data is touched), validates the data, builds a plugin manager for this fit alone, and
-runs the rounds: propose, calibrate, add the contribution to the margins, reweight from the
-margins, record, ask the stopping rules, tell the observers. The loop owns no algorithm: every
-decision is a hook answered by the recipe's components.
+runs the rounds: propose, calibrate, add the contribution to the margins (and to the margins on
+the validation data, if any), reweight from the margins, record, ask the stopping rules, tell the
+observers and the callbacks; at the end it asks which round the model should predict with. The
+loop owns no algorithm: every decision is a hook answered by the recipe's components.
 """
 
 from __future__ import annotations
@@ -18,14 +19,17 @@ import numpy as np
 import pluggy
 
 from . import hookspecs
+from .capabilities import check_sparse_input, handles_missing_values
 from .components import Calibrated, Candidate, RoundRecord, Weights
 from .data import MAX_BINS, TrainingData
 from .errors import HookError, RecipeError
 from .kernels.boosting import add_contribution, add_contribution_parallel
 from .kernels.histogram import cell_class_sums
 from .model import BoostModel
+from .observers import RoundLog
 from .plugins import enable_tracing, get_registry, tracing_enabled
-from .registry import Recipe
+from .registry import Recipe, compose
+from .validation import ValidationData, eval_set_data, holdout_data
 
 __all__ = ["Booster", "BoostState"]
 
@@ -69,6 +73,9 @@ class BoostState:
         The model's terms so far (a back-fitting calibration finds the term it re-fits here).
     log_potential:
         log sum_i D_1(i) L(y_i, F(x_i)) reported by the reweighting, or ``None``.
+    validation:
+        The fit's :class:`boostkit.validation.ValidationData` (the ``eval_set``, or the rows held
+        out for ``boostkit_validation_fraction``) with its running margins, or ``None``.
     """
 
     data: TrainingData
@@ -83,6 +90,7 @@ class BoostState:
     hypotheses: list = attrs.Factory(list)
     contributions: list = attrs.Factory(list)
     log_potential: float | None = 0.0
+    validation: ValidationData | None = None
 
     def cell_weights(self, candidate: Candidate) -> tuple[np.ndarray, np.ndarray]:
         """``(wneg, wpos)``: the current weight of negative and positive examples per cell.
@@ -108,14 +116,33 @@ def _n_jobs(instance, attribute, value):
         raise ValueError(f"n_jobs must be a positive integer or -1 (all cores), got {value!r}")
 
 
+def _callbacks(instance, attribute, value):
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise ValueError(f"callbacks must be a list of functions fn(state, record), got {value!r}")
+    for fn in value:
+        if not callable(fn):
+            raise ValueError(f"callbacks must be functions fn(state, record), got {fn!r}")
+
+
+def _verbose(instance, attribute, value):
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 0:
+        raise ValueError(
+            f"verbose must be 0 (silent) or a positive integer k (a line every k rounds), got {value!r}"
+        )
+
+
 @attrs.define
 class Booster:
-    """Fit a boosting algorithm given by name or :class:`boostkit.Recipe`.
+    """Fit a boosting algorithm given by name, recipe string, :class:`boostkit.Recipe`, or by
+    its components.
 
     Parameters
     ----------
     algorithm:
-        A registered algorithm name (see ``boostkit plugins``) or a :class:`boostkit.Recipe`.
+        A registered algorithm name (``boostkit recipes`` lists them), a recipe string
+        (``"weightboost calibration=pav+input-dependent(beta=0.5)"``, see
+        :func:`boostkit.registry.parse_recipe`) or a :class:`boostkit.Recipe`. ``None``
+        (default): ``"adaboost"``, unless the components are given by role below.
     n_rounds:
         The round budget T; the run stops earlier if a stopping rule says so.
     params:
@@ -130,41 +157,80 @@ class Booster:
     observers:
         Extra observer objects (anything with ``boostkit_round_end`` / ``boostkit_fit_start``
         hookimpls, e.g. a progress bar), registered on this fit only.
+    callbacks:
+        Plain functions ``fn(state, record)`` called after every round, in the order given,
+        after the stopping rules and the observers (``record.stop_reason`` is set on the last
+        round). A callback that raises ends the fit with a :class:`boostkit.HookError` naming it.
+    verbose:
+        0 (default) prints nothing; k > 0 prints one line every k rounds and on the last round
+        (:class:`boostkit.observers.RoundLog`): eps_t, Z_t, prod Z_t, the training error and the
+        validation scores.
+    proposal, calibration, reweighting, stopping:
+        Components by role, replacing those of ``algorithm``, or making the whole recipe when
+        ``algorithm`` is ``None`` (:func:`boostkit.registry.compose`). A component is
+        ``"name"`` or ``("name", {params})``; ``proposal`` and ``calibration`` also take a
+        list, the component first and then its wrappers, each wrapping what comes before it
+        (``calibration=["pav", ("input-dependent", {"beta": 0.5})]``); ``stopping`` a list.
 
     Example
     -------
     >>> model = Booster("adaboost", n_rounds=50).fit(X, y)   # doctest: +SKIP
     >>> model.predict(X_test)                                  # doctest: +SKIP
+    >>> Booster(proposal="stump", calibration="pav", reweighting="exponential")  # doctest: +SKIP
     """
 
-    algorithm: str | Recipe = "adaboost"
+    algorithm: str | Recipe | None = None
     n_rounds: int = attrs.field(default=100, validator=_positive_int)
     params: Mapping[str, Mapping[str, Any]] = attrs.field(factory=dict)
     max_bins: int = MAX_BINS
     n_jobs: int = attrs.field(default=1, validator=_n_jobs)
     random_state: int | None = None
     observers: Sequence[Any] = ()
+    callbacks: Sequence[Any] = attrs.field(default=(), validator=_callbacks)
+    verbose: int = attrs.field(default=0, validator=_verbose)
+    proposal: Any = attrs.field(default=None, kw_only=True)
+    calibration: Any = attrs.field(default=None, kw_only=True)
+    reweighting: Any = attrs.field(default=None, kw_only=True)
+    stopping: Any = attrs.field(default=None, kw_only=True)
 
     def recipe(self) -> Recipe:
-        """The resolved recipe, with ``params`` applied."""
-        if isinstance(self.algorithm, Recipe):
-            recipe = self.algorithm
-        elif isinstance(self.algorithm, str):
-            recipe = get_registry().algorithm(self.algorithm)
+        """The resolved recipe, with the components given by role and ``params`` applied."""
+        registry = get_registry()
+        roles = {"proposal": self.proposal, "calibration": self.calibration,
+                 "reweighting": self.reweighting, "stopping": self.stopping}
+        given = any(value is not None for value in roles.values())
+        if self.algorithm is None:
+            recipe = compose(**roles) if given else registry.algorithm("adaboost")
         else:
-            raise RecipeError(
-                f"algorithm must be a registered name or a boostkit.Recipe, got {self.algorithm!r}"
-            )
+            recipe = registry.resolve(self.algorithm)
+            if given:
+                recipe = compose(recipe, **roles)
         return recipe.with_params(self.params) if self.params else recipe
 
-    def fit(self, X, y, sample_weight=None) -> BoostModel:
-        """Run the boosting loop on ``(X, y)`` and return the fitted :class:`BoostModel`."""
+    def fit(self, X, y, sample_weight=None, *, eval_set=None) -> BoostModel:
+        """Run the boosting loop on ``(X, y)`` and return the fitted :class:`BoostModel`.
+
+        ``eval_set`` is validation data, ``(X_val, y_val)`` or ``(X_val, y_val,
+        sample_weight_val)``, checked like the training data (``y_val`` in the training classes).
+        Without it, a component answering ``boostkit_validation_fraction`` (the ``validation``
+        stopping rule) makes the engine hold out a stratified share of ``(X, y)`` instead. The
+        engine keeps the model's margins on the validation data and records the validation
+        error and scores of every round (``record.extra["validation_..."]``).
+        """
         recipe = self.recipe()
         # The whole recipe (parameters, roles, hook implementations) is checked before the data.
         components = get_registry().instantiate(recipe)
-        pm = _round_manager(recipe, components, self.observers)
+        observers = [*self.observers, *([RoundLog(self.verbose)] if self.verbose else [])]
+        pm = _round_manager(recipe, components, observers)
+        # Extra observers are named in errors too, like the recipe's components.
+        owners = [*components, *(("observer", o) for o in observers)]
         rng = np.random.default_rng(self.random_state)
-        data = TrainingData(X, y, sample_weight, max_bins=self.max_bins, rng=rng)
+        data, validation = _fit_data(
+            pm.hook, owners, X, y, sample_weight, eval_set, max_bins=self.max_bins, rng=rng,
+            allow_missing=handles_missing_values(components),
+        )
+        if data.is_sparse:
+            check_sparse_input(recipe.name, components)
         n_jobs = min(
             self.n_jobs if self.n_jobs > 0 else numba.config.NUMBA_NUM_THREADS,
             numba.config.NUMBA_NUM_THREADS,
@@ -172,11 +238,33 @@ class Booster:
         previous_threads = numba.get_num_threads()
         numba.set_num_threads(n_jobs)
         try:
-            # Extra observers are named in errors too, like the recipe's components.
-            owners = [*components, *(("observer", o) for o in self.observers)]
-            return _run(pm, recipe, owners, data, self.n_rounds, rng, n_jobs)
+            return _run(pm, recipe, owners, data, validation, self.n_rounds, rng, n_jobs,
+                        self.callbacks)
         finally:
             numba.set_num_threads(previous_threads)
+
+
+def _fit_data(hook, owners, X, y, sample_weight, eval_set, *, max_bins, rng, allow_missing):
+    """``(TrainingData, ValidationData or None)``: the examples of one fit.
+
+    Rows are held out (by the fit's generator, before anything else draws from it) only when no
+    ``eval_set`` is given and a component asks for them.
+    """
+    if eval_set is None:
+        fraction = _call(hook, "boostkit_validation_fraction", owners)
+        if fraction is not None:
+            if (isinstance(fraction, bool) or not isinstance(fraction, (int, float, np.floating))
+                    or not 0.0 < fraction < 1.0):
+                raise HookError(
+                    f"boostkit_validation_fraction returned {fraction!r}, expected a number in (0, 1)"
+                )
+            return holdout_data(X, y, sample_weight, float(fraction), max_bins=max_bins, rng=rng,
+                                allow_missing=allow_missing)
+    data = TrainingData(X, y, sample_weight, max_bins=max_bins, rng=rng,
+                        allow_missing=allow_missing)
+    if eval_set is None:
+        return data, None
+    return data, eval_set_data(eval_set, data, allow_missing=allow_missing)
 
 
 def _round_manager(recipe: Recipe, components, observers) -> pluggy.PluginManager:
@@ -251,14 +339,78 @@ def _check_array(values, n: int, what: str, owner: str) -> None:
         raise HookError(f"{owner} returned {what} containing NaN or infinite values")
 
 
-def _run(pm, recipe, components, data: TrainingData, n_rounds: int, rng, n_jobs) -> BoostModel:
+def _update_validation(validation: ValidationData, t: int, hypothesis, calibrated, state) -> None:
+    """Add round t's change to the validation margins, as the model will predict it."""
+    try:
+        change = calibrated.contribution.values(Candidate(hypothesis, validation.X), validation.margin)
+        if calibrated.replaces is not None:
+            j = calibrated.replaces
+            old = Candidate(state.hypotheses[j], validation.X)
+            change = change - state.contributions[j].values(old, validation.margin)
+    except Exception as exc:
+        raise HookError(
+            f"round {t}: evaluating {hypothesis.describe()} ({calibrated.contribution.name!r}) on "
+            f"the validation data failed: {type(exc).__name__}: {exc}"
+        ) from exc
+    _check_array(np.asarray(change), validation.n_samples, "validation values",
+                 f"contribution {calibrated.contribution.name!r}")
+    validation.margin += change
+
+
+def _validation_scores(hook, components, state) -> dict[str, float]:
+    """The round's validation error and the scores of ``boostkit_validation_score``."""
+    scores = {"validation_error": state.validation.error}
+    for answer in _call(hook, "boostkit_validation_score", components, state=state):
+        if not isinstance(answer, Mapping):
+            raise HookError(
+                f"boostkit_validation_score returned {answer!r}, expected a dict {{name: score}}"
+            )
+        for name, value in answer.items():
+            if (not isinstance(name, str) or isinstance(value, bool)
+                    or not isinstance(value, (int, float, np.integer, np.floating))
+                    or math.isnan(value)):
+                raise HookError(
+                    f"boostkit_validation_score returned {{{name!r}: {value!r}}}, expected a "
+                    "name and a number"
+                )
+            scores.setdefault(f"validation_{name}", float(value))  # the first answer wins
+    return scores
+
+
+def _callback_name(fn) -> str:
+    return f"{getattr(fn, '__qualname__', repr(fn))!r} ({getattr(fn, '__module__', '?')})"
+
+
+def _best_round(hook, components, state, terms_after: list[int], backfits) -> int | None:
+    """The number of leading terms the model predicts with, from ``boostkit_best_round``."""
+    best = _call(hook, "boostkit_best_round", components, state=state)
+    if best is None:
+        return None
+    n_records = len(state.records)
+    if isinstance(best, bool) or not isinstance(best, (int, np.integer)) or not 1 <= best <= n_records:
+        raise HookError(f"boostkit_best_round returned {best!r}, expected a round in 1..{n_records}")
+    n_terms = terms_after[best - 1]
+    for t, j in backfits:
+        if t > best and j < n_terms:
+            raise HookError(
+                f"boostkit_best_round named round {best}, but round {t} re-fitted term {j + 1} "
+                f"afterwards, so the model after round {best} is not the first {n_terms} terms of "
+                "the final one (a back-fitting calibration does not provide 'running-margin')"
+            )
+    return n_terms
+
+
+def _run(pm, recipe, components, data: TrainingData, validation: ValidationData | None,
+         n_rounds: int, rng, n_jobs, callbacks=()) -> BoostModel:
     hook = pm.hook
     n = data.n_samples
     state = BoostState(
         data=data, weights=data.sample_weight.copy(), margin=np.zeros(n), n_rounds=n_rounds,
-        rng=rng, hook=hook, n_jobs=n_jobs,
+        rng=rng, hook=hook, n_jobs=n_jobs, validation=validation,
     )
     hypotheses, contributions = state.hypotheses, state.contributions
+    terms_after: list[int] = []  # the number of terms after each round
+    backfits: list[tuple[int, int]] = []  # (round, index of the term it re-fitted)
     stop_reason = "max-rounds"
     _call(hook, "boostkit_fit_start", components, state=state)
     for t in range(1, n_rounds + 1):
@@ -292,6 +444,8 @@ def _run(pm, recipe, components, data: TrainingData, n_rounds: int, rng, n_jobs)
             training_error, weighted_error = add_contribution(
                 state.margin, change, data.y, data.sample_weight, state.weights
             )
+        if validation is not None:
+            _update_validation(validation, t, candidate.hypothesis, calibrated, state)
         weights = _call(hook, "boostkit_reweight", components, state=state)
         if not isinstance(weights, Weights):
             raise HookError(f"boostkit_reweight returned {type(weights).__name__}, expected boostkit.Weights")
@@ -303,6 +457,9 @@ def _run(pm, recipe, components, data: TrainingData, n_rounds: int, rng, n_jobs)
                 z = _exp(weights.log_potential - state.log_potential)
         state.weights = weights.weights
         state.log_potential = weights.log_potential
+        extra = {**calibrated.extra, **weights.extra}
+        if validation is not None:
+            extra.update(_validation_scores(hook, components, state))
         record = RoundRecord(
             round=t,
             hypothesis=candidate.hypothesis.describe(),
@@ -312,7 +469,7 @@ def _run(pm, recipe, components, data: TrainingData, n_rounds: int, rng, n_jobs)
             error_bound=bound,
             training_error=training_error,
             coefficients=calibrated.coefficients,
-            extra={**calibrated.extra, **weights.extra},
+            extra=extra,
         )
         reasons = [r for r in _call(hook, "boostkit_should_stop", components, state=state, record=record) if r]
         if reasons:
@@ -326,9 +483,20 @@ def _run(pm, recipe, components, data: TrainingData, n_rounds: int, rng, n_jobs)
         else:
             hypotheses[calibrated.replaces] = candidate.hypothesis
             contributions[calibrated.replaces] = calibrated.contribution
+            backfits.append((t, calibrated.replaces))
+        terms_after.append(len(contributions))
         _call(hook, "boostkit_round_end", components, state=state, record=record)
+        for fn in callbacks:
+            try:
+                fn(state, record)
+            except Exception as exc:
+                raise HookError(
+                    f"callback {_callback_name(fn)} failed in round {t}: "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
         if reasons:
             break
+    best_round = _best_round(hook, components, state, terms_after, backfits)
     model = BoostModel(
         classes=data.classes,
         n_features=data.n_features,
@@ -337,6 +505,7 @@ def _run(pm, recipe, components, data: TrainingData, n_rounds: int, rng, n_jobs)
         records=tuple(state.records),
         recipe=recipe,
         stop_reason=stop_reason,
+        best_round=best_round,
     )
     _call(hook, "boostkit_fit_end", components, state=state, model=model)
     return model

@@ -9,14 +9,19 @@ entry-point group. Through them a plugin contributes named *components* (typed c
 **Round hooks** are called on the component *instances* of one fit. Each ``fit`` builds its own
 plugin manager holding exactly one implementation of every first-result role (proposal,
 calibration, reweighting) plus the wrappers, stopping rules and observers the recipe names, so the
-recipe, never the registration order, decides the algorithm. The engine calls, every round ``t``::
+recipe, never the registration order, decides the algorithm. Before the first round, when ``fit``
+gets no ``eval_set``, ``boostkit_validation_fraction()`` may ask for held-out rows. The engine
+calls, every round ``t``::
 
     candidate = boostkit_propose(state)                 # weak hypothesis h_t, or None
     contribution = boostkit_calibrate(state, candidate) # c_t(x) from h_t(x) (and F_{t-1}(x))
-    F_t = F_{t-1} + c_t                                 # done by the engine
+    F_t = F_{t-1} + c_t                                 # done by the engine (and on validation)
     weights = boostkit_reweight(state)                  # D_{t+1} from the margins F_t
+    boostkit_validation_score(state)                    # if there is validation data
     boostkit_should_stop(state, record)                 # any reason ends the run
     boostkit_round_end(state, record)                   # observers
+
+and after the last round ``boostkit_best_round(state)`` names the round the model predicts with.
 
 A pluggy call costs microseconds: hooks run once per round, never per example.
 """
@@ -132,6 +137,30 @@ class RoundSpecs:
         the engine derives Z_t and the bound prod Z_t from it.
         """
 
+    @hookspec(firstresult=True)
+    def boostkit_validation_fraction(self):
+        """Return the fraction of the training examples to hold out for validation, or ``None``.
+
+        Called once per fit, before the training data are used, and only when ``fit`` gets no
+        ``eval_set``. The first answer (in recipe order) wins: the engine holds out that share of
+        the examples, stratified by class and drawn by the fit's seeded generator, fits on the
+        rest and keeps the held-out rows in ``state.validation``
+        (:class:`boostkit.validation.ValidationData`, with their running margins). A number in
+        (0, 1).
+        """
+
+    @hookspec
+    def boostkit_validation_score(self, state):
+        """Return ``{name: score}`` for the current validation margins, or ``None``.
+
+        Called every round when the fit has validation data (``state.validation``: the
+        ``eval_set`` or the held-out rows), after the reweighting, when
+        ``state.validation.margin`` is F_t on the validation examples. The engine checks that
+        every score is a number (not NaN) and records it as ``record.extra["validation_<name>"]``
+        next to the weighted validation error (``"validation_error"``), so that stopping rules,
+        observers and ``verbose`` read it from the round record.
+        """
+
     @hookspec
     def boostkit_should_stop(self, state, record):
         """Return a reason (a short string) to end the run after this round, or ``None``.
@@ -146,6 +175,17 @@ class RoundSpecs:
         """Observe a finished round (history, progress, logging, user callbacks).
 
         Return value is ignored. ``record.stop_reason`` is set on the last round.
+        """
+
+    @hookspec(firstresult=True)
+    def boostkit_best_round(self, state):
+        """Return the round t whose model ``predict`` should use, or ``None`` for the last one.
+
+        Called once after the last round, before the model is built, so a stopping rule that
+        kept the best round so far (validation-based early stopping) names it. The model keeps
+        every round (``staged_*`` and ``records`` go over all of them) and predicts with its
+        first t terms (``model.best_round``). An integer in 1..len(state.records); the first
+        answer (in recipe order) wins.
         """
 
     @hookspec

@@ -9,12 +9,17 @@ P(score of a positive > score of a negative) with ties counted half, as in AOC*
 are swept the same way; RankBoost's ranking loss counts misordered pairs within query groups and
 is bounded by prod_t Z_t (``error_bound``). ``average_precision_11pt`` is the 11-point
 interpolated average precision of 000_ea597104f195fc85.txt (eq. 37-38), with its rule for ties.
+
+:data:`METRICS` names every metric that scores a model's margins F(x) on labelled data (what
+validation-based early stopping and ``get_metric`` look up), with whether greater is better.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Callable
 
+import attrs
 import numpy as np
 
 __all__ = [
@@ -22,7 +27,12 @@ __all__ = [
     "average_precision",
     "average_precision_11pt",
     "error_bound",
+    "exponential_loss",
     "f1_score",
+    "get_metric",
+    "log_loss",
+    "METRICS",
+    "Metric",
     "precision_recall_curve",
     "ranking_loss",
     "roc_auc",
@@ -76,6 +86,43 @@ def accuracy(y_true, y_pred, sample_weight=None) -> float:
     if total <= 0:
         raise ValueError("sample_weight sums to 0")
     return float(w[y_true == y_pred].sum() / total)
+
+
+def _signed_margins(y_true, margin, sample_weight):
+    """``(y in {-1, +1}, margin, weights)`` checked for the margin losses."""
+    is_pos, margin = _labels_and_scores(y_true, margin)
+    if margin.shape[0] == 0:
+        raise ValueError("the loss of an empty set is undefined")
+    w = _sample_weight(sample_weight, margin.shape[0])
+    if w.sum() <= 0:
+        raise ValueError("sample_weight sums to 0")
+    return np.where(is_pos, 1.0, -1.0), margin, w
+
+
+def log_loss(y_true, margin, sample_weight=None) -> float:
+    """Mean (weighted) log loss of the probabilities p = 1 / (1 + e^{-2F}) a boosted model predicts.
+
+    ``margin`` holds the model's F(x) (``decision_function``), not probabilities: with
+    p(y=+1|x) = 1 / (1 + e^{-2F}) (``BoostModel.predict_proba``, Friedman, Hastie & Tibshirani
+    2000) the binary cross-entropy of an example is log(1 + e^{-2 y F}), computed as
+    ``logaddexp(0, -2yF)`` so it never overflows.
+    """
+    y, margin, w = _signed_margins(y_true, margin, sample_weight)
+    return float(np.dot(w, np.logaddexp(0.0, -2.0 * y * margin)) / w.sum())
+
+
+def exponential_loss(y_true, margin, sample_weight=None) -> float:
+    """Mean (weighted) exponential loss sum_i w_i exp(-y_i F(x_i)) / sum_i w_i: AdaBoost's loss.
+
+    On the training set with weights D_1 this is prod_t Z_t (000 Theorem 1). Computed in log
+    space; ``inf`` only when the mean itself exceeds the float range.
+    """
+    y, margin, w = _signed_margins(y_true, margin, sample_weight)
+    kept = w > 0
+    exponents = -y[kept] * margin[kept] + np.log(w[kept] / w.sum())
+    top = exponents.max()
+    log_mean = top + math.log(np.exp(exponents - top).sum())
+    return math.exp(log_mean) if log_mean < 709.0 else math.inf
 
 
 def _labels_and_scores(y_true, scores):
@@ -366,3 +413,66 @@ def stratified_folds(y, n_folds: int, seed: int | None = 0) -> list[tuple[np.nda
     return [
         (np.flatnonzero(fold_of != k), np.flatnonzero(fold_of == k)) for k in range(n_folds)
     ]
+
+
+@attrs.frozen
+class Metric:
+    """A metric of :mod:`boostkit.metrics` as a score of margins F(x) on labelled examples.
+
+    Attributes
+    ----------
+    name:
+        The function's name in :mod:`boostkit.metrics`.
+    function:
+        ``function(y_true, values[, sample_weight])``.
+    takes:
+        What ``values`` is: ``"margins"`` (F itself: the losses), ``"scores"`` (any ranking of
+        the examples: F works as is) or ``"labels"`` (the predicted labels, +1 where F > 0).
+    greater_is_better:
+        ``True`` for accuracy-like metrics, ``False`` for losses.
+    weighted:
+        Whether ``function`` takes ``sample_weight`` (the 11-point average precision does not).
+    """
+
+    name: str
+    function: Callable = attrs.field(eq=False)
+    takes: str = attrs.field(validator=attrs.validators.in_(("margins", "scores", "labels")))
+    greater_is_better: bool
+    weighted: bool = True
+
+    def __call__(self, y_true, margin, sample_weight=None) -> float:
+        """The metric of margins ``margin`` for labels ``y_true`` (in {0, 1} or {-1, +1})."""
+        values = np.asarray(margin, dtype=np.float64)
+        if self.takes == "labels":
+            # Both in {-1, +1}, so that labels given in {0, 1} compare right with predictions.
+            y_true = np.where(_positive_mask(y_true), 1, -1)
+            values = np.where(values > 0, 1, -1)
+        if not self.weighted:
+            return float(self.function(y_true, values))
+        return float(self.function(y_true, values, sample_weight))
+
+
+METRICS: dict[str, Metric] = {
+    metric.name: metric
+    for metric in (
+        Metric("log_loss", log_loss, "margins", greater_is_better=False),
+        Metric("exponential_loss", exponential_loss, "margins", greater_is_better=False),
+        Metric("accuracy", accuracy, "labels", greater_is_better=True),
+        Metric("f1_score", f1_score, "labels", greater_is_better=True),
+        Metric("roc_auc", roc_auc, "scores", greater_is_better=True),
+        Metric("average_precision", average_precision, "scores", greater_is_better=True),
+        Metric("average_precision_11pt", average_precision_11pt, "scores",
+               greater_is_better=True, weighted=False),
+        Metric("ranking_loss", ranking_loss, "scores", greater_is_better=False),
+    )
+}
+
+
+def get_metric(name: str) -> Metric:
+    """The :class:`Metric` called ``name``; an unknown name is refused with the list of names."""
+    try:
+        return METRICS[name]
+    except (KeyError, TypeError):
+        raise ValueError(
+            f"unknown metric {name!r}; boostkit.metrics has {', '.join(sorted(METRICS))}"
+        ) from None

@@ -4,12 +4,13 @@ A model is the sequence of (weak hypothesis, contribution) pairs of its rounds. 
 evaluated in order and each contribution receives the running margin F_{t-1}(x), so contributions
 that depend on it (input-dependent regularizers) predict exactly as they were fitted.
 
-File format (version 1): one ``.npz`` archive (a zip of ``.npy`` arrays) holding the arrays of
+File format (version 2): one ``.npz`` archive (a zip of ``.npy`` arrays) holding the arrays of
 every component and one uint8 array ``__model__`` with the JSON structure: format name and
-version, class labels, recipe, and for every round the registered component names, their JSON
-parameters and the keys of their arrays. Loading uses ``allow_pickle=False``: nothing in a model
-file is ever executed. Components are rebuilt by registered name, so the plugins that fitted the
-model must be installed to load it.
+version, class labels, recipe, the best round (``null`` for none), and for every round the
+registered component names, their JSON parameters and the keys of their arrays. Version 1 files,
+written before models had a best round, load with ``best_round=None``. Loading uses
+``allow_pickle=False``: nothing in a model file is ever executed. Components are rebuilt by
+registered name, so the plugins that fitted the model must be installed to load it.
 """
 
 from __future__ import annotations
@@ -25,14 +26,15 @@ import attrs
 import numpy as np
 
 from .components import VALUE_ROLES, Candidate, Component, Contribution, RoundRecord, WeakHypothesis
+from .capabilities import handles_missing_values
 from .data import check_features
-from .errors import ModelFormatError, RecipeError
+from .errors import DataError, ModelFormatError, RecipeError
 from .registry import Recipe
 
 __all__ = ["BoostModel", "FORMAT_NAME", "FORMAT_VERSION"]
 
 FORMAT_NAME = "boostkit-model"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _JSON_KEY = "__model__"
 
 
@@ -126,6 +128,11 @@ class BoostModel:
         The recipe (components and parameters) that produced the model.
     stop_reason:
         Why the run ended (``"max-rounds"``, ``"no-edge"``, ``"pool-exhausted"``, ...).
+    best_round:
+        The number of leading terms ``decision_function``, ``predict`` and ``predict_proba`` use,
+        as named by a stopping rule (validation-based early stopping keeps the round of lowest
+        validation loss), or ``None``: every term. ``staged_*`` always go over every term; to
+        predict with all of them, use ``attrs.evolve(model, best_round=None)``.
     """
 
     classes: np.ndarray = attrs.field(eq=False)
@@ -135,6 +142,17 @@ class BoostModel:
     records: tuple[RoundRecord, ...]
     recipe: Recipe
     stop_reason: str
+    best_round: int | None = attrs.field(default=None)
+
+    @best_round.validator
+    def _check_best_round(self, attribute, value):
+        if value is None:
+            return
+        if (isinstance(value, bool) or not isinstance(value, (int, np.integer))
+                or not 1 <= value <= len(self.hypotheses)):
+            raise ValueError(
+                f"best_round must be None or a round in 1..{len(self.hypotheses)}, got {value!r}"
+            )
 
     @property
     def n_rounds(self) -> int:
@@ -144,7 +162,20 @@ class BoostModel:
     # -- prediction ---------------------------------------------------------------------------
     def _check(self, X):
         # Sparse X stays sparse: whether a hypothesis can read it is the hypothesis' business.
-        return check_features(X, n_features=self.n_features, accept_sparse=True)
+        try:
+            return check_features(X, n_features=self.n_features, accept_sparse=True)
+        except DataError:
+            # NaN is a missing value for a model whose proposal declares it reads them; the
+            # recipe is consulted only on this path, so clean input pays nothing for it.
+            if not self._reads_missing_values():
+                raise
+            return check_features(X, n_features=self.n_features, accept_sparse=True,
+                                  allow_missing=True)
+
+    def _reads_missing_values(self) -> bool:
+        from .plugins import get_registry
+
+        return handles_missing_values(get_registry().instantiate(self.recipe))
 
     def staged_decision_function(self, X) -> Iterator[np.ndarray]:
         """Yield F_t(x) after each round t = 1..T (a new array each time)."""
@@ -155,15 +186,16 @@ class BoostModel:
             yield margin
 
     def decision_function(self, X) -> np.ndarray:
-        """F_T(x); positive means ``classes[1]``."""
+        """F(x) after ``best_round`` terms, or all T; positive means ``classes[1]``."""
         X = self._check(X)
         margin = np.zeros(X.shape[0])
-        for h, c in zip(self.hypotheses, self.contributions):
+        used = slice(self.best_round)  # slice(None) when no round was named: every term
+        for h, c in zip(self.hypotheses[used], self.contributions[used]):
             margin += c.values(Candidate(h, X), margin)
         return margin
 
     def predict(self, X) -> np.ndarray:
-        """``classes[1]`` where F_T(x) > 0, else ``classes[0]``."""
+        """``classes[1]`` where F(x) > 0 (:meth:`decision_function`), else ``classes[0]``."""
         return self.classes[(self.decision_function(X) > 0).astype(np.intp)]
 
     def staged_predict(self, X) -> Iterator[np.ndarray]:
@@ -171,7 +203,8 @@ class BoostModel:
             yield self.classes[(margin > 0).astype(np.intp)]
 
     def predict_proba(self, X) -> np.ndarray:
-        """``(n, 2)`` probabilities of ``classes[0]`` and ``classes[1]``: p = 1 / (1 + e^{-2F})."""
+        """``(n, 2)`` probabilities of ``classes[0]`` and ``classes[1]``: p = 1 / (1 + e^{-2F}),
+        F from :meth:`decision_function`."""
         p = _logistic_2f(self.decision_function(X))
         return np.column_stack((1.0 - p, p))
 
@@ -210,6 +243,7 @@ class BoostModel:
             "n_features": int(self.n_features),
             "recipe": _jsonable(self.recipe.to_json(), "recipe"),
             "stop_reason": self.stop_reason,
+            "best_round": self.best_round,
             "rounds": rounds,
             "records": [_jsonable(attrs.asdict(r), "round record") for r in self.records],
         }
@@ -288,6 +322,19 @@ class BoostModel:
                 records=records,
                 recipe=Recipe.from_json(structure["recipe"]),
                 stop_reason=str(structure["stop_reason"]),
+                best_round=_saved_best_round(structure, version, len(hypotheses), path),
             )
         except (KeyError, TypeError) as exc:
             raise ModelFormatError(f"{path}: the model structure is incomplete or corrupt: {exc!r}") from exc
+
+
+def _saved_best_round(structure: Mapping, version: int, n_terms: int, path) -> int | None:
+    if version < 2:  # version 1 files predate best rounds
+        return None
+    value = structure["best_round"]
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                              or not 1 <= value <= n_terms):
+        raise ModelFormatError(
+            f"{path}: invalid best round {value!r}, expected null or a round in 1..{n_terms}"
+        )
+    return value

@@ -9,15 +9,17 @@ picklable, clonable and grid-searchable.
 
 from __future__ import annotations
 
+import ast
 import re
 from typing import Any, Iterator, Mapping
 
 import attrs
 
+from .capabilities import Capability, check_capabilities
 from .components import ROUND_ROLES, VALUE_ROLES, Component
 from .errors import RecipeError, RegistryError
 
-__all__ = ["ComponentSpec", "Recipe", "Registry", "NAME_PATTERN"]
+__all__ = ["ComponentSpec", "Recipe", "Registry", "NAME_PATTERN", "compose", "parse_recipe"]
 
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 
@@ -56,6 +58,12 @@ class ComponentSpec:
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "params": dict(self.params)}
+
+    def to_string(self) -> str:
+        """``name`` or ``name(key=value, ...)``, as recipe strings write it."""
+        if not self.params:
+            return self.name
+        return f"{self.name}({', '.join(f'{k}={v!r}' for k, v in self.params.items())})"
 
 
 def _spec(value) -> ComponentSpec:
@@ -139,6 +147,27 @@ class Recipe:
                 )
         return attrs.evolve(self, **changes)
 
+    def to_string(self) -> str:
+        """The recipe as a recipe string (:func:`parse_recipe` reads it back)::
+
+            proposal=stump+picky(gamma_bar=0.1) calibration=pav reweighting=exponential stopping=no-edge
+
+        A chain lists the proposal (or calibration) first, then its wrappers from the innermost
+        out; ``stopping`` and ``observers`` list their components joined by ``+``.
+        """
+        def chain(base: ComponentSpec, wrappers: tuple[ComponentSpec, ...]) -> str:
+            return "+".join(s.to_string() for s in (base, *reversed(wrappers)))
+
+        items = [
+            f"proposal={chain(self.proposal, self.proposal_wrappers)}",
+            f"calibration={chain(self.calibration, self.calibration_wrappers)}",
+            f"reweighting={self.reweighting.to_string()}",
+        ]
+        for attr in ("stopping", "observers"):
+            if getattr(self, attr):
+                items.append(f"{attr}={'+'.join(s.to_string() for s in getattr(self, attr))}")
+        return " ".join(items)
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"name": self.name}
         for role in _SINGLE_SLOTS:
@@ -165,12 +194,179 @@ class Recipe:
         )
 
 
+def _chain(value, slot: str) -> list[ComponentSpec]:
+    """``value`` as a list [component, wrapper, ...], wrappers from the innermost out."""
+    if isinstance(value, list) or (isinstance(value, tuple) and not (
+            len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], Mapping))):
+        specs = [ComponentSpec.of(v) for v in value]
+    else:
+        specs = [ComponentSpec.of(value)]
+    if not specs:
+        raise RecipeError(f"{slot} must name at least one component, got an empty list")
+    return specs
+
+
+def compose(base: Recipe | None = None, *, name: str | None = None, proposal=None,
+            calibration=None, reweighting=None, stopping=None, observers=None) -> Recipe:
+    """A recipe from components given by role, optionally replacing roles of ``base``.
+
+    ``proposal`` and ``calibration`` take one component or a list whose first item is the
+    proposal (calibration) and whose further items are wrappers, each wrapping what comes before
+    it: ``calibration=["pav", ("input-dependent", {"beta": 0.5})]`` is PAV calibration inside
+    WeightBoost's regularizer. ``stopping`` and ``observers`` take a list that replaces the
+    base's. A component is ``"name"``, ``("name", {params})`` or a :class:`ComponentSpec`.
+    Without ``base``, proposal, calibration and reweighting are required.
+
+    The name defaults to the base's when nothing is replaced, else to the recipe string
+    (:meth:`Recipe.to_string`), so a modified recipe never passes for the paper's.
+    """
+    changes: dict[str, Any] = {}
+    for slot, wrappers, value in (("proposal", "proposal_wrappers", proposal),
+                                  ("calibration", "calibration_wrappers", calibration)):
+        if value is not None:
+            chain = _chain(value, slot)
+            changes[slot] = chain[0]
+            changes[wrappers] = tuple(reversed(chain[1:]))
+    if reweighting is not None:
+        changes["reweighting"] = ComponentSpec.of(reweighting)
+    for slot, value in (("stopping", stopping), ("observers", observers)):
+        if value is not None:
+            changes[slot] = _specs(value)
+    if base is None:
+        missing = [r for r in _SINGLE_SLOTS if r not in changes]
+        if missing:
+            raise RecipeError(
+                f"a recipe needs a {' and a '.join(missing)}: give them, or start from a "
+                "registered algorithm"
+            )
+        recipe = Recipe(name="custom", **changes)
+    elif not changes:
+        return base if name is None else attrs.evolve(base, name=name)
+    else:
+        recipe = attrs.evolve(base, paper="", description=f"{base.name} with components replaced",
+                              **changes)
+    return attrs.evolve(recipe, name=name if name is not None else recipe.to_string())
+
+
+def _split_top(text: str, separators: str, what: str) -> list[str]:
+    """Split ``text`` at ``separators`` outside parentheses; refuse unbalanced parentheses."""
+    parts, depth, current = [], 0, []
+    for char in text:
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth < 0:
+                raise RecipeError(f"unbalanced ')' in {what} {text!r}")
+        if depth == 0 and char in separators:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    if depth:
+        raise RecipeError(f"unbalanced '(' in {what} {text!r}")
+    parts.append("".join(current))
+    return parts
+
+
+_SPEC_TEXT = re.compile(r"^\s*([a-z][a-z0-9]*(?:-[a-z0-9]+)*)\s*(?:\((.*)\))?\s*$", re.S)
+
+
+def _literal(text: str):
+    # Numbers, booleans, None, quoted strings and tuples as Python writes them; a bare word
+    # (metric=roc_auc) is a string.
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def _parse_spec(text: str) -> ComponentSpec:
+    match = _SPEC_TEXT.match(text)
+    if match is None:
+        raise RecipeError(
+            f"cannot read component {text!r}: expected name or name(key=value, ...), names "
+            "being lower-case words joined by '-'"
+        )
+    name, inner = match.groups()
+    params: dict[str, Any] = {}
+    if inner is not None and inner.strip():
+        for item in _split_top(inner, ",", f"the parameters of {name!r}"):
+            key, sep, value = item.partition("=")
+            key = key.strip()
+            if not sep or not key.isidentifier():
+                raise RecipeError(
+                    f"cannot read parameter {item.strip()!r} of {name!r}: expected key=value"
+                )
+            params[key] = _literal(value.strip())
+    return ComponentSpec(name, params)
+
+
+def parse_recipe(text: str, algorithm=None) -> Recipe:
+    """Read a recipe string: an optional registered algorithm to start from, then ``slot=...``.
+
+    ::
+
+        proposal=stump+picky(gamma_bar=0.1) calibration=asymmetric-beta reweighting=stratification
+        weightboost calibration=pav+input-dependent(beta=0.5) name=pav-weightboost
+        adaboost stopping+=validation(patience=10)
+
+    Slots are ``proposal`` and ``calibration`` (the component, then ``+`` and its wrappers from
+    the innermost out), ``reweighting``, ``stopping`` and ``observers`` (components joined by
+    ``+`` or ``,``; ``stopping=`` alone removes every stopping rule; ``+=`` adds to the base's), and
+    ``name``. Parameter values are Python literals, or plain words read as strings.
+    ``algorithm`` looks up the starting algorithm by name (``Registry.algorithm``).
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise RecipeError(f"a recipe string must be a non-empty string, got {text!r}")
+    items = [item for item in _split_top(text.strip(), " \t\n", "recipe") if item]
+    base = None
+    if "=" not in items[0].split("(")[0]:
+        if algorithm is None:
+            raise RecipeError(f"recipe {text!r} starts from {items[0]!r}, but no registry was given")
+        base = algorithm(items[0].strip())
+        items = items[1:]
+    slots: dict[str, Any] = {}
+    name = None
+    for item in items:
+        key, sep, value = item.partition("=")
+        append = key.endswith("+")
+        key = key.rstrip("+").strip()
+        if not sep or key not in ("proposal", "calibration", "reweighting", "stopping",
+                                  "observers", "name"):
+            raise RecipeError(
+                f"cannot read {item!r} in recipe {text!r}: expected slot=components, the slot "
+                "being proposal, calibration, reweighting, stopping, observers or name"
+            )
+        if key in slots or (key == "name" and name is not None):
+            raise RecipeError(f"slot {key!r} given twice in recipe {text!r}")
+        if key == "name":
+            name = value
+            continue
+        # Rules and observers are a set of components, so a comma reads as naturally as '+'.
+        separators = "+," if key in ("stopping", "observers") else "+"
+        specs = [_parse_spec(s) for s in _split_top(value, separators, key)] if value else []
+        if append:
+            if key not in ("stopping", "observers"):
+                raise RecipeError(f"'+=' adds stopping rules or observers, not to {key!r}")
+            specs = [*(getattr(base, key) if base is not None else ()), *specs]
+        elif key == "reweighting":
+            if len(specs) != 1:
+                raise RecipeError(f"reweighting takes one component, got {value!r}")
+            specs = specs[0]
+        elif key in ("proposal", "calibration") and not specs:
+            raise RecipeError(f"{key} needs a component in recipe {text!r}")
+        slots[key] = specs
+    return compose(base, name=name, **slots)
+
+
 class Registry:
     """Name -> component class and name -> recipe tables, with where each came from."""
 
     def __init__(self) -> None:
         self._components: dict[str, tuple[type[Component], str]] = {}
         self._algorithms: dict[str, tuple[Recipe, str]] = {}
+        self._capabilities: dict[str, tuple[Capability, str]] = {}
         self.source = "<in-process>"  # set by the plugin manager around each plugin's hook
 
     # -- registration -------------------------------------------------------------------------
@@ -209,8 +405,29 @@ class Registry:
             )
         self._components[name] = (cls, self.source)
 
+    def add_capability(self, capability: Capability) -> None:
+        """Define a capability name that components may declare in ``needs``/``provides``."""
+        if not isinstance(capability, Capability):
+            raise RegistryError(
+                f"{self.source}: add_capability expects a boostkit.Capability, got {capability!r}"
+            )
+        if not NAME_PATTERN.match(capability.name):
+            raise RegistryError(f"{self.source}: capability name {capability.name!r} is invalid")
+        if capability.name in self._capabilities:
+            other, source = self._capabilities[capability.name]
+            if other == capability:
+                return
+            raise RegistryError(
+                f"capability {capability.name!r} defined twice: by {source} and by {self.source}"
+            )
+        self._capabilities[capability.name] = (capability, self.source)
+
+    def capabilities(self) -> dict[str, Capability]:
+        return {n: c for n, (c, _) in sorted(self._capabilities.items())}
+
     def add_algorithm(self, recipe: Recipe) -> None:
-        """Register a named recipe after checking its components exist and fit their roles."""
+        """Register a named recipe after checking its components exist, fit their roles and
+        provide each other what they need."""
         if not isinstance(recipe, Recipe):
             raise RegistryError(
                 f"{self.source}: add_algorithm expects a boostkit.Recipe, got {recipe!r}"
@@ -222,7 +439,7 @@ class Registry:
                 f"algorithm name {recipe.name!r} registered twice: by "
                 f"{self._algorithms[recipe.name][1]} and by {self.source}"
             )
-        self.check_recipe(recipe)
+        self.instantiate(recipe)
         self._algorithms[recipe.name] = (recipe, self.source)
 
     # -- lookup -------------------------------------------------------------------------------
@@ -250,6 +467,19 @@ class Registry:
                 f"unknown algorithm {name!r}; registered: {', '.join(sorted(self._algorithms))}"
             ) from None
 
+    def resolve(self, algorithm: str | Recipe) -> Recipe:
+        """A :class:`Recipe` from a registered name, a recipe string or a recipe."""
+        if isinstance(algorithm, Recipe):
+            return algorithm
+        if isinstance(algorithm, str):
+            if "=" in algorithm or not NAME_PATTERN.match(algorithm.strip()):
+                return parse_recipe(algorithm, self.algorithm)
+            return self.algorithm(algorithm)
+        raise RecipeError(
+            "algorithm must be a registered name, a recipe string or a boostkit.Recipe, "
+            f"got {algorithm!r}"
+        )
+
     def algorithms(self) -> dict[str, Recipe]:
         return {n: r for n, (r, _) in sorted(self._algorithms.items())}
 
@@ -271,7 +501,9 @@ class Registry:
                 raise RecipeError(f"recipe {recipe.name!r}, slot {key!r}: {exc}") from None
 
     def instantiate(self, recipe: Recipe) -> list[tuple[str, Component]]:
-        """Build the component instances of a recipe (validating their parameters)."""
+        """Build the component instances of a recipe, validating their parameters and checking
+        that each gets the capabilities it needs (:func:`boostkit.capabilities.check_capabilities`).
+        """
         self.check_recipe(recipe)
         built = []
         for key, role, spec in recipe.slots():
@@ -289,4 +521,5 @@ class Registry:
                 raise RecipeError(
                     f"recipe {recipe.name!r}: bad parameters for {spec.name!r}: {exc}"
                 ) from exc
+        check_capabilities(recipe.name, built, self.capabilities())
         return built

@@ -44,6 +44,10 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         Threads for the kernels (-1: all cores).
     random_state:
         Seed; the same seed gives the same model, bit for bit.
+    callbacks:
+        Functions ``fn(state, record)`` called after every round (``boostkit.Booster``).
+    verbose:
+        0: silent; k > 0: one line every k rounds and on the last round, on standard output.
 
     Attributes
     ----------
@@ -55,6 +59,9 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         One :class:`boostkit.RoundRecord` per round (weighted error, edge, Z_t, bound, ...).
     stop_reason_:
         Why boosting stopped.
+    best_round_:
+        The round ``predict`` uses, named by a stopping rule such as validation-based early
+        stopping (``stopping``/recipe ``validation``), or ``None``: the last round.
     n_features_in_, feature_names_in_:
         As in scikit-learn.
     """
@@ -68,6 +75,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         max_bins=MAX_BINS,
         n_jobs=1,
         random_state=None,
+        callbacks=None,
+        verbose=0,
     ):
         self.algorithm = algorithm
         self.n_rounds = n_rounds
@@ -75,6 +84,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         self.max_bins = max_bins
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.callbacks = callbacks
+        self.verbose = verbose
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -106,23 +117,26 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     # -- fitting --------------------------------------------------------------------------------
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X, y, sample_weight=None, *, eval_set=None):
         """Fit on ``X`` (n_samples, n_features) and two-class labels ``y``.
 
+        ``eval_set``, ``(X_val, y_val)`` or ``(X_val, y_val, sample_weight_val)``, is the
+        validation data of validation-based early stopping (the ``validation`` stopping rule
+        holds out part of ``X`` without it) and is scored every round (``records_[t].extra``).
         A failed fit leaves the estimator as it was: unfitted, or fitted as before.
         """
         # validate_data records n_features_in_ / feature_names_in_ before anything can fail.
         input_attrs = ("n_features_in_", "feature_names_in_")
         before = {k: self.__dict__[k] for k in input_attrs if k in self.__dict__}
         try:
-            return self._fit(X, y, sample_weight)
+            return self._fit(X, y, sample_weight, eval_set)
         except BaseException:
             for key in input_attrs:
                 self.__dict__.pop(key, None)
             self.__dict__.update(before)
             raise
 
-    def _fit(self, X, y, sample_weight):
+    def _fit(self, X, y, sample_weight, eval_set):
         X, y = validate_data(self, X, y)
         check_classification_targets(y)
         y_type = type_of_target(y, input_name="y", raise_unknown=True)
@@ -153,13 +167,19 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             max_bins=self.max_bins,
             n_jobs=self.n_jobs,
             random_state=self.random_state,
+            callbacks=self.callbacks or (),
+            verbose=self.verbose,
         )
-        model = booster.fit(X, y, sample_weight)
+        if isinstance(eval_set, (tuple, list)) and len(eval_set) in (2, 3):
+            # Validation features are checked like those of predict (count, names).
+            eval_set = (validate_data(self, eval_set[0], reset=False), *eval_set[1:])
+        model = booster.fit(X, y, sample_weight, eval_set=eval_set)
         # Fitted attributes are set only once the fit has succeeded: never half-fitted.
         self.model_ = model
         self.classes_ = model.classes
         self.records_ = model.records
         self.stop_reason_ = model.stop_reason
+        self.best_round_ = model.best_round
         return self
 
     # -- prediction -----------------------------------------------------------------------------

@@ -224,6 +224,76 @@ def test_round_progress_without_a_bar_needs_tqdm(monkeypatch):
         boostkit.Booster("adaboost", n_rounds=2, observers=[RoundProgress()]).fit(ds.X, ds.y)
 
 
+def test_recipes_lists_every_named_recipe_with_its_components_and_paper(capsys):
+    status, out, _ = run(capsys, "recipes")
+    assert status == 0
+    lines = out.splitlines()
+    registry = boostkit.get_registry()
+    for name, recipe in registry.algorithms().items():
+        (index,) = [i for i, line in enumerate(lines) if line.split()[:1] == [name]]
+        assert recipe.paper in lines[index]
+        assert lines[index + 1].strip() == recipe.to_string()
+    status, out, _ = run(capsys, "recipes", "--json")
+    rows = {row["name"]: row for row in json.loads(out)}
+    assert rows["weightboost"]["recipe"].startswith("proposal=tree")
+    assert rows["weightboost"]["calibration_wrappers"][0]["name"] == "input-dependent"
+    # Each listed recipe string reads back as the same recipe.
+    for name, row in rows.items():
+        assert registry.resolve(row["recipe"]).to_string() == row["recipe"]
+
+
+def test_components_lists_roles_and_capabilities(capsys):
+    status, out, _ = run(capsys, "components", "--role", "calibration")
+    assert status == 0
+    table = {line.split()[0]: line for line in out.splitlines()[1:]}
+    assert set(table) == set(boostkit.get_registry().components("calibration"))
+    assert "sign-scores" in table["constant-alpha"].split("calibration")[1]
+    status, out, _ = run(capsys, "components", "--json")
+    rows = {row["name"]: row for row in json.loads(out)}
+    assert rows["stump"]["provides"] == "cells, real-scores, sign-scores, two-cells"
+    assert rows["input-dependent"]["needs"] == "running-margin"
+    status, _, err = run(capsys, "components", "--role", "nothing")
+    assert status == 2 and "no component has role 'nothing'" in err
+
+
+def test_compare_runs_composed_recipes_next_to_named_algorithms(capsys, tmp_path):
+    output = tmp_path / "out"
+    status, out, err = run(
+        capsys, "compare", "--dataset", "ionosphere", "--rounds", "10", "--folds", "3",
+        "--algorithms", "weightboost",
+        "--recipe", "weightboost calibration=pav+input-dependent(beta=0.5) name=pav-weightboost",
+        "--recipe", "proposal=stump+picky(gamma_bar=0.05) calibration=asymmetric-beta "
+                    "reweighting=stratification name=picky-ada2boost",
+        "--output", str(output), "--no-progress", "--no-plots",
+    )
+    assert status == 0, err
+    results = read_results(output)
+    assert list(results) == ["weightboost", "pav-weightboost", "picky-ada2boost"]
+    assert results["pav-weightboost"]["paper"] == ""
+    for row in results.values():
+        assert float(row["accuracy_mean"]) > 0.8
+
+
+@pytest.mark.parametrize("recipe, message", [
+    ("proposal=cmass calibration=constant-alpha reweighting=exponential",
+     "calibration 'constant-alpha' needs hypotheses with values in {-1, +1}"),
+    ("proposal=stump calibration=pav(bins=-3) reweighting=exponential", "bad parameters for 'pav'"),
+    ("proposal=stump calibration=pav", "needs a reweighting"),
+])
+def test_compare_refuses_a_bad_recipe_before_reading_data(capsys, tmp_path, recipe, message):
+    status, _, err = run(capsys, "compare", "{tmp}/absent.csv".format(tmp=tmp_path), "--recipe",
+                         recipe, "--no-progress", "--output", str(tmp_path / "o"))
+    assert status == 2
+    assert message in err  # not the missing file: the recipe is checked first
+    assert not (tmp_path / "o").exists()
+
+
+def test_compare_refuses_two_recipes_with_one_name(capsys, tmp_path):
+    status, _, err = run(capsys, "compare", "--recipe", "adaboost stopping= name=a",
+                         "--recipe", "real-adaboost name=a", "--output", str(tmp_path / "o"))
+    assert status == 2 and "same name" in err
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [

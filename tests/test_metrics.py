@@ -3,6 +3,8 @@ precision, F1, ranking loss, prod Z_t, accuracy, stratified folds."""
 
 from __future__ import annotations
 
+import math
+
 import attrs
 import numpy as np
 import pytest
@@ -296,3 +298,60 @@ def test_error_bound_is_the_product_of_the_recorded_z():
         error_bound([*model.records[:3], no_potential])
     with pytest.raises(ValueError, match="at least one round"):
         error_bound([])
+
+
+# -- margin losses and the metric table (validation-based early stopping) ----------------------
+
+
+def test_log_loss_is_the_cross_entropy_of_predict_proba():
+    from boostkit.metrics import log_loss
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 50)
+    margin = rng.normal(scale=3.0, size=50)
+    weights = rng.random(50)
+    p = 1.0 / (1.0 + np.exp(-2.0 * margin))  # BoostModel.predict_proba
+    expected = sklearn_metrics.log_loss(y, p, sample_weight=weights)
+    assert log_loss(y, margin, weights) == pytest.approx(expected, rel=1e-12)
+    assert log_loss(2 * y - 1, margin, weights) == pytest.approx(expected, rel=1e-12)
+    # Huge margins neither overflow nor lose the loss of a confident mistake.
+    assert log_loss([1, 0], [-1000.0, 0.0]) == pytest.approx((2000.0 + np.log(2.0)) / 2.0)
+
+
+def test_exponential_loss_is_the_weighted_mean_of_exp_minus_yf():
+    from boostkit.metrics import exponential_loss
+
+    y = np.array([1, -1, 1, -1])
+    margin = np.array([0.5, 0.5, -2.0, -1.0])
+    weights = np.array([1.0, 2.0, 3.0, 0.0])
+    expected = np.dot(weights, np.exp(-y * margin)) / weights.sum()
+    assert exponential_loss(y, margin, weights) == pytest.approx(expected, rel=1e-12)
+    assert exponential_loss([1], [-800.0]) == math.inf
+    assert exponential_loss([1, 1], [-700.0, 700.0]) == pytest.approx(math.exp(700.0) / 2.0)
+    with pytest.raises(ValueError, match="sample_weight sums to 0"):
+        exponential_loss([1], [0.0], [0.0])
+
+
+def test_every_metric_scores_margins_by_name():
+    from boostkit.metrics import METRICS, get_metric
+
+    y = np.array([1, 1, 0, 0, 1])
+    margin = np.array([2.0, -0.5, -1.0, 0.3, 0.1])
+    assert get_metric("accuracy")(y, margin) == pytest.approx(0.6)  # predicted [1, 0, 0, 1, 1]
+    assert get_metric("f1_score")(y, margin) == pytest.approx(2 * 2 / (2 * 2 + 1 + 1))
+    assert get_metric("roc_auc")(y, margin) == roc_auc(y, margin)
+    for name, metric in METRICS.items():
+        assert metric.name == name
+        assert math.isfinite(metric(y, margin))
+    assert {n for n, m in METRICS.items() if m.greater_is_better} == {
+        "accuracy", "f1_score", "roc_auc", "average_precision", "average_precision_11pt"}
+
+
+def test_an_unknown_metric_lists_the_names():
+    from boostkit.metrics import get_metric
+
+    with pytest.raises(ValueError, match="unknown metric 'auc'; boostkit.metrics has accuracy, "
+                                         "average_precision, average_precision_11pt, "
+                                         "exponential_loss, f1_score, log_loss, ranking_loss, "
+                                         "roc_auc"):
+        get_metric("auc")

@@ -32,6 +32,7 @@ class ConstantAlpha(boostkit.Calibration):
     """
 
     name = "constant-alpha"
+    needs = frozenset({"sign-scores"})
     smoothing: float | None = attrs.field(default=0.0, validator=check_smoothing)
 
     @boostkit.hookimpl
@@ -98,6 +99,7 @@ class NewtonAlpha(boostkit.Calibration):
     """
 
     name = "newton-alpha"
+    needs = frozenset({"real-scores"})
     smoothing: float | None = attrs.field(default=None, validator=check_smoothing)
     tol: float = attrs.field(default=1e-12, converter=float)
     max_iter: int = attrs.field(default=100, converter=int)
@@ -125,6 +127,7 @@ class DomainPartition(boostkit.Calibration):
     """
 
     name = "domain-partition"
+    needs = frozenset({"cells"})
     smoothing: float | None = attrs.field(default=None, validator=check_smoothing)
 
     @boostkit.hookimpl

@@ -19,6 +19,7 @@ class ExponentialReweighting(boostkit.Reweighting):
     """
 
     name = "exponential"
+    provides = frozenset({"potential"})
 
     @boostkit.hookimpl
     def boostkit_reweight(self, state):

@@ -69,6 +69,7 @@ class StumpLearner(boostkit.Proposal):
     """
 
     name = "stump"
+    provides = frozenset({"real-scores", "sign-scores", "cells", "two-cells"})
     criterion: str | None = attrs.field(default=None, validator=check_criterion)
 
     @boostkit.hookimpl

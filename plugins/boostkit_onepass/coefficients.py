@@ -49,6 +49,7 @@ class OnePassAlpha(boostkit.Calibration):
     """
 
     name = "onepass-alpha"
+    needs = frozenset({"real-scores"})
     smoothing: float | None = attrs.field(default=None, validator=check_smoothing)
     tol: float = attrs.field(default=1e-12, converter=float)
     max_iter: int = attrs.field(default=100, converter=int)
@@ -76,6 +77,8 @@ class UnitCoefficient(boostkit.Calibration):
     """
 
     name = "unit-coefficient"
+    needs = frozenset({"real-scores"})
+    provides = frozenset({"running-margin", "unit-coefficients"})
 
     @boostkit.hookimpl
     def boostkit_partition_loss(self, wpos, wneg):

@@ -102,6 +102,7 @@ class NaiveBayes(boostkit.Proposal):
     """
 
     name = "naive-bayes"
+    provides = frozenset({"real-scores", "sparse-input"})
     event_model: str = attrs.field(default="auto", validator=one_of(EVENT_MODELS))
     smoothing: float = attrs.field(default=1.0, converter=float, validator=positive)
     _proposed: bool = attrs.field(init=False, default=False)

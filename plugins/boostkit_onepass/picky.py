@@ -45,12 +45,14 @@ class Picky(boostkit.ProposalWrapper):
     As a wrapper it composes with any proposal and calibration: a skipped classifier adds no
     term and leaves the distribution unchanged, and the wrapper asks the proposal for the next
     one by calling the hook again (its own nested call passes the answer straight through), so
-    the engine's round count is the number of classifiers *used*. If the proposal answers twice
-    in a row with the same hypothesis (a deterministic learner under an unchanged distribution,
-    e.g. ``stump``), nothing better will come and the wrapper proposes ``None``, ending the run.
+    the engine's round count is the number of classifiers *used*. If the proposal comes back to
+    the first hypothesis it skipped this round (a deterministic learner under an unchanged
+    distribution repeats itself, like ``stump``, or cycles, like ``nscore``), nothing better will
+    come and the wrapper proposes ``None``, ending the run.
     """
 
     name = "picky"
+    needs = frozenset({"real-scores"})
     gamma_bar: float = attrs.field(default=0.1, converter=float, validator=_gamma_bar)
     _passing_through: bool = attrs.field(init=False, default=False)
 
@@ -62,12 +64,14 @@ class Picky(boostkit.ProposalWrapper):
         self._passing_through = True
         try:
             y, weights = state.data.y, state.weights
+            first_skipped = None
             while candidate is not None and (
                 advantage(candidate.scores, y, weights) < self.gamma_bar
             ):
-                skipped = candidate.hypothesis
+                if first_skipped is None:
+                    first_skipped = candidate.hypothesis
                 candidate = state.hook.boostkit_propose(state=state)
-                if candidate is not None and candidate.hypothesis == skipped:
+                if candidate is not None and candidate.hypothesis == first_skipped:
                     return None
         finally:
             self._passing_through = False

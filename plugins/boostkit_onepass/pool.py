@@ -119,6 +119,13 @@ class OrderedPool(boostkit.Proposal):
     order: str = attrs.field(default="random", validator=one_of(ORDERS))
     _pool: FeaturePool | None = attrs.field(init=False, default=None)
 
+    @property
+    def provides(self) -> frozenset[str]:
+        # "auto" picks sign or count from the data, so only what both give is promised.
+        if self.base == "sign":
+            return frozenset({"real-scores", "sign-scores", "cells", "two-cells", "sparse-input"})
+        return frozenset({"real-scores", "sparse-input"})
+
     def __attrs_post_init__(self):
         if self.base == "count" and self.negations:
             raise ValueError("negations apply to sign classifiers only, not to base='count'")
@@ -166,6 +173,8 @@ class PopbmPool(boostkit.Proposal):
     """
 
     name = "popbm-pool"
+    needs = frozenset({"unit-coefficients"})
+    provides = frozenset({"real-scores", "sign-scores", "cells", "sparse-input"})
     alpha: float = attrs.field(default=0.05, converter=float, validator=below_half)
     epsilon: float = attrs.field(default=0.01, converter=float, validator=positive)
     negations: bool = attrs.field(default=True, converter=bool)

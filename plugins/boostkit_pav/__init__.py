@@ -58,6 +58,12 @@ PAPER = "Wilbur et al. (2005), 000"
 
 @boostkit.hookimpl
 def boostkit_register_components(registry):
+    registry.add_capability(boostkit.Capability(
+        "scoring-functions",
+        "candidates that name the fixed scoring function they come from "
+        "(Candidate.info['scoring_function']), so that its earlier term can be re-fitted",
+        "proposal",
+    ))
     for component in (ScoreColumns, ScoreColumn, Cmass, Projection, Nscore, NeighborSimilarity,
                       BinaryNaiveBayes, NaiveBayesScore, PavCalibration, SigmoidCalibration,
                       IsotonicSteps, ScoreBins, AffineScore, SumConverged):

@@ -102,6 +102,15 @@ class _TermIndex:
         return index, removed, weights
 
 
+def _backfit_needs(calibration) -> frozenset[str]:
+    return frozenset({"real-scores", "scoring-functions"} if calibration.backfit else {"real-scores"})
+
+
+def _backfit_provides(calibration) -> frozenset[str]:
+    # Back-fitting re-fits earlier terms, so the running margin of terms added in order is gone.
+    return frozenset() if calibration.backfit else frozenset({"running-margin"})
+
+
 @attrs.define
 class PavCalibration(boostkit.Calibration):
     """PAV-AdaBoost's calibration k_t = 1/2 ln(p_t / (1 - p_t)) (000 eq. 13-18, section 5).
@@ -142,6 +151,9 @@ class PavCalibration(boostkit.Calibration):
     interpolation: str = attrs.field(default="midpoint", validator=_interpolation)
     backfit: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
     _terms: _TermIndex = attrs.field(init=False, factory=_TermIndex)
+
+    needs = property(_backfit_needs)
+    provides = property(_backfit_provides)
 
     @boostkit.hookimpl
     def boostkit_fit_start(self, state):
@@ -259,6 +271,9 @@ class SigmoidCalibration(boostkit.Calibration):
     smoothing: float | None = attrs.field(default=None, validator=_epsilon)
     backfit: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
     _terms: _TermIndex = attrs.field(init=False, factory=_TermIndex)
+
+    needs = property(_backfit_needs)
+    provides = property(_backfit_provides)
 
     @boostkit.hookimpl
     def boostkit_fit_start(self, state):

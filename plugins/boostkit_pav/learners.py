@@ -102,6 +102,7 @@ class ScoreColumns(boostkit.Proposal):
     """
 
     name = "score-columns"
+    provides = frozenset({"real-scores", "cells", "scoring-functions"})
     orient: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
     _signs: np.ndarray | None = attrs.field(init=False, default=None)
 
@@ -159,6 +160,7 @@ class Cmass(boostkit.Proposal):
     """
 
     name = "cmass"
+    provides = frozenset({"real-scores"})
     standardize: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
     _scale: np.ndarray | None = attrs.field(init=False, default=None)
 
@@ -224,6 +226,7 @@ class BinaryNaiveBayes(boostkit.Proposal):
     """
 
     name = "binary-naive-bayes"
+    provides = frozenset({"real-scores"})
     threshold: float = attrs.field(default=0.0, converter=float)
     smoothing: float | None = attrs.field(default=None, validator=_smoothing)
     min_weight: float = attrs.field(default=0.0, converter=float, validator=_non_negative)
@@ -307,6 +310,7 @@ class Nscore(boostkit.Proposal):
     """
 
     name = "nscore"
+    provides = frozenset({"real-scores"})
     alpha: float = attrs.field(default=0.0044, converter=float, validator=_non_negative)
     decay: float = attrs.field(default=0.7, converter=float)
     xlap: int = attrs.field(default=0, converter=int)

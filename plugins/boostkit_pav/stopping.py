@@ -29,6 +29,7 @@ class SumConverged(boostkit.Stopping):
     """
 
     name = "sum-converged"
+    needs = frozenset({"potential"})
     tol: float = attrs.field(default=1e-6, converter=float, validator=_tol)
 
     @boostkit.hookimpl

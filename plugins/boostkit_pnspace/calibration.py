@@ -124,6 +124,7 @@ class AsymmetricBeta(boostkit.Calibration):
     """
 
     name = "asymmetric-beta"
+    needs = frozenset({"two-cells"})
     smoothing: str = attrs.field(default="none", validator=attrs.validators.in_(tuple(SMOOTHINGS)))
     m: float = attrs.field(default=2.0, validator=_positive_finite)
     _n_examples: int = attrs.field(init=False, default=1)

@@ -87,6 +87,7 @@ class Stratification(boostkit.Reweighting):
     """
 
     name = "stratification"
+    provides = frozenset({"potential"})
 
     @boostkit.hookimpl
     def boostkit_reweight(self, state):

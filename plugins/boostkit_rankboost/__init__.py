@@ -70,6 +70,12 @@ def __getattr__(name):
 
 @boostkit.hookimpl
 def boostkit_register_components(registry):
+    registry.add_capability(boostkit.Capability(
+        "score-range", "weak rankers that declare the range of their scores "
+        "(Candidate.info['score_range'])", "proposal"))
+    registry.add_capability(boostkit.Capability(
+        "rank-advantage", "the weak ranker's advantage r_t in the round record "
+        "(record.extra['r'])", "calibration"))
     for component in (RankStumpLearner, ThresholdRanker, FeatureRanker, ScaledFeature,
                       RankBoostAlpha, BipartiteReweighting, PreferencePairs, NoRankEdge):
         registry.add_component(component)

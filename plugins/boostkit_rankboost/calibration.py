@@ -107,6 +107,12 @@ class RankBoostAlpha(boostkit.Calibration):
     score_range: tuple[float, float] | None = attrs.field(default=None, converter=_score_range)
     smoothing: float = attrs.field(default=0.0, validator=_smoothing)
 
+    @property
+    def needs(self) -> frozenset[str]:
+        return frozenset({"real-scores"} if self.score_range else {"real-scores", "score-range"})
+
+    provides = frozenset({"running-margin", "rank-advantage"})
+
     @boostkit.hookimpl
     def boostkit_partition_loss(self, wpos, wneg):
         return -rank_advantage(wpos, wneg)

@@ -86,6 +86,11 @@ class RankStumpLearner(boostkit.Proposal):
     criterion: str | None = attrs.field(default=None, validator=check_criterion)
     output: str = attrs.field(default="sign", validator=_choice(_STUMP_OUTPUTS))
 
+    @property
+    def provides(self) -> frozenset[str]:
+        given = {"real-scores", "cells", "two-cells", "score-range"}
+        return frozenset(given | {"sign-scores"} if self.output == "sign" else given)
+
     @boostkit.hookimpl
     def boostkit_propose(self, state):
         binned = state.data.binned
@@ -149,6 +154,7 @@ class FeatureRanker(boostkit.Proposal):
     """
 
     name = "feature-ranker"
+    provides = frozenset({"real-scores", "score-range"})
     output: str = attrs.field(default="unit", validator=_choice(_FEATURE_OUTPUTS))
     _low: np.ndarray | None = attrs.field(default=None, init=False)
     _high: np.ndarray | None = attrs.field(default=None, init=False)

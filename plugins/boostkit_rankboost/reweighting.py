@@ -49,6 +49,7 @@ class BipartiteReweighting(boostkit.Reweighting):
     """
 
     name = "bipartite"
+    provides = frozenset({"potential"})
 
     @boostkit.hookimpl
     def boostkit_fit_start(self, state):
@@ -79,6 +80,7 @@ class PreferencePairs(boostkit.Reweighting):
     """
 
     name = "preference-pairs"
+    provides = frozenset({"potential"})
     max_pairs: int = attrs.field(default=DEFAULT_MAX_PAIRS, converter=int)
     _preferences: PreferenceSet | None = attrs.field(default=None, init=False)
 

@@ -28,6 +28,7 @@ class NoRankEdge(boostkit.Stopping):
     """
 
     name = "no-rank-edge"
+    needs = frozenset({"rank-advantage"})
     min_r: float = attrs.field(default=0.0, converter=float, validator=_min_r)
 
     @boostkit.hookimpl

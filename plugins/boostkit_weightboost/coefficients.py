@@ -25,6 +25,7 @@ class EpsilonStep(boostkit.Calibration):
     """
 
     name = "epsilon-step"
+    needs = frozenset({"real-scores"})
     step: float = attrs.field(default=0.1, converter=float, validator=finite_positive)
 
     @boostkit.hookimpl

@@ -127,6 +127,9 @@ class InputDependentRegularizer(boostkit.CalibrationWrapper):
     """
 
     name = "input-dependent"
+    needs = frozenset({"running-margin"})
+    # Each term is scaled by e^{-|beta F_{t-1}(x)|}: its coefficient is no longer 1.
+    withdraws = frozenset({"unit-coefficients"})
     beta: float = attrs.field(default=0.5, converter=float, validator=finite_non_negative)
     regularizer: str = attrs.field(default="exponential", validator=check_regularizer)
     power: float = attrs.field(default=1.0, converter=float, validator=finite_positive)

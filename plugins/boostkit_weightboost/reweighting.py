@@ -53,6 +53,7 @@ class WeightBoostWeights(boostkit.Reweighting):
     """
 
     name = "weightboost-weights"
+    provides = frozenset({"potential"})
     beta: float = attrs.field(default=0.5, converter=float, validator=finite_non_negative)
     regularizer: str = attrs.field(default="exponential", validator=check_regularizer)
     power: float = attrs.field(default=1.0, converter=float, validator=finite_positive)
@@ -100,6 +101,7 @@ class WeightDecayWeights(boostkit.Reweighting):
     """
 
     name = "weight-decay-weights"
+    provides = frozenset({"potential"})
     decay: float = attrs.field(default=0.003, converter=float, validator=finite_non_negative)
 
     @boostkit.hookimpl

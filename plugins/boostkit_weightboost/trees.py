@@ -156,6 +156,8 @@ class TreeLearner(boostkit.Proposal):
     """
 
     name = "tree"
+    # Not "two-cells": a tree that finds no cut is the constant hypothesis, with one leaf.
+    provides = frozenset({"real-scores", "sign-scores", "cells"})
     max_depth: int = attrs.field(default=2, validator=positive_int)
     min_samples_leaf: int = attrs.field(default=1, validator=positive_int)
     criterion: str | None = attrs.field(default=None, validator=check_criterion)

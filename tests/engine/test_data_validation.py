@@ -67,7 +67,8 @@ def test_sparse_X_stays_sparse_and_a_dense_only_learner_says_so():
     assert data.is_sparse and data.X.format == "csr" and data.X.dtype == np.float64
     with pytest.raises(DataError, match=r"sparse.*X.toarray\(\)"):
         data.binned
-    with pytest.raises(boostkit.HookError, match=r"component 'stump'.*sparse.*X.toarray\(\)"):
+    # The recipe's proposal does not declare "sparse-input": refused before the first round.
+    with pytest.raises(boostkit.RecipeError, match=r"proposal 'stump' does not handle sparse.*X.toarray\(\)"):
         fit(sparse.csr_matrix(X), Y)
 
 

@@ -15,7 +15,7 @@ import boostkit
 from boostkit import plugins
 from boostkit.errors import PluginLoadError, RecipeError
 
-BUILTIN_COMPONENTS = {"linear", "cell-values"}
+BUILTIN_COMPONENTS = {"linear", "cell-values", "validation"}
 ADABOOST_COMPONENTS = {
     "stump", "decision-stump", "constant-alpha", "newton-alpha", "domain-partition",
     "exponential", "no-edge",

@@ -93,6 +93,7 @@ class EmptyPool(boostkit.Proposal):
     """A proposal whose pool is empty from the start."""
 
     name = "test-empty-pool"
+    provides = frozenset({"real-scores", "sign-scores"})
 
     @boostkit.hookimpl
     def boostkit_propose(self, state):

@@ -19,6 +19,7 @@ class FixedStump(boostkit.Proposal):
     """Propose h(x) = -1 if x[feature] <= threshold else +1, every round."""
 
     name = "fixed-stump"
+    provides = frozenset({"real-scores", "sign-scores", "cells", "two-cells"})
     feature: int = 0
     threshold: float = 0.0
 

@@ -100,7 +100,10 @@ def test_the_calibration_needs_the_score_range():
                              reweighting="bipartite", stopping=("no-rank-edge",))
     X = np.random.default_rng(0).normal(size=(40, 3))
     y = np.where(X[:, 0] > 0, 1.0, -1.0)
-    with pytest.raises(boostkit.HookError, match=r"score_range, e\.g\. \(-1, 1\)"):
+    # Refused before fitting (capability "score-range"), and at run time for a proposal that
+    # promises the range but leaves it out of a candidate.
+    with pytest.raises(boostkit.RecipeError, match=r"calibration 'rankboost-alpha' needs weak "
+                       r"rankers that declare the range .* proposal 'stump' does not provide"):
         boostkit.Booster(recipe, n_rounds=2).fit(X, y)
     model = boostkit.Booster(recipe, n_rounds=2,
                              params={"calibration": {"score_range": (-1, 1)}}).fit(X, y)

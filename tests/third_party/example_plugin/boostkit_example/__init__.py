@@ -86,6 +86,9 @@ class CentroidDirection(boostkit.Proposal):
     """
 
     name = "centroid-direction"
+    # What its hypotheses guarantee (boostkit.capabilities): +-1 scores on two cells, so the
+    # +-1 and per-cell calibrations accept it. Dense X only: no "sparse-input".
+    provides = frozenset({"real-scores", "sign-scores", "cells", "two-cells"})
     criterion: str | None = attrs.field(default=None, validator=check_criterion)
 
     @boostkit.hookimpl
