@@ -21,6 +21,7 @@ from .splits import valid_splits
 __all__ = [
     "check_features",
     "check_labels",
+    "label_array",
     "check_sample_weight",
     "BinnedData",
     "bin_features",
@@ -105,18 +106,25 @@ def check_features(X, *, name: str = "X", n_features: int | None = None, accept_
     return np.ascontiguousarray(arr)
 
 
+def label_array(y, n_samples: int, *, name: str = "y", x_name: str = "X") -> np.ndarray:
+    """``y`` as a 1-D array of ``n_samples`` labels (a column vector is accepted), or a clear
+    :class:`DataError`."""
+    arr = np.asarray(y)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise DataError(f"{name} must be 1-D (n_samples,), got an array of shape {arr.shape}")
+    if arr.shape[0] != n_samples:
+        raise DataError(f"{x_name} has {n_samples} samples but {name} has {arr.shape[0]} labels")
+    return arr
+
+
 def check_labels(y, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
     """Map labels of exactly two values to -1/+1.
 
     Returns ``(classes, y_signed)`` with ``classes`` sorted (``classes[0]`` is -1).
     """
-    arr = np.asarray(y)
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = arr.ravel()
-    if arr.ndim != 1:
-        raise DataError(f"y must be 1-D (n_samples,), got an array of shape {arr.shape}")
-    if arr.shape[0] != n_samples:
-        raise DataError(f"X has {n_samples} samples but y has {arr.shape[0]} labels")
+    arr = label_array(y, n_samples)
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():
         raise DataError("y contains NaN or infinite labels")
     try:

@@ -23,7 +23,7 @@ import numpy as np
 
 from .capabilities import RUNNING_MARGIN
 from .components import Stopping
-from .data import TrainingData, check_features, check_sample_weight
+from .data import TrainingData, check_features, check_sample_weight, label_array
 from .errors import DataError
 from .hookspecs import hookimpl
 from .metrics import get_metric
@@ -141,13 +141,7 @@ def eval_set_data(eval_set, data: TrainingData, *, allow_missing: bool = False) 
     X = check_features(eval_set[0], name="eval_set X", n_features=data.n_features,
                        accept_sparse=True, allow_missing=allow_missing)
     n = X.shape[0]
-    labels = np.asarray(eval_set[1])
-    if labels.ndim == 2 and labels.shape[1] == 1:
-        labels = labels.ravel()
-    if labels.ndim != 1:
-        raise DataError(f"eval_set y must be 1-D (n_samples,), got an array of shape {labels.shape}")
-    if labels.shape[0] != n:
-        raise DataError(f"eval_set X has {n} samples but eval_set y has {labels.shape[0]} labels")
+    labels = label_array(eval_set[1], n, name="eval_set y", x_name="eval_set X")
     unknown = ~np.isin(labels, data.classes)
     if unknown.any():
         raise DataError(
