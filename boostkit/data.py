@@ -20,6 +20,7 @@ from .splits import valid_splits
 
 __all__ = [
     "check_features",
+    "is_sparse",
     "check_labels",
     "label_array",
     "check_sample_weight",
@@ -35,12 +36,14 @@ MAX_BINS = 255
 BIN_SAMPLE = 200_000
 
 
-def _is_sparse(X) -> bool:
+def is_sparse(X) -> bool:
+    """Whether ``X`` is a scipy.sparse matrix or array, recognised without importing scipy."""
     return hasattr(X, "tocsr") and hasattr(X, "nnz")
 
 
 def _check_sparse(X, name: str, n_features: int | None):
-    """A finite float64 CSR matrix with sorted indices, never densified."""
+    """A finite float64 CSR matrix in canonical form (sorted indices, no duplicate entries),
+    never densified; a copy, so the caller's matrix is left as it was."""
     csr = X.tocsr().astype(np.float64)
     if csr.ndim != 2 or 0 in csr.shape:
         raise DataError(f"{name} is an empty or non-2-D sparse matrix (shape {csr.shape})")
@@ -50,7 +53,7 @@ def _check_sparse(X, name: str, n_features: int | None):
         )
     if not np.isfinite(csr.data).all():
         raise DataError(f"{name} contains NaN or infinite stored values")
-    csr.sort_indices()
+    csr.sum_duplicates()  # also sorts the indices
     return csr
 
 
@@ -63,7 +66,7 @@ def check_features(X, *, name: str = "X", n_features: int | None = None, accept_
     declares the ``"missing-values"`` capability), NaN passes as a missing value; infinities
     never do.
     """
-    if _is_sparse(X):
+    if is_sparse(X):
         if accept_sparse:
             return _check_sparse(X, name, n_features)
         raise DataError(
@@ -286,7 +289,7 @@ class TrainingData:
 
     @property
     def is_sparse(self) -> bool:
-        return _is_sparse(self.X)
+        return is_sparse(self.X)
 
     @functools.cached_property
     def binned(self) -> BinnedData:

@@ -7,7 +7,10 @@
   with the KNN similarity of eq. 49 and IDF weights on term counts, and the ``xlap`` window.
 * ``binary-naive-bayes``: multivariate Bernoulli naive Bayes under D_t (4.3, 7, 8).
 
-All hypotheses give real scores; PAV or the sigmoid then calibrates them.
+All hypotheses give real scores; PAV or the sigmoid then calibrates them. ``cmass``, ``nscore``
+and ``binary-naive-bayes`` and their hypotheses read dense arrays and scipy.sparse CSR matrices
+alike (term counts, as in section 7, are mostly zeros), and never densify the latter: they work
+on its stored entries, with sparse matrix-vector products.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import attrs
 import numpy as np
 
 import boostkit
+from boostkit.data import is_sparse
 
 __all__ = [
     "ScoreColumn",
@@ -38,6 +42,27 @@ def _float_vector(value) -> np.ndarray:
     if arr.ndim != 1:
         raise ValueError(f"expected a 1-D array, got shape {arr.shape}")
     return arr
+
+
+def _csr(X):
+    """A sparse X as CSR in canonical form, one stored entry per (row, term) in increasing term
+    order, as the engine hands it over; another format, or duplicate entries (whose sum is the
+    value), are converted to a sparse copy."""
+    X = X if X.format == "csr" else X.tocsr()
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()
+    return X
+
+
+def _with_data(X, data: np.ndarray):
+    """The CSR matrix of X's sparsity pattern holding ``data`` (one value per stored entry)."""
+    return type(X)((data, X.indices, X.indptr), shape=X.shape)
+
+
+def _entry_rows(X) -> np.ndarray:
+    """The row of each stored entry of the CSR matrix X."""
+    return np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
 
 
 def _sign(instance, attribute, value):
@@ -134,12 +159,13 @@ class ScoreColumns(boostkit.Proposal):
 
 @attrs.frozen
 class Projection(boostkit.WeakHypothesis):
-    """h(x) = w . x for a fixed direction w (``direction``)."""
+    """h(x) = w . x for a fixed direction w (``direction``); X dense or sparse."""
 
     name = "projection"
     direction: np.ndarray = attrs.field(converter=_float_vector, eq=False)
 
-    def scores(self, X: np.ndarray) -> np.ndarray:
+    def scores(self, X) -> np.ndarray:
+        # on a sparse X, a sparse matrix-vector product
         return X @ self.direction
 
     def describe(self) -> str:
@@ -160,7 +186,7 @@ class Cmass(boostkit.Proposal):
     """
 
     name = "cmass"
-    provides = frozenset({"real-scores"})
+    provides = frozenset({"real-scores", "sparse-input"})
     standardize: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
     _scale: np.ndarray | None = attrs.field(init=False, default=None)
 
@@ -169,7 +195,17 @@ class Cmass(boostkit.Proposal):
         X, d1 = state.data.X, state.data.sample_weight
         if self.standardize:
             mean = d1 @ X
-            std = np.sqrt(d1 @ (X - mean) ** 2)
+            if state.data.is_sparse:
+                X = _csr(X)
+                # The stored entries' squared deviations, plus mean_j^2 for each example whose
+                # x_j = 0 is not stored, weighted by the rest of D_1: X - mean would be dense.
+                squared = d1 @ _with_data(X, (X.data - mean[X.indices]) ** 2)
+                stored_weight = d1 @ _with_data(X, np.ones_like(X.data))
+                std = np.sqrt(squared + np.maximum(d1.sum() - stored_weight, 0.0) * mean ** 2)
+            else:
+                std = np.sqrt(d1 @ (X - mean) ** 2)
+            # A constant column's spread is rounding (~1e-16 of its mean), not signal.
+            std = np.where(std > 1e-12 * np.abs(mean), std, 0.0)
             self._scale = np.where(std > 0, 1.0 / np.where(std > 0, std, 1.0), 0.0)
         else:
             self._scale = np.ones(X.shape[1])
@@ -194,6 +230,36 @@ class Cmass(boostkit.Proposal):
 
 
 @attrs.frozen
+class _SparsePresence:
+    """The indicators [x_ij > threshold] of a CSR matrix X, kept in X's sparsity pattern.
+
+    With threshold >= 0 an entry that is not stored (x = 0) is absent, so ``marks`` holds 1 on
+    the stored entries present. With threshold < 0 every such entry is present: ``marks`` then
+    holds 1 on the stored entries absent (``complement``), and the sums are taken from it.
+    """
+
+    marks: object
+    complement: bool
+
+    @classmethod
+    def of(cls, X, threshold: float) -> _SparsePresence:
+        X = _csr(X)
+        complement = threshold < 0
+        marked = X.data <= threshold if complement else X.data > threshold
+        return cls(_with_data(X, marked.astype(np.float64)), complement)
+
+    def weighted_counts(self, example_weights: np.ndarray) -> np.ndarray:
+        """sum_i example_weights[i] [x_ij present], for every term j."""
+        counts = example_weights @ self.marks
+        return example_weights.sum() - counts if self.complement else counts
+
+    def sums(self, term_weights: np.ndarray) -> np.ndarray:
+        """sum_j term_weights[j] [x_ij present], for every example i."""
+        sums = self.marks @ term_weights
+        return term_weights.sum() - sums if self.complement else sums
+
+
+@attrs.frozen
 class NaiveBayesScore(boostkit.WeakHypothesis):
     """h(x) = offset + sum_j term_weights[j] [x_j > threshold]: a binary naive Bayes score."""
 
@@ -202,7 +268,9 @@ class NaiveBayesScore(boostkit.WeakHypothesis):
     term_weights: np.ndarray = attrs.field(converter=_float_vector, eq=False)
     offset: float = attrs.field(converter=float)
 
-    def scores(self, X: np.ndarray) -> np.ndarray:
+    def scores(self, X) -> np.ndarray:
+        if is_sparse(X):
+            return self.offset + _SparsePresence.of(X, self.threshold).sums(self.term_weights)
         return self.offset + (X > self.threshold) @ self.term_weights
 
     def describe(self) -> str:
@@ -226,16 +294,18 @@ class BinaryNaiveBayes(boostkit.Proposal):
     """
 
     name = "binary-naive-bayes"
-    provides = frozenset({"real-scores"})
+    provides = frozenset({"real-scores", "sparse-input"})
     threshold: float = attrs.field(default=0.0, converter=float)
     smoothing: float | None = attrs.field(default=None, validator=_smoothing)
     min_weight: float = attrs.field(default=0.0, converter=float, validator=_non_negative)
     prior: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
-    _present: np.ndarray | None = attrs.field(init=False, default=None)
+    _present: np.ndarray | _SparsePresence | None = attrs.field(init=False, default=None)
 
     @boostkit.hookimpl
     def boostkit_fit_start(self, state):
-        self._present = (state.data.X > self.threshold).astype(np.float64)
+        X = state.data.X
+        self._present = (_SparsePresence.of(X, self.threshold) if state.data.is_sparse
+                         else (X > self.threshold).astype(np.float64))
 
     @boostkit.hookimpl
     def boostkit_propose(self, state):
@@ -246,14 +316,23 @@ class BinaryNaiveBayes(boostkit.Proposal):
         if w_pos <= 0 or w_neg <= 0:
             return None
         s = 1.0 / state.data.n_samples if self.smoothing is None else self.smoothing
-        p = (pos @ self._present + s) / (w_pos + 2 * s)
-        q = (neg @ self._present + s) / (w_neg + 2 * s)
+        present = self._present
+        if isinstance(present, _SparsePresence):
+            n_pos, n_neg = present.weighted_counts(pos), present.weighted_counts(neg)
+        else:
+            n_pos, n_neg = pos @ present, neg @ present
+        p = (n_pos + s) / (w_pos + 2 * s)
+        q = (n_neg + s) / (w_neg + 2 * s)
         absent = np.log((1 - p) / (1 - q))
         term_weights = np.log(p / q) - absent
         kept = np.abs(term_weights) >= self.min_weight
         offset = (math.log(w_pos / w_neg) if self.prior else 0.0) + absent[kept].sum()
         hypothesis = NaiveBayesScore(self.threshold, np.where(kept, term_weights, 0.0), offset)
-        return boostkit.Candidate(hypothesis, scores=offset + self._present @ hypothesis.term_weights)
+        if isinstance(present, _SparsePresence):
+            scores = offset + present.sums(hypothesis.term_weights)
+        else:
+            scores = offset + present @ hypothesis.term_weights
+        return boostkit.Candidate(hypothesis, scores=scores)
 
 
 # -- Nscore ----------------------------------------------------------------------------------
@@ -266,9 +345,26 @@ def local_weights(tf: np.ndarray, dlen: np.ndarray, alpha: float, decay: float) 
     length, the sum of its counts; lw = 0 where tf = 0. The paper uses alpha = 0.0044 and
     decay (its lambda) = 0.7, from the Poisson model of term frequencies.
     """
+    return _local_weight(tf, _length_factor(dlen, alpha)[:, None], decay)
+
+
+def _length_factor(dlen: np.ndarray, alpha: float) -> np.ndarray:
+    """e^(alpha dlen) of eq. 49 (inf for a very long document, whose weights are then 0)."""
+    with np.errstate(over="ignore"):
+        return np.exp(alpha * dlen)
+
+
+def _local_weight(tf: np.ndarray, length_factor: np.ndarray, decay: float) -> np.ndarray:
+    """lw of eq. 49 elementwise, ``length_factor`` = e^(alpha dlen) matching ``tf``'s entries:
+    one function for a dense matrix of counts and for the stored counts of a sparse one."""
     with np.errstate(over="ignore", divide="ignore"):
-        lw = 1.0 / (1.0 + decay ** (tf - 1.0) * np.exp(alpha * dlen)[:, None])
+        lw = 1.0 / (1.0 + decay ** (tf - 1.0) * length_factor)
     return np.where(tf > 0, lw, 0.0)
+
+
+def _sparse_length_factor(X, alpha: float) -> np.ndarray:
+    """e^(alpha dlen) for each row (document) of a CSR matrix of counts X."""
+    return _length_factor(X @ np.ones(X.shape[1]), alpha)
 
 
 @attrs.frozen
@@ -278,7 +374,8 @@ class NeighborSimilarity(boostkit.WeakHypothesis):
     sim is the KNN similarity of 000 section 7: the dot product of the documents' vectors, whose
     components are the local weight (eq. 49) times the term's IDF, ln(N / n_t) on the training
     set. Only the terms of x_i matter, so the hypothesis keeps them (``terms``) with
-    ``weights`` = lw(x_i, t) idf_t^2, and h(x) = sign * sum_t weights_t lw(x, t).
+    ``weights`` = lw(x_i, t) idf_t^2, and h(x) = sign * sum_t weights_t lw(x, t). X may be dense
+    or sparse (only its stored counts of those terms are read).
     """
 
     name = "neighbor-similarity"
@@ -288,7 +385,14 @@ class NeighborSimilarity(boostkit.WeakHypothesis):
     alpha: float = attrs.field(converter=float)
     decay: float = attrs.field(converter=float)
 
-    def scores(self, X: np.ndarray) -> np.ndarray:
+    def scores(self, X) -> np.ndarray:
+        if is_sparse(X):
+            X = _csr(X)
+            # dlen is over the whole vocabulary, so the lengths come from X, not its columns
+            length_factor = _sparse_length_factor(X, self.alpha)
+            columns = X[:, self.terms]
+            lw = _local_weight(columns.data, length_factor[_entry_rows(columns)], self.decay)
+            return self.sign * (_with_data(columns, lw) @ self.weights)
         lw = local_weights(X[:, self.terms], X.sum(axis=1), self.alpha, self.decay)
         return self.sign * (lw @ self.weights)
 
@@ -300,21 +404,21 @@ class NeighborSimilarity(boostkit.WeakHypothesis):
 class Nscore(boostkit.Proposal):
     """The Nscore (neighbour score) weak learner (000 section 7.2), for term-count features.
 
-    X holds term counts (one column per term; :mod:`boostkit_pav.text` makes them). With t - 1
-    the number of earlier applications: for even t take the positive example x_i of greatest
-    D_t(i) (the lowest index among ties) and propose h(x) = sim(x_i, x); for odd t the heaviest
-    negative and h(x) = -sim(x_i, x). ``xlap`` (000 section 7.2, for linear AdaBoost) forbids
-    choosing an example again until ``xlap`` other applications have passed (0: no restriction).
-    ``alpha`` and ``decay`` are the alpha and lambda of eq. 49. Proposes nothing when the class
-    to choose from has no available example.
+    X holds term counts, dense or CSR (one column per term; :mod:`boostkit_pav.text` makes
+    them). With t - 1 the number of earlier applications: for even t take the positive example
+    x_i of greatest D_t(i) (the lowest index among ties) and propose h(x) = sim(x_i, x); for odd
+    t the heaviest negative and h(x) = -sim(x_i, x). ``xlap`` (000 section 7.2, for linear
+    AdaBoost) forbids choosing an example again until ``xlap`` other applications have passed
+    (0: no restriction). ``alpha`` and ``decay`` are the alpha and lambda of eq. 49. Proposes
+    nothing when the class to choose from has no available example.
     """
 
     name = "nscore"
-    provides = frozenset({"real-scores"})
+    provides = frozenset({"real-scores", "sparse-input"})
     alpha: float = attrs.field(default=0.0044, converter=float, validator=_non_negative)
     decay: float = attrs.field(default=0.7, converter=float)
     xlap: int = attrs.field(default=0, converter=int)
-    _vectors: np.ndarray | None = attrs.field(init=False, default=None)
+    _vectors: object = attrs.field(init=False, default=None)  # dense, or CSR like X
     _idf: np.ndarray | None = attrs.field(init=False, default=None)
     _last_used: np.ndarray | None = attrs.field(init=False, default=None)
     _applications: int = attrs.field(init=False, default=0)
@@ -331,14 +435,23 @@ class Nscore(boostkit.Proposal):
 
     @boostkit.hookimpl
     def boostkit_fit_start(self, state):
-        X = state.data.X
-        if (X < 0).any():
+        sparse = state.data.is_sparse
+        X = _csr(state.data.X) if sparse else state.data.X
+        if (X.data < 0).any() if sparse else (X < 0).any():
             raise ValueError("nscore needs term counts (non-negative features)")
-        document_frequency = np.count_nonzero(X, axis=0)
+        if sparse:
+            document_frequency = np.bincount(X.indices[X.data != 0], minlength=X.shape[1])
+        else:
+            document_frequency = np.count_nonzero(X, axis=0)
         with np.errstate(divide="ignore"):
             self._idf = np.where(document_frequency > 0,
                                  np.log(X.shape[0] / np.maximum(document_frequency, 1)), 0.0)
-        self._vectors = local_weights(X, X.sum(axis=1), self.alpha, self.decay) * self._idf
+        if sparse:
+            length_factor = _sparse_length_factor(X, self.alpha)
+            lw = _local_weight(X.data, length_factor[_entry_rows(X)], self.decay)
+            self._vectors = _with_data(X, lw * self._idf[X.indices])
+        else:
+            self._vectors = local_weights(X, X.sum(axis=1), self.alpha, self.decay) * self._idf
         self._last_used = np.full(X.shape[0], -np.inf)
         self._applications = 0
 
@@ -354,10 +467,21 @@ class Nscore(boostkit.Proposal):
         i = int(np.argmax(np.where(eligible, state.weights, -1.0)))
         self._applications = t
         self._last_used[i] = t
-        vector = self._vectors[i]
-        terms = np.flatnonzero(vector)
+        vectors = self._vectors
+        if state.data.is_sparse:
+            start, stop = vectors.indptr[i], vectors.indptr[i + 1]
+            kept = vectors.data[start:stop] != 0
+            terms, values = vectors.indices[start:stop][kept], vectors.data[start:stop][kept]
+            # x_i's vector over the vocabulary, for one sparse product with every document's
+            vector = np.zeros(vectors.shape[1])
+            vector[terms] = values
+            similarity = vectors @ vector
+        else:
+            terms = np.flatnonzero(vectors[i])
+            values = vectors[i, terms]
+            similarity = vectors[:, terms] @ values
         sign = 1.0 if from_positive else -1.0
-        hypothesis = NeighborSimilarity(terms, vector[terms] * self._idf[terms], sign, self.alpha,
+        hypothesis = NeighborSimilarity(terms, values * self._idf[terms], sign, self.alpha,
                                         self.decay)
-        scores = sign * (self._vectors[:, terms] @ vector[terms])
+        scores = sign * similarity
         return boostkit.Candidate(hypothesis, scores=scores, info={"example": i})

@@ -1,9 +1,8 @@
 """Term counts for the document-classification experiments (000_ea597104f195fc85.txt section 7).
 
-The engine takes dense features, so a corpus becomes a dense (documents x terms) matrix of term
-counts over a vocabulary of the most widespread terms; with a few thousand terms the Reuters
-subsets of ``boostkit.datasets.load_text`` (about 1 500 documents) take tens of megabytes.
-``nscore`` and ``binary-naive-bayes`` read such counts; ``cmass`` works on them as vectors.
+A corpus becomes a (documents x terms) matrix of term counts over a vocabulary of the most
+widespread terms. ``nscore`` and ``binary-naive-bayes`` read such counts and ``cmass`` works on
+them as vectors, dense or as a scipy.sparse CSR matrix, which they never densify.
 """
 
 from __future__ import annotations

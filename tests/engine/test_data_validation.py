@@ -190,3 +190,14 @@ def test_zero_weight_examples_do_not_change_the_model():
         with_zeros.decision_function(X_test), without.decision_function(X_test),
         rtol=1e-12, atol=1e-12,
     )
+
+
+def test_sparse_X_is_copied_into_canonical_form():
+    sparse = pytest.importorskip("scipy.sparse")
+    # Two stored entries at (0, 1): a non-canonical matrix the caller may well pass.
+    given = sparse.csr_matrix((np.array([1.0, 2.0, 3.0]), np.array([1, 1, 0]), np.array([0, 2, 3])),
+                              shape=(2, 2))
+    checked = check_features(given, accept_sparse=True)
+    assert checked.has_canonical_format and checked.nnz == 2
+    np.testing.assert_array_equal(checked.toarray(), [[0.0, 3.0], [3.0, 0.0]])
+    assert given.nnz == 3  # the caller's matrix is left as it was

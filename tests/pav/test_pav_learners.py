@@ -95,6 +95,17 @@ def test_standardized_cmass_works_on_scaled_features_and_predicts_on_raw_ones(ma
     assert abs(scaled.hypothesis.direction[0] * std[0]) > abs(scaled.hypothesis.direction[1] * std[1])
 
 
+def test_standardized_cmass_gives_a_constant_column_no_weight(make_state):
+    rng = np.random.default_rng(2)
+    X = np.column_stack([rng.normal(size=300), np.full(300, 0.1)])  # 0.1: inexact in binary
+    y = np.where(X[:, 0] > 0, 1, -1)
+    state = make_state(X, y)
+    candidate = start(Cmass(standardize=True), state).boostkit_propose(state=state)
+    # Its rounding-level spread (~1e-17) must not become a ~1e16 scale.
+    assert candidate.hypothesis.direction[1] == 0.0
+    assert candidate.hypothesis.direction[0] > 0
+
+
 def test_cmass_proposes_nothing_when_a_class_has_no_weight(make_state):
     state = make_state(np.eye(3), [1, -1, 1], [0.5, 0.0, 0.5])
     assert start(Cmass(), state).boostkit_propose(state=state) is None
