@@ -43,8 +43,16 @@ def is_sparse(X) -> bool:
 
 def _check_sparse(X, name: str, n_features: int | None):
     """A finite float64 CSR matrix in canonical form (sorted indices, no duplicate entries),
-    never densified; a copy, so the caller's matrix is left as it was."""
-    csr = X.tocsr().astype(np.float64)
+    never densified. The caller's matrix is returned as it is when it is one already (boostkit
+    never writes to X), else converted into a copy, so it is never changed in place."""
+    import scipy.sparse  # X is a scipy.sparse object, so scipy is installed
+
+    # Always a csr_matrix: components use matrix semantics (a csr_array's * is elementwise).
+    if (isinstance(X, scipy.sparse.csr_matrix) and X.dtype == np.float64
+            and X.has_canonical_format):
+        csr = X
+    else:
+        csr = scipy.sparse.csr_matrix(X, dtype=np.float64, copy=True)
     if csr.ndim != 2 or 0 in csr.shape:
         raise DataError(f"{name} is an empty or non-2-D sparse matrix (shape {csr.shape})")
     if n_features is not None and csr.shape[1] != n_features:
@@ -53,7 +61,8 @@ def _check_sparse(X, name: str, n_features: int | None):
         )
     if not np.isfinite(csr.data).all():
         raise DataError(f"{name} contains NaN or infinite stored values")
-    csr.sum_duplicates()  # also sorts the indices
+    if csr is not X:
+        csr.sum_duplicates()  # also sorts the indices
     return csr
 
 

@@ -25,7 +25,7 @@ from boostkit.data import check_features, check_labels, check_sample_weight
 
 from boostkit.smoothing import resolve_smoothing
 from .hypotheses import ConstantVote, FeatureCount, FeatureSign, LinearVotes, is_sparse
-from .kernels import csr_margin_columns, one_pass_counts, one_pass_signs
+from .kernels import CODE_BITS, csr_margin_columns, one_pass_counts, one_pass_signs
 from .pool import resolve_base
 
 
@@ -71,8 +71,9 @@ class OnePass:
     ``Booster("picky-adaboost", params={"picky": {"gamma_bar": gamma_bar}})`` with ``n_rounds``
     at least the number of features, the same ``random_state``, the ``ordered-pool`` ``base``
     and the ``onepass-alpha`` ``smoothing``. Sparse input is turned into columns of margins
-    y_i x_ij once (:func:`boostkit_onepass.kernels.csr_margin_columns`) and never
-    densified; ``base="sign"`` input is kept as a (d, m) int8 array of the classifiers' votes.
+    y_i x_ij once (:func:`boostkit_onepass.kernels.csr_margin_columns`, term counts coded in
+    one integer with their row) and never densified; ``base="sign"`` input is kept as a (d, m)
+    int8 array of the classifiers' votes.
     """
 
     def __init__(self, X, y, *, base: str = "auto", sample_weight=None):
@@ -81,9 +82,8 @@ class OnePass:
         self.sample_weight = check_sample_weight(sample_weight, self.X.shape[0])
         self.base = resolve_base(self.X, base)
         if self.base == "count":
-            csr = self.X if is_sparse(self.X) else _dense_csr(self.X)
-            self._columns = csr_margin_columns(csr.indptr, csr.indices, csr.data, self.y,
-                                               self.X.shape[1])
+            self._columns = _margin_columns(self.X if is_sparse(self.X) else _dense_csr(self.X),
+                                            self.y)
         else:
             self._signs = _signs(self.X)
 
@@ -102,14 +102,16 @@ class OnePass:
         s = resolve_smoothing(smoothing, m)
         alpha = np.zeros(d)
         if self.base == "count":
-            column_ptr, rows, margins = self._columns
-            n_used, log_potential = one_pass_counts(column_ptr, rows, margins, d1, order,
+            column_ptr, entries, raw = self._columns
+            n_used, log_potential = one_pass_counts(column_ptr, entries, raw, d1, order,
                                                     gamma_bar, s, tol, max_iter, alpha)
             hypothesis = LinearVotes(alpha, np.zeros(d), 0.0)
+            # = hypothesis.scores(X): on CSR input scipy's faster product sums in the same order
+            margin = self.X @ alpha
         else:
             n_used, log_potential = one_pass_signs(self._signs, y, d1, order, gamma_bar, s, alpha)
             hypothesis = LinearVotes(np.zeros(d), 2.0 * alpha, -alpha.sum())
-        margin = hypothesis.scores(self.X)
+            margin = hypothesis.scores(self.X)
         yf = y * margin
         weighted_error = float(d1 @ ((yf < 0) + 0.5 * (margin == 0)))
         bound = math.exp(log_potential)
@@ -138,6 +140,16 @@ def one_pass(X, y, *, gamma_bar: float = 0.0, base: str = "auto", smoothing: flo
     return OnePass(X, y, base=base, sample_weight=sample_weight).fit(
         gamma_bar=gamma_bar, smoothing=smoothing, random_state=random_state, tol=tol,
         max_iter=max_iter)
+
+
+def _margin_columns(csr, y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(column_ptr, entries, raw)`` of :func:`~boostkit_onepass.kernels.csr_margin_columns`,
+    with 4-byte entries when every row index fits beside its code."""
+    fits = csr.shape[0] <= np.iinfo(np.uint32).max >> CODE_BITS
+    entries = np.empty(csr.nnz, dtype=np.uint32 if fits else np.uint64)
+    column_ptr, raw = csr_margin_columns(csr.indptr, csr.indices, csr.data, y, csr.shape[1],
+                                         entries)
+    return column_ptr, entries, raw
 
 
 def _dense_csr(X: np.ndarray):

@@ -24,9 +24,13 @@ import numpy as np
 # Count values 1..SMALL_COUNTS (times the label's sign) are grouped into bins, so Newton's
 # iterations cost O(distinct counts) instead of O(examples) for term counts.
 SMALL_COUNTS = 64
-# The fused passes resum their unnormalised weights every RESUM_EVERY accepted rounds, so the
-# running total never drifts from the weights by more than rounding.
-RESUM_EVERY = 256
+# The column copy of csr_margin_columns packs each non-zero into one integer,
+# row << CODE_BITS | code: code = 2 c + [margin > 0] for a margin +-c, c in 0..SMALL_COUNTS
+# (c = 0: a stored zero, on which h abstains), or RAW_CODE for any other margin, kept aside in a
+# float64 array. The conversion's cost is its scattered writes: one 4-byte write per term count
+# instead of a row and a float64 margin; the code is also the bin and the weight factor's index.
+CODE_BITS = 8
+RAW_CODE = (1 << CODE_BITS) - 1
 
 
 @numba.njit(cache=True, nogil=True)
@@ -68,11 +72,15 @@ def dense_linear(X, value_weights, indicator_weights, intercept, out):
 
 
 @numba.njit(cache=True, nogil=True)
-def csr_margin_columns(indptr, indices, data, y, n_columns):
-    """The CSC form of a CSR matrix with values y_i x_ij: ``(column_ptr, rows, margins)``.
+def csr_margin_columns(indptr, indices, data, y, n_columns, entries):
+    """The CSC form of a CSR matrix with values y_i x_ij, coded: ``(column_ptr, raw)``.
 
-    One counting pass and one scatter pass (as scipy's ``tocsc``), multiplying by the labels on
-    the way, so the one-pass kernel reads margins directly. Rows come out sorted in each column.
+    ``entries`` (length nnz; uint32 when ``(n_rows << CODE_BITS) | RAW_CODE`` fits, else uint64:
+    unsigned, so the kernels index with them without tests for negative indices) receives,
+    column by column with rows sorted, ``row << CODE_BITS | code`` (see ``CODE_BITS``);
+    ``raw[k]`` is the margin of an entry coded ``RAW_CODE`` (other slots are left unset). One
+    counting pass and one scatter pass, as scipy's ``tocsc``, multiplying by the labels on the
+    way, so the one-pass kernel reads margins directly.
     """
     column_ptr = np.zeros(n_columns + 1, dtype=np.int64)
     for k in range(indices.shape[0]):
@@ -80,15 +88,21 @@ def csr_margin_columns(indptr, indices, data, y, n_columns):
     for j in range(n_columns):
         column_ptr[j + 1] += column_ptr[j]
     fill = column_ptr[:-1].copy()
-    rows = np.empty(indices.shape[0], dtype=indices.dtype)
-    margins = np.empty(indices.shape[0])
+    raw = np.empty(indices.shape[0])
     for i in range(indptr.shape[0] - 1):
+        row = i << CODE_BITS
         for k in range(indptr[i], indptr[i + 1]):
-            p = fill[indices[k]]
-            rows[p] = i
-            margins[p] = y[i] * data[k]
-            fill[indices[k]] = p + 1
-    return column_ptr, rows, margins
+            v = y[i] * data[k]
+            a = abs(v)
+            j = np.uint64(indices[k])  # unsigned: no wraparound test for negative indices
+            p = fill[j]
+            fill[j] = p + 1
+            if a <= SMALL_COUNTS and a == int(a):
+                entries[p] = row | (2 * int(a) + (v > 0.0))
+            else:
+                entries[p] = row | RAW_CODE
+                raw[p] = v
+    return column_ptr, raw
 
 
 @numba.njit(cache=True, nogil=True)
@@ -199,74 +213,100 @@ def potential_advantage(u, w, tol, max_iter):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _column_margins(start, stop, indices, margins, w, total, bins, out_u, out_w):
-    """The margins y_i x_ij of one CSC column with their weights w_i / total, grouped.
+def _column_margins(start, stop, entries, raw, w, total, bins, out_u, out_w, out_code):
+    """The margins y_i x_ij of one coded column with their weights w_i / total, grouped.
 
-    Margins +-1..+-SMALL_COUNTS (term counts) are summed per value in ``bins``, a zeroed
-    (2, SMALL_COUNTS + 1) scratch array left zeroed on return; other margins pass through.
-    Returns ``(g, largest)``: the number of (margin, weight) pairs written to
-    ``out_u``/``out_w``, and the largest grouped count.
+    Entries coded +-1..+-SMALL_COUNTS (term counts) are summed per code in ``bins``, a zeroed
+    (2, 2 SMALL_COUNTS + 2) scratch array left zeroed on return (codes 0 and 1, stored zeros, are
+    never read): two partial sums per code, alternating, halve the chain of dependent additions.
+    ``RAW_CODE`` margins pass through. Returns ``(g, largest)``: the number of
+    (margin, weight, code) triples written to ``out_u``/``out_w``/``out_code`` (the raw ones in
+    row order, then -1, -2, ..., then +1, +2, ...), and the largest code in the column.
     """
     m = 0
     largest = 0
     for k in range(start, stop):
-        i = indices[k]
-        v = margins[k]
-        a = abs(v)
-        if a <= SMALL_COUNTS and a == int(a):
-            c = int(a)
-            bins[int(v > 0.0), c] += w[i]
-            largest = max(largest, c)
-        else:
-            out_u[m] = v
+        i = entries[k] >> CODE_BITS
+        code = entries[k] & RAW_CODE
+        if code == RAW_CODE:
+            out_u[m] = raw[k]
             out_w[m] = w[i]
+            out_code[m] = RAW_CODE
             m += 1
+        else:
+            bins[k & 1, code] += w[i]
+            largest = max(largest, code)
     for side in range(2):
-        for c in range(1, largest + 1):
-            if bins[side, c] != 0.0:
-                out_u[m] = c if side == 1 else -c
-                out_w[m] = bins[side, c]
-                bins[side, c] = 0.0
+        for code in range(2 + side, largest + 1, 2):
+            both = bins[0, code] + bins[1, code]
+            if both != 0.0:
+                out_u[m] = code >> 1 if side == 1 else -(code >> 1)
+                out_w[m] = both
+                out_code[m] = code
+                bins[0, code] = 0.0
+                bins[1, code] = 0.0
                 m += 1
     for k in range(m):  # normalise the few sums, not every document's weight
         out_w[k] /= total
     return m, largest
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _total(w):
+    """sum(w) in four interleaved partial sums: a quarter of the serial chain of additions of
+    ``w.sum()`` (the resums of :func:`one_pass_counts` cost O(m) each)."""
+    a0 = a1 = a2 = a3 = 0.0
+    n = w.shape[0] - w.shape[0] % 4
+    for i in range(0, n, 4):
+        a0 += w[i]
+        a1 += w[i + 1]
+        a2 += w[i + 2]
+        a3 += w[i + 3]
+    for i in range(n, w.shape[0]):
+        a0 += w[i]
+    return (a0 + a1) + (a2 + a3)
+
+
 @numba.njit(cache=True, nogil=True)
-def one_pass_counts(indptr, indices, margins, d1, order, gamma_bar, smoothing, tol, max_iter,
+def one_pass_counts(indptr, entries, raw, d1, order, gamma_bar, smoothing, tol, max_iter,
                     alpha_out):
     """One pass of (Picky)AdaBoost over confidence-rated base classifiers h_j(x) = x_j.
 
-    ``indptr``/``indices``/``margins``: the training matrix by columns, with values
-    y_i x_ij (:func:`csr_margin_columns`: the pass never reads the labels). For each feature j
+    ``indptr``/``entries``/``raw``: the training matrix by columns, with values y_i x_ij coded
+    (:func:`csr_margin_columns`: the pass never reads the labels). For each feature j
     in ``order``: if its advantage |gamma| (:func:`potential_advantage`) is below ``gamma_bar``
     the classifier is skipped (PickyAdaBoost, section 3; ``gamma_bar = 0`` is one-pass
     AdaBoost, which uses every classifier), else alpha_j minimises the potential
     (:func:`exp_loss_alpha`) and only the weights of the examples with x_j != 0 change.
 
     Weights are kept unnormalised, w_i = D_1(i) exp(-y_i F(x_i)) / scale, with their running
-    total (multiplied by each round's Z_t); they are rescaled when the total leaves
-    [1e-100, 1e100] and resummed every ``RESUM_EVERY`` accepted rounds. ``alpha_out[j]``
-    receives alpha_j (0 for skipped features). Returns ``(n_used, log_potential)``: the number
-    of classifiers used and log sum_i D_1(i) exp(-y_i F(x_i)).
+    total (multiplied by each round's Z_t, from the grouped sums): no O(m) normalisation per
+    round. The total is resummed once the rounds since the last resum have updated m weights
+    (so the resums cost O(nnz + m) in all, and the total drifts from the weights' sum by the
+    roundings of at most m rounds), and the weights are rescaled when it leaves
+    [1e-100, 1e100].
+    ``alpha_out[j]`` receives alpha_j (0 for skipped features). Returns
+    ``(n_used, log_potential)``: the number of classifiers used and
+    log sum_i D_1(i) exp(-y_i F(x_i)).
     """
     w = d1.copy()
-    total = w.sum()
+    total = _total(w)
     log_scale = 0.0
     max_nnz = 0
     for j in range(indptr.shape[0] - 1):
         max_nnz = max(max_nnz, indptr[j + 1] - indptr[j])
     gu = np.empty(max_nnz + 2 * SMALL_COUNTS)
     gw = np.empty(max_nnz + 2 * SMALL_COUNTS)
-    bins = np.zeros((2, SMALL_COUNTS + 1))
-    factors = np.ones((2, SMALL_COUNTS + 1))
+    gcode = np.empty(max_nnz + 2 * SMALL_COUNTS, dtype=np.int64)
+    bins = np.zeros((2, 2 * SMALL_COUNTS + 2))
+    factors = np.ones(2 * SMALL_COUNTS + 2)  # by code; 1 for stored zeros
     n_used = 0
+    updated = 0  # weights updated since the last resum
     for j in order:
         start = indptr[j]
         stop = indptr[j + 1]
         alpha_out[j] = 0.0
-        g, largest = _column_margins(start, stop, indices, margins, w, total, bins, gu, gw)
+        g, largest = _column_margins(start, stop, entries, raw, w, total, bins, gu, gw, gcode)
         if g == 0:  # abstains on every example: nothing to use
             continue
         if gamma_bar > 0.0 and potential_advantage(gu[:g], gw[:g], tol, max_iter) < gamma_bar:
@@ -274,33 +314,39 @@ def one_pass_counts(indptr, indices, margins, d1, order, gamma_bar, smoothing, t
         alpha = exp_loss_alpha(gu[:g], gw[:g], smoothing, tol, max_iter)
         alpha_out[j] = alpha
         n_used += 1
-        # The total changes by the factor Z_t = 1 + sum_k D(k) expm1(-alpha u_k), summed over
-        # the few groups; the documents' weights are then updated without a serial sum.
-        change = 0.0
-        for k in range(g):
-            change += gw[k] * math.expm1(-alpha * gu[k])
-        total *= 1.0 + change
         # exp(-alpha u) for the grouped margins u = +-c: a table lookup instead of an exp (and
         # of a branch on the unpredictable label) per document.
-        agree, disagree = math.exp(-alpha), math.exp(alpha)
-        for c in range(1, largest + 1):
-            factors[1, c] = factors[1, c - 1] * agree
-            factors[0, c] = factors[0, c - 1] * disagree
-        for k in range(start, stop):
-            v = margins[k]
-            a = abs(v)
-            c = int(a)
-            if c == a and c <= largest:
-                w[indices[k]] *= factors[int(v > 0.0), c]
+        agree = math.exp(-alpha)
+        disagree = 1.0 / agree
+        for code in range(2, largest + 1, 2):
+            factors[code] = factors[code - 2] * disagree
+            factors[code + 1] = factors[code - 1] * agree
+        # The total changes by the factor Z_t = 1 + sum_k D(k) (exp(-alpha u_k) - 1), summed
+        # over the few groups with the factors the documents' weights get (no serial sum over
+        # the documents, and no other exp per group).
+        change = 0.0
+        for k in range(g):
+            if gcode[k] == RAW_CODE:
+                change += gw[k] * math.expm1(-alpha * gu[k])
             else:
-                w[indices[k]] *= math.exp(-alpha * v)
-        if n_used % RESUM_EVERY == 0:
-            total = w.sum()
+                change += gw[k] * (factors[gcode[k]] - 1.0)
+        total *= 1.0 + change
+        for k in range(start, stop):
+            i = entries[k] >> CODE_BITS
+            code = entries[k] & RAW_CODE
+            if code == RAW_CODE:
+                w[i] *= math.exp(-alpha * raw[k])
+            else:
+                w[i] *= factors[code]
+        updated += stop - start
+        if updated >= w.shape[0]:
+            total = _total(w)
+            updated = 0
         if not 1e-100 < total < 1e100:
             w /= total
             log_scale += math.log(total)
             total = 1.0
-    total = w.sum()
+    total = _total(w)
     return n_used, log_scale + math.log(total)
 
 

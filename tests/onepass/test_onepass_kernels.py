@@ -16,8 +16,11 @@ from scipy import sparse
 
 from boostkit_adaboost.coefficients import newton_alpha
 from boostkit_onepass.kernels import (
+    CODE_BITS,
+    RAW_CODE,
     SMALL_COUNTS,
     _column_margins,
+    _total,
     all_plus_minus_one,
     csr_column,
     csr_margin_columns,
@@ -35,6 +38,22 @@ def _random_counts(rng, n, d, density=0.3, high=4):
                       data_rvs=lambda k: rng.integers(1, high, k).astype(float))
     X.sort_indices()
     return X
+
+
+def _coded_columns(X, y, dtype=np.uint32):
+    """csr_margin_columns of a CSR ``X`` (entries of ``dtype``): (column_ptr, entries, raw)."""
+    entries = np.empty(X.nnz, dtype=dtype)
+    column_ptr, raw = csr_margin_columns(X.indptr, X.indices, X.data, y, X.shape[1], entries)
+    return column_ptr, entries, raw
+
+
+def _decoded(entries, raw):
+    """(rows, margins) of coded entries: code 2c + [margin > 0] is +-c, RAW_CODE reads ``raw``."""
+    rows = (entries >> CODE_BITS).astype(np.int64)
+    codes = (entries & RAW_CODE).astype(np.int64)
+    margins = np.where(codes % 2 == 1, 1.0, -1.0) * (codes // 2)
+    margins[codes == RAW_CODE] = raw[codes == RAW_CODE]
+    return rows, margins
 
 
 # -- naive references ---------------------------------------------------------------------------
@@ -149,37 +168,47 @@ def test_potential_advantage_of_a_pure_term_is_its_infimum():
 
 
 def test_column_margins_group_equal_counts():
-    indices = np.array([0, 1, 2, 3, 4])
-    margins = np.array([1.0, 1.0, 2.0, 0.5, 100.0]) * np.array([1.0, -1.0, 1.0, 1.0, -1.0])
-    w = np.array([0.1, 0.2, 0.3, 0.15, 0.25]) * 2  # total 2
-    bins = np.zeros((2, SMALL_COUNTS + 1))
-    out_u, out_w = np.empty(5 + 2 * SMALL_COUNTS), np.empty(5 + 2 * SMALL_COUNTS)
-    g, largest = _column_margins(0, 5, indices, margins, w, 2.0, bins, out_u, out_w)
-    assert largest == 2
-    order = np.argsort(out_u[:g])
-    assert np.array_equal(out_u[:g][order], [-100.0, -1.0, 0.5, 1.0, 2.0])
-    assert np.allclose(out_w[:g][order], [0.25, 0.2, 0.15, 0.1, 0.3], rtol=0, atol=1e-15)
-    assert not bins.any()
+    # one column: counts 1, 1, 2, 0.5, 100, 1 and a stored zero, labels +, -, +, +, -, +, -
+    X = sparse.csr_matrix((np.array([1.0, 1.0, 2.0, 0.5, 100.0, 1.0, 0.0]), np.zeros(7, int),
+                           np.arange(8)), shape=(7, 1))
+    y = np.array([1.0, -1.0, 1.0, 1.0, -1.0, 1.0, -1.0])
+    column_ptr, entries, raw = _coded_columns(X, y)
+    w = np.array([0.1, 0.2, 0.3, 0.15, 0.25, 0.05, 0.4]) * 2  # total 2
+    bins = np.zeros((2, 2 * SMALL_COUNTS + 2))
+    out_u, out_w = np.empty(7 + 2 * SMALL_COUNTS), np.empty(7 + 2 * SMALL_COUNTS)
+    out_code = np.empty(7 + 2 * SMALL_COUNTS, dtype=np.int64)
+    g, largest = _column_margins(0, 7, entries, raw, w, 2.0, bins, out_u, out_w, out_code)
+    assert largest == 2 * 2 + 1  # +2
+    # raw margins in row order, then -1, then +1, +2 (counts summed, the stored zero dropped)
+    assert np.array_equal(out_u[:g], [0.5, -100.0, -1.0, 1.0, 2.0])
+    assert np.allclose(out_w[:g], [0.15, 0.25, 0.2, 0.15, 0.3], rtol=0, atol=1e-15)
+    assert np.array_equal(out_code[:g], [RAW_CODE, RAW_CODE, 2, 3, 5])
+    assert not bins[:, 2:].any()
 
 
 # -- fused passes -------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("gamma_bar", [0.0, 0.02, 0.1])
-def test_one_pass_counts_matches_the_naive_pass(gamma_bar):
+@pytest.mark.parametrize("dtype", [np.uint32, np.uint64])
+def test_one_pass_counts_matches_the_naive_pass(gamma_bar, dtype):
     rng = np.random.default_rng(3)
-    X = _random_counts(rng, 40, 15, density=0.25)
-    X[0, 3] = 0.5  # a non-integer count goes through the exp path
-    X.eliminate_zeros()
+    dense = _random_counts(rng, 40, 15, density=0.25).toarray()
+    dense[0, 3] = 0.5  # a non-integer count and one above SMALL_COUNTS go through the exp path
+    dense[1, 4] = SMALL_COUNTS + 1.0
+    dense[2, 5] = 0.0
+    rows, columns = np.nonzero(dense)
+    rows, columns = np.append(rows, 2), np.append(columns, 5)  # a stored zero: h abstains
+    X = sparse.csr_matrix((dense[rows, columns], (rows, columns)), shape=dense.shape)
+    assert X.nnz == np.count_nonzero(dense) + 1
     y = np.where(rng.random(40) < 0.4, 1.0, -1.0)
     d1 = np.full(40, 1 / 40)
     order = rng.permutation(15)
     s = 1 / 40
     expected = naive_one_pass(X.toarray(), y, d1, order, gamma_bar, s)
-    csc = X.tocsc()
     alpha = np.zeros(15)
-    n_used, log_potential = one_pass_counts(csc.indptr, csc.indices, csc.data * y[csc.indices],
-                                            d1, order, gamma_bar, s, 1e-12, 100, alpha)
+    n_used, log_potential = one_pass_counts(*_coded_columns(X, y, dtype), d1, order, gamma_bar,
+                                            s, 1e-12, 100, alpha)
     assert np.allclose(alpha, expected, rtol=1e-7, atol=1e-9)
     assert n_used == np.count_nonzero(expected)
     F = X.toarray() @ alpha
@@ -203,13 +232,22 @@ def test_one_pass_signs_matches_the_naive_pass(gamma_bar):
     assert log_potential == pytest.approx(math.log(D1 @ np.exp(-y * (X @ alpha))), rel=1e-10)
 
 
-def test_csr_margin_columns_is_the_transpose_times_the_labels():
+@pytest.mark.parametrize("dtype", [np.uint32, np.uint64])
+def test_csr_margin_columns_is_the_transpose_times_the_labels(dtype):
     rng = np.random.default_rng(6)
-    X = _random_counts(rng, 25, 9)
+    X = _random_counts(rng, 25, 9, high=2 * SMALL_COUNTS)  # counts above SMALL_COUNTS stay raw
+    X.data[::7] *= rng.choice([0.5, -1.0, 1e6], X.data[::7].shape)
     y = np.where(rng.random(25) < 0.5, 1.0, -1.0)
-    column_ptr, rows, margins = csr_margin_columns(X.indptr, X.indices, X.data, y, 9)
+    column_ptr, entries, raw = _coded_columns(X, y, dtype)
     reference = sparse.csc_matrix(X.multiply(y[:, None]))
     reference.sort_indices()
+    rows, margins = _decoded(entries, raw)
     assert np.array_equal(column_ptr, reference.indptr)
     assert np.array_equal(rows, reference.indices)
     assert np.array_equal(margins, reference.data)
+
+
+def test_total_is_the_sum():
+    w = np.random.default_rng(7).random(23)
+    for n in range(24):
+        assert _total(w[:n]) == pytest.approx(w[:n].sum(), rel=1e-15, abs=0)
