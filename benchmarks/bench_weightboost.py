@@ -1,12 +1,13 @@
 """What WeightBoost's input-dependent regularizer costs: fit and predict time against AdaBoost.
 
 The two recipes differ only in the regularizer (001 eq. 4: one factor e^{-|beta F_{t-1}(x)|} per
-example and round, at fit and at predict time; eq. 6's bound recorded every round) and in the
-reweighting (eq. 7: a second exponential per example for the exponential cost). Each pair is
-timed with the same weak learner: the ``stump`` learner, where the extra per-example work weighs
-most, and the ``weightboost`` recipe's depth-2 trees. Both algorithms run the full round budget
-(AdaBoost with trees is given the same tree spec). Times are medians over ``--repeats``,
-interleaved, after warming numba's JIT, with one thread; the ratio is WeightBoost / AdaBoost.
+example and round, at fit and at predict time) and in the reweighting (eq. 7: weights
+e^{-yF - |beta F|}, and e^{-yF} for the exponential cost, the potential: two exponentials per
+example where AdaBoost's reweighting has one). Each pair is timed with the same weak learner: the
+``stump`` learner, where the extra per-example work weighs most, and the ``weightboost``
+recipe's depth-2 trees. Both algorithms run the full round budget (AdaBoost with trees is given
+the same tree spec). Times are medians over ``--repeats``, interleaved, after warming numba's
+JIT, with one thread; the ratio is WeightBoost / AdaBoost.
 
 Run:  python benchmarks/bench_weightboost.py                      (spambase and 100 000 x 20)
       python benchmarks/bench_weightboost.py --sizes 20000x20 --repeats 3   (quicker)
@@ -20,6 +21,7 @@ import statistics
 import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import attrs  # noqa: E402
 import numpy as np  # noqa: E402

@@ -1,32 +1,90 @@
 """Numba kernels of the WeightBoost plugin (001_e064afeb8d6bf0ca.txt).
 
-* :func:`regularizer_factor` and :func:`regularized_values`: g(F_{t-1}(x)) and the
-  input-dependent term c_t(x) = v_t(x) g(F_{t-1}(x)) s_t of eq. 4 / eq. 10, which give the same
-  numbers at fit and at predict time.
+* :func:`exp_nonpositive`: e^x for x <= 0, within 1 ulp of ``np.exp``, written in arithmetic that
+  LLVM vectorises across examples (a call to the C library's ``exp`` cannot be): the kernels of
+  the factor and of the weights exponentiate with it, at a third of the C library's cost.
+* :func:`regularized_term` (fit) and :func:`regularized_values` (predict): the input-dependent
+  term c_t(x) = v_t(x) g(F_{t-1}(x)) s_t of eq. 4 / eq. 10, the same numbers at fit and at
+  predict time; the fit kernel also gives the factor g and its D_1-weighted sum.
 * :func:`penalized_exponential_weights` (and its parallel twin): weights proportional to
   D_1(i) exp(-y_i F(x_i) - penalty(F(x_i))), WeightBoost's eq. 7 / eq. 11 and the weight-decay
   baseline, in log space; returns log sum_i D_1(i) exp(-y_i F(x_i)), the exponential cost that
-  bounds the training error (eq. 5).
+  bounds the training error (eq. 5). :func:`penalized_distribution` is the entry point.
 * :func:`eq6_log_bound`: the log of eq. 6's upper bound on the exponential cost after a round.
 * :func:`tree_leaves`: the leaf reached by every row in a depth-limited decision tree.
 
-The regularizer g = exp(-penalty) is chosen by an integer ``kind`` (loop-invariant, so the branch
-costs nothing): :data:`ABSOLUTE` penalty beta |F| (WeightBoost's e^{-|beta F|}, eq. 4),
-:data:`LOG1P` penalty p ln(1 + beta |F|) (g = (1 + beta |F|)^{-p}, the "inverse of polynomials"
-of section 5), :data:`SQUARED` penalty beta F^2 (the weight-decay baseline, section 2).
+The regularizer g = exp(-penalty) is chosen by an integer ``kind``: :data:`ABSOLUTE` penalty
+beta |F| (WeightBoost's e^{-|beta F|}, eq. 4), :data:`LOG1P` penalty p ln(1 + beta |F|)
+(g = (1 + beta |F|)^{-p}, the "inverse of polynomials" of section 5), :data:`SQUARED` penalty
+beta F^2 (the weight-decay baseline, section 2).
+
+The kernels that exponentiate allow LLVM to fuse a multiplication and an addition into one
+rounding (``fastmath={"contract"}``, nothing else), which takes a fifth off the time of
+:func:`exp_nonpositive`. Their results may therefore differ in the last bit between a CPU with
+FMA instructions and one without (or with ``NUMBA_DISABLE_JIT=1``); on one machine they are the
+same in every run, at fit and at predict time.
 """
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
+
+from boostkit.kernels.boosting import exponential_distribution
 
 ABSOLUTE = 0
 LOG1P = 1
 SQUARED = 2
 
+_CONTRACT = {"contract"}
+# Examples per block in the kernels that exponentiate and then sum: the block's terms are summed
+# in a second loop while still in cache, so the loop with the exponentials has no reduction
+# (which would keep LLVM from vectorising it without reassociating the sum).
+_BLOCK = 1024
 
-@numba.njit(cache=True, nogil=True)
+# exp_nonpositive: e^x = 2^k e^r with k = round(x / ln 2) and |r| <= ln(2) / 2 (Cody & Waite).
+_LOG2E = 1.4426950408889634  # 1 / ln 2
+_SHIFT = 6755399441055744.0  # 1.5 * 2^52: (z + _SHIFT) - _SHIFT rounds z to an integer, and
+_SHIFT_BITS = int(np.float64(_SHIFT).view(np.int64))  # the bits of z + _SHIFT are these + round(z)
+_LN2_HI = 6.93147180369123816490e-01  # ln 2 in two parts (fdlibm's): k * _LN2_HI is exact
+_LN2_LO = 1.90821492927058770002e-10
+_EXP_MIN = -746.0  # e^-746 rounds to 0; clamping there keeps 2^(k + 64) a normal number
+_TWO_M64 = 2.0 ** -64
+# Taylor coefficients 1/j!, j = 2..13: for |r| <= ln(2)/2 the remainder r^14/14! is below 5e-18
+# relative, a twentieth of an ulp.
+_C2, _C3, _C4, _C5, _C6, _C7, _C8, _C9, _C10, _C11, _C12, _C13 = (
+    1.0 / math.factorial(j) for j in range(2, 14)
+)
+
+
+@numba.njit(cache=True, nogil=True, fastmath=_CONTRACT, inline="always")
+def exp_nonpositive(x):
+    """e^x for x <= 0 (x > 0 is taken as 0), within 1 ulp of ``np.exp``, subnormals included.
+
+    Plain arithmetic only, so a loop of them vectorises: x = k ln 2 + r with k = round(x / ln 2)
+    (``_SHIFT`` does the rounding), e^r by its Taylor polynomial of degree 13 evaluated in
+    Estrin's scheme (short dependency chains), and 2^k from the bits of the rounding sum. The
+    scaling is by 2^(k + 64), exact, then by 2^-64, which rounds once even where e^x is
+    subnormal. e^0 is exactly 1.
+    """
+    x = 0.0 if x > 0.0 else (x if x > _EXP_MIN else _EXP_MIN)
+    t = x * _LOG2E + _SHIFT
+    k = t - _SHIFT
+    r = (x - k * _LN2_HI) - k * _LN2_LO
+    r2 = r * r
+    r4 = r2 * r2
+    r8 = r4 * r4
+    u = (((_C2 + _C3 * r) + r2 * (_C4 + _C5 * r))
+         + r4 * ((_C6 + _C7 * r) + r2 * (_C8 + _C9 * r))
+         + r8 * ((_C10 + _C11 * r) + r2 * (_C12 + _C13 * r)))
+    # t's bits are _SHIFT_BITS + k; 2^(k + 64) is the double of biased exponent k + 1087.
+    scale = np.int64((np.float64(t).view(np.int64) - _SHIFT_BITS + 1087) << 52).view(np.float64)
+    return ((1.0 + (r + r2 * u)) * scale) * _TWO_M64
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def _penalty(f, beta, kind, power):
     """-ln g(F) for the regularizer ``kind`` (see the module docstring); >= 0 for beta >= 0."""
     if kind == ABSOLUTE:
@@ -36,24 +94,87 @@ def _penalty(f, beta, kind, power):
     return beta * f * f
 
 
+@numba.njit(cache=True, nogil=True, fastmath=_CONTRACT, inline="always")
+def _factor(f, beta, kind, power):
+    """g(F) = exp(-penalty(F)) in [0, 1], the one definition of the fit and predict kernels."""
+    return exp_nonpositive(-_penalty(f, beta, kind, power))
+
+
 @numba.njit(cache=True, nogil=True)
-def regularizer_factor(margin, beta, kind, power, out):
-    """``out[i] = g(margin[i]) = exp(-penalty(margin[i]))``, in [0, 1]."""
+def _sum(a):
+    """sum(a) in four interleaved partial sums: one chain of additions is bound by their latency,
+    four independent ones are not (the order is fixed, so is the result)."""
+    s0 = s1 = s2 = s3 = 0.0
+    n4 = a.shape[0] - a.shape[0] % 4
+    for i in range(0, n4, 4):
+        s0 += a[i]
+        s1 += a[i + 1]
+        s2 += a[i + 2]
+        s3 += a[i + 3]
+    for i in range(n4, a.shape[0]):
+        s0 += a[i]
+    return (s0 + s1) + (s2 + s3)
+
+
+# The kernels below run their loop over the examples through an inlined helper, called once per
+# kind with the kind as a constant: each copy has the branch on the kind folded away, and LLVM
+# vectorises those of ABSOLUTE and SQUARED (LOG1P's calls the C library's log1p, which it cannot;
+# with the branch left in the loop, it vectorises none).
+
+
+@numba.njit(cache=True, nogil=True, fastmath=_CONTRACT, inline="always")
+def _term_loop(values, margin, d1, beta, kind, power, factor, out):
+    weighted = np.empty(min(margin.shape[0], _BLOCK))
+    total = 0.0
+    for lo in range(0, margin.shape[0], _BLOCK):
+        hi = min(lo + _BLOCK, margin.shape[0])
+        m, v, d, g, o = margin[lo:hi], values[lo:hi], d1[lo:hi], factor[lo:hi], out[lo:hi]
+        for i in range(hi - lo):
+            gi = _factor(m[i], beta, kind, power)
+            g[i] = gi
+            o[i] = v[i] * gi
+            weighted[i] = d[i] * gi
+        total += _sum(weighted[:hi - lo])
+    return total
+
+
+@numba.njit(cache=True, nogil=True, fastmath=_CONTRACT)
+def regularized_term(values, margin, d1, beta, kind, power, factor, out):
+    """The input-dependent term on the training examples: returns sum_i D_1(i) g_i.
+
+    ``factor[i] = g(margin[i])`` and ``out[i] = values[i] * factor[i]``, equal bit for bit to
+    :func:`regularized_values` with ``scale = 1``, in one pass (the sum is taken block by block,
+    outside the loop with the exponentials, which it would keep from being vectorised). With
+    beta = 0 the factor is exactly 1.0 and ``out`` equals ``values`` (the AdaBoost limit of eq. 4).
+    """
+    if kind == ABSOLUTE:
+        return _term_loop(values, margin, d1, beta, ABSOLUTE, power, factor, out)
+    if kind == LOG1P:
+        return _term_loop(values, margin, d1, beta, LOG1P, power, factor, out)
+    return _term_loop(values, margin, d1, beta, SQUARED, power, factor, out)
+
+
+@numba.njit(cache=True, nogil=True, fastmath=_CONTRACT, inline="always")
+def _values_loop(values, margin, beta, kind, power, scale, out):
     for i in range(margin.shape[0]):
-        out[i] = np.exp(-_penalty(margin[i], beta, kind, power))
+        out[i] = values[i] * (_factor(margin[i], beta, kind, power) * scale)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, fastmath=_CONTRACT)
 def regularized_values(values, margin, beta, kind, power, scale, out):
     """``out[i] = values[i] * (g(margin[i]) * scale)``: the term of eq. 4 / eq. 10, one pass.
 
     Equal, bit for bit, to ``values * (factor * scale)`` with ``factor`` from
-    :func:`regularizer_factor` (IEEE products are exact functions of their operands). With
+    :func:`regularized_term` (IEEE products are exact functions of their operands). With
     beta = 0 and scale = 1 the factor is exactly 1.0, so ``out`` equals ``values`` bit for bit
     (the AdaBoost limit of eq. 4).
     """
-    for i in range(values.shape[0]):
-        out[i] = values[i] * (np.exp(-_penalty(margin[i], beta, kind, power)) * scale)
+    if kind == ABSOLUTE:
+        _values_loop(values, margin, beta, ABSOLUTE, power, scale, out)
+    elif kind == LOG1P:
+        _values_loop(values, margin, beta, LOG1P, power, scale, out)
+    else:
+        _values_loop(values, margin, beta, SQUARED, power, scale, out)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -71,26 +192,38 @@ def _max_exponents(margin, y, d1, beta, kind, power, start, stop):
     return top_cost, top_weight
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, fastmath=_CONTRACT, inline="always")
+def _exp_sums_loop(margin, y, d1, beta, kind, power, top_cost, top_weight, out):
+    costs = np.empty(min(margin.shape[0], _BLOCK))
+    cost = 0.0
+    total = 0.0
+    for lo in range(0, margin.shape[0], _BLOCK):
+        hi = min(lo + _BLOCK, margin.shape[0])
+        m, yy, d, w = margin[lo:hi], y[lo:hi], d1[lo:hi], out[lo:hi]
+        for i in range(hi - lo):
+            # Both exponents are <= 0 where D_1(i) > 0 (the tops are the largest there); the
+            # other examples get weight 0, whatever their exponentials.
+            e = -yy[i] * m[i]
+            positive = d[i] > 0.0
+            w[i] = d[i] * exp_nonpositive(e - _penalty(m[i], beta, kind, power) - top_weight) \
+                if positive else 0.0
+            costs[i] = d[i] * exp_nonpositive(e - top_cost) if positive else 0.0
+        total += _sum(w)
+        cost += _sum(costs[:hi - lo])
+    return cost, total
+
+
+@numba.njit(cache=True, nogil=True, fastmath=_CONTRACT)
 def _exp_sums(margin, y, d1, beta, kind, power, top_cost, top_weight, out, start, stop):
     margin = margin[start:stop]
     y = y[start:stop]
     d1 = d1[start:stop]
     out = out[start:stop]
-    cost = 0.0
-    total = 0.0
-    for i in range(stop - start):
-        if d1[i] > 0.0:
-            e = -y[i] * margin[i]
-            # Same operations, in the same order, as AdaBoost's exponential_weights: with
-            # beta = 0 the penalty is 0.0, e - 0.0 == e, and the weights agree bit for bit.
-            w = d1[i] * np.exp(e - _penalty(margin[i], beta, kind, power) - top_weight)
-            cost += d1[i] * np.exp(e - top_cost)
-        else:
-            w = 0.0
-        out[i] = w
-        total += w
-    return cost, total
+    if kind == ABSOLUTE:
+        return _exp_sums_loop(margin, y, d1, beta, ABSOLUTE, power, top_cost, top_weight, out)
+    if kind == LOG1P:
+        return _exp_sums_loop(margin, y, d1, beta, LOG1P, power, top_cost, top_weight, out)
+    return _exp_sums_loop(margin, y, d1, beta, SQUARED, power, top_cost, top_weight, out)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -111,11 +244,7 @@ def penalized_exponential_weights(margin, y, d1, beta, kind, power, out):
 
 @numba.njit(cache=True, nogil=True, parallel=True)
 def penalized_exponential_weights_parallel(margin, y, d1, beta, kind, power, out, n_chunks):
-    """:func:`penalized_exponential_weights` in ``n_chunks`` blocks over numba's threads.
-
-    The blocks are those of the engine's ``exponential_weights_parallel``, so with beta = 0 the
-    two agree bit for bit at every thread count.
-    """
+    """:func:`penalized_exponential_weights` in ``n_chunks`` blocks over numba's threads."""
     n = margin.shape[0]
     tops = np.empty((n_chunks, 2))
     for chunk in numba.prange(n_chunks):
@@ -135,6 +264,25 @@ def penalized_exponential_weights_parallel(margin, y, d1, beta, kind, power, out
     for chunk in numba.prange(n_chunks):
         out[chunk * n // n_chunks:(chunk + 1) * n // n_chunks] /= total
     return top_cost + np.log(sums[:, 0].sum())
+
+
+def penalized_distribution(margin, y, d1, beta: float, kind: int, power: float, n_jobs: int = 1):
+    """``(weights, log_cost)``: :func:`penalized_exponential_weights` into a new array, on
+    ``n_jobs`` threads when ``n_jobs > 1``.
+
+    With beta = 0 the penalty is 0 and the weights are AdaBoost's: they are then computed by the
+    engine's :func:`boostkit.kernels.boosting.exponential_distribution`, bit for bit (its
+    exponentials are the C library's, not :func:`exp_nonpositive`).
+    """
+    if beta == 0.0:
+        return exponential_distribution(margin, y, d1, n_jobs)
+    out = np.empty(margin.shape[0])
+    if n_jobs > 1:
+        log_cost = penalized_exponential_weights_parallel(margin, y, d1, beta, kind, power, out,
+                                                          n_jobs)
+    else:
+        log_cost = penalized_exponential_weights(margin, y, d1, beta, kind, power, out)
+    return out, float(log_cost)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -17,7 +17,7 @@ import numpy as np
 
 import boostkit
 
-from .kernels import ABSOLUTE, LOG1P, eq6_log_bound, regularized_values, regularizer_factor
+from .kernels import ABSOLUTE, LOG1P, eq6_log_bound, regularized_term, regularized_values
 from .validators import finite_non_negative, finite_positive, optional_finite_positive
 
 #: Regularizers g(F) in [0, 1] by name -> kernel kind: ``exponential`` e^{-|beta F|} (eq. 4),
@@ -58,12 +58,6 @@ class InputDependentTerm(boostkit.Contribution):
     power: float = attrs.field(default=1.0, converter=float, validator=finite_positive)
     scale: float = attrs.field(default=1.0, converter=float, validator=finite_positive)
 
-    def factor(self, margin: np.ndarray) -> np.ndarray:
-        """g(F_{t-1}(x)) for the margins F_{t-1} (without ``scale``)."""
-        out = np.empty_like(margin)
-        regularizer_factor(margin, self.beta, regularizer_kind(self.regularizer), self.power, out)
-        return out
-
     def values(self, output: boostkit.Candidate, margin: np.ndarray) -> np.ndarray:
         inner = np.ascontiguousarray(self.inner.values(output, margin), dtype=np.float64)
         out = np.empty_like(inner)
@@ -93,8 +87,8 @@ class InputDependentRegularizer(boostkit.CalibrationWrapper):
         at the end of section 3.3 (the paper's experiments: m = 0.1, see below).
     record_bound:
         Record eq. 6's bound every round (``extra["eq6_bound"]``). Off by default: it costs one
-        more pass over the examples with two exponentials each, as much as the rest of the
-        regularizer.
+        more pass over the examples with two exponentials each (the C library's), more than the
+        factor and the weights together.
 
     The general form. For a regularizer f(x) in [0, f_max], eq. 10 rewrites
     H_T = sum_t alpha'_t g(x) h_t(x) with g = f / f_max in [0, 1] and alpha'_t = alpha_t f_max,
@@ -146,8 +140,12 @@ class InputDependentRegularizer(boostkit.CalibrationWrapper):
             )
         d1 = state.data.sample_weight
         term = InputDependentTerm(inner.contribution, self.beta, self.regularizer, self.power)
-        factor = term.factor(state.margin)
-        mean_factor = float(np.dot(d1, factor))
+        # One pass: the factor g(F_{t-1}), the term values * g and the D_1-weighted mean of g.
+        factor = np.empty_like(state.margin)
+        train_values = np.empty_like(state.margin)
+        mean_factor = float(regularized_term(inner.train_values, state.margin, d1, self.beta,
+                                             regularizer_kind(self.regularizer), self.power,
+                                             factor, train_values))
         extra = {**inner.extra, "mean_factor": mean_factor}
         if self.normalization is None:
             if self.record_bound:
@@ -157,6 +155,6 @@ class InputDependentRegularizer(boostkit.CalibrationWrapper):
         else:
             # 1/C_T = m / mean factor (section 3.3); the floor keeps it finite if g underflowed.
             term = attrs.evolve(term, scale=self.normalization / max(mean_factor, 1e-300))
-        # values * (factor * scale) is, bit for bit, what term.values gives at predict time.
-        train_values = inner.train_values * (factor * term.scale)
+            # values * (factor * scale) is, bit for bit, what term.values gives at predict time.
+            train_values = inner.train_values * (factor * term.scale)
         return boostkit.Calibrated(term, train_values, inner.coefficients, extra)

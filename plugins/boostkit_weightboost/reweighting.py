@@ -1,36 +1,29 @@
 """Reweightings computed from the margins: WeightBoost's eq. 7 / eq. 11 and Weight Decay's.
 
 Both are D_{t+1}(i) proportional to D_1(i) exp(-y_i F_t(x_i) - penalty(F_t(x_i))), computed in log
-space by one kernel (:func:`boostkit_weightboost.kernels.penalized_exponential_weights`). Both
-report the exponential cost sum_i D_1(i) e^{-y_i F_t(x_i)} as their potential: it bounds the
-training error whatever the combination (001 eq. 5), so the round records' ``error_bound`` is a
-true bound and ``z`` the factor by which the round changed it.
+space by one kernel (:func:`boostkit_weightboost.kernels.penalized_distribution`). Both report
+the exponential cost sum_i D_1(i) e^{-y_i F_t(x_i)} as their potential: it bounds the training
+error whatever the combination (001 eq. 5), so the round records' ``error_bound`` is a true
+bound and ``z`` the factor by which the round changed it.
 """
 
 from __future__ import annotations
 
 import attrs
-import numpy as np
 
 import boostkit
 
-from .kernels import SQUARED, penalized_exponential_weights, penalized_exponential_weights_parallel
+from .kernels import SQUARED, penalized_distribution
 from .regularizer import InputDependentTerm, check_regularizer, regularizer_kind
 from .validators import finite_non_negative, finite_positive
 
 
 def _penalized_weights(state, beta: float, kind: int, power: float) -> boostkit.Weights:
     data = state.data
-    out = np.empty(data.n_samples)
-    if state.n_jobs > 1:
-        log_cost = penalized_exponential_weights_parallel(
-            state.margin, data.y, data.sample_weight, beta, kind, power, out, state.n_jobs
-        )
-    else:
-        log_cost = penalized_exponential_weights(
-            state.margin, data.y, data.sample_weight, beta, kind, power, out
-        )
-    return boostkit.Weights(out, float(log_cost))
+    weights, log_cost = penalized_distribution(
+        state.margin, data.y, data.sample_weight, beta, kind, power, state.n_jobs
+    )
+    return boostkit.Weights(weights, log_cost)
 
 
 @attrs.define

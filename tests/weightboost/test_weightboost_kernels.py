@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from boostkit.kernels.boosting import exponential_weights, exponential_weights_parallel
+from boostkit.kernels.boosting import exponential_distribution
 from boostkit_weightboost.kernels import (
     ABSOLUTE,
     LOG1P,
     SQUARED,
     eq6_log_bound,
+    exp_nonpositive,
+    penalized_distribution,
     penalized_exponential_weights,
     penalized_exponential_weights_parallel,
+    regularized_term,
     regularized_values,
-    regularizer_factor,
     tree_leaves,
 )
 
@@ -85,17 +88,13 @@ def test_the_parallel_weights_equal_the_serial_ones(problem, beta, kind, n_chunk
     assert b == pytest.approx(a, rel=1e-12, abs=1e-12)
 
 
-@given(margin_problems(scale=1e3), st.integers(1, 4))
+@given(margin_problems(scale=1e3), st.sampled_from(KINDS), st.integers(1, 4))
 @settings(max_examples=15, deadline=None)
-def test_beta_zero_is_adaboosts_exponential_reweighting_bit_for_bit(problem, n_chunks):
+def test_beta_zero_is_adaboosts_exponential_reweighting_bit_for_bit(problem, kind, n_jobs):
     margin, y, d1 = problem
-    ours, theirs = np.empty_like(margin), np.empty_like(margin)
-    assert penalized_exponential_weights(margin, y, d1, 0.0, ABSOLUTE, 1.0, ours) == \
-        exponential_weights(margin, y, d1, theirs)
-    assert np.array_equal(ours, theirs)
-    assert penalized_exponential_weights_parallel(margin, y, d1, 0.0, ABSOLUTE, 1.0, ours, n_chunks) == \
-        exponential_weights_parallel(margin, y, d1, theirs, n_chunks)
-    assert np.array_equal(ours, theirs)
+    ours, log_cost = penalized_distribution(margin, y, d1, 0.0, kind, 1.0, n_jobs)
+    theirs, log_potential = exponential_distribution(margin, y, d1, n_jobs)
+    assert np.array_equal(ours, theirs) and log_cost == log_potential
 
 
 def test_weights_never_overflow_after_thousands_of_rounds():
@@ -113,15 +112,64 @@ def test_weights_never_overflow_after_thousands_of_rounds():
        st.floats(0.1, 10.0))
 @settings(max_examples=40, deadline=None)
 def test_the_factor_and_the_regularized_values(problem, beta, kind, power, scale):
-    margin, y, _ = problem
-    factor = np.empty_like(margin)
-    regularizer_factor(margin, beta, kind, power, factor)
+    margin, y, d1 = problem
+    values = 0.7 * y
+    factor, train_values = np.empty_like(margin), np.empty_like(margin)
+    weighted_sum = regularized_term(values, margin, d1, beta, kind, power, factor, train_values)
     np.testing.assert_allclose(factor, np.exp(-reference_penalty(margin, beta, kind, power)), rtol=1e-13)
     assert ((0.0 <= factor) & (factor <= 1.0)).all()
-    values = 0.7 * y
+    assert weighted_sum == pytest.approx(np.dot(d1, factor), rel=1e-13)
+    assert np.array_equal(train_values, values * factor)
     out = np.empty_like(margin)
     regularized_values(values, margin, beta, kind, power, scale, out)
     assert np.array_equal(out, values * (factor * scale))  # the same numbers at fit and predict
+    regularized_values(values, margin, beta, kind, power, 1.0, out)
+    assert np.array_equal(out, train_values)
+
+
+def test_beta_zero_leaves_the_terms_unchanged():
+    margin = np.linspace(-50.0, 50.0, 3001)
+    values = np.cos(margin)
+    factor, train_values, out = np.empty_like(margin), np.empty_like(margin), np.empty_like(margin)
+    for kind in KINDS:
+        regularized_term(values, margin, np.full(3001, 1 / 3001), 0.0, kind, 1.0, factor, train_values)
+        regularized_values(values, margin, 0.0, kind, 1.0, 1.0, out)
+        assert (factor == 1.0).all() and np.array_equal(train_values, values)
+        assert np.array_equal(out, values)
+
+
+def exp_by_the_kernel(x):
+    """exp_nonpositive(x) for every x <= 0, through the vectorised loop of regularized_values."""
+    out = np.empty_like(x)
+    regularized_values(np.ones_like(x), -x, 1.0, ABSOLUTE, 1.0, 1.0, out)
+    return out
+
+
+def test_exp_nonpositive_is_within_one_ulp_of_numpy_over_its_range():
+    # The arguments the kernels exponentiate are <= 0; e^x is subnormal below -708.4 and rounds
+    # to 0 below -745.13. Without the JIT a sample keeps the test quick.
+    rng = np.random.default_rng(0)
+    n = 20_000 if numba.config.DISABLE_JIT else 2_000_000
+    x = np.concatenate([
+        -rng.uniform(0.0, 750.0, n), -rng.uniform(0.0, 1.0, n // 10),
+        -rng.uniform(700.0, 750.0, n // 10), -rng.uniform(0.0, 1e-6, n // 10),
+        -np.arange(0.0, 746.0, 0.5),
+        # k ln 2 (where e^x is a power of 2) and (k + 1/2) ln 2 (where the rounding of k flips)
+        -(np.arange(1, 1077) * np.log(2.0)), -(np.arange(1, 1077) + 0.5) * np.log(2.0),
+        [0.0, -0.0, -5e-324, -1e-300, -1e-17, -708.3964185322641, -708.4, -745.1332191019411,
+         -745.14, -746.0, -1e6, -1e300, -np.inf],
+    ])
+    ours, expected = exp_by_the_kernel(x), np.exp(x)
+    assert (np.abs(ours - expected) <= np.spacing(expected)).all()
+    assert (ours[:n] == expected[:n]).mean() > 0.85  # mostly the same number, not just close
+
+
+def test_exp_nonpositive_special_values():
+    assert exp_nonpositive(0.0) == 1.0 and exp_nonpositive(-0.0) == 1.0
+    assert exp_nonpositive(-746.0) == 0.0 and exp_nonpositive(-np.inf) == 0.0
+    assert exp_nonpositive(-745.0) == np.exp(-745.0) == 5e-324  # the smallest subnormal
+    assert exp_nonpositive(3.0) == 1.0  # outside its domain: taken as 0
+    assert exp_nonpositive(-1.0) == pytest.approx(np.exp(-1.0), rel=2.3e-16)
 
 
 @given(margin_problems(), arrays(np.float64, 40, elements=st.floats(0.0, 1.0)),
