@@ -21,10 +21,10 @@ import math
 import numpy as np
 
 import boostkit
-from boostkit.data import check_features, check_labels, check_sample_weight
-
+from boostkit.data import check_features, check_labels, check_sample_weight, is_sparse
 from boostkit.smoothing import resolve_smoothing
-from .hypotheses import ConstantVote, FeatureCount, FeatureSign, LinearVotes, is_sparse
+
+from .hypotheses import ConstantVote, FeatureCount, FeatureSign, LinearVotes
 from .kernels import CODE_BITS, csr_margin_columns, one_pass_counts, one_pass_signs
 from .pool import resolve_base
 

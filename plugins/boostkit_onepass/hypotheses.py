@@ -12,12 +12,9 @@ import attrs
 import numpy as np
 
 import boostkit
+from boostkit.data import is_sparse
 
 from .kernels import csr_column, csr_linear, dense_linear
-
-
-def is_sparse(X) -> bool:
-    return hasattr(X, "tocsr") and hasattr(X, "nnz")
 
 
 def feature_column(X, j: int) -> np.ndarray:

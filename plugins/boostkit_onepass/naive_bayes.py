@@ -20,8 +20,9 @@ import attrs
 import numpy as np
 
 import boostkit
+from boostkit.data import is_sparse
 
-from .hypotheses import LinearVotes, is_sparse
+from .hypotheses import LinearVotes
 from .validators import one_of, positive
 
 EVENT_MODELS = ("auto", "multinomial", "bernoulli")

@@ -15,8 +15,9 @@ import attrs
 import numpy as np
 
 import boostkit
+from boostkit.data import is_sparse
 
-from .hypotheses import ConstantVote, FeatureCount, FeatureSign, feature_column, is_sparse
+from .hypotheses import ConstantVote, FeatureCount, FeatureSign, feature_column
 from .kernels import all_plus_minus_one
 from .majority import bbm_normaliser
 from .validators import below_half, one_of, positive
