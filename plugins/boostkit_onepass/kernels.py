@@ -21,6 +21,8 @@ import math
 import numba
 import numpy as np
 
+from boostkit.kernels.boosting import interleaved_sum
+
 # Count values 1..SMALL_COUNTS (times the label's sign) are grouped into bins, so Newton's
 # iterations cost O(distinct counts) instead of O(examples) for term counts.
 SMALL_COUNTS = 64
@@ -251,22 +253,6 @@ def _column_margins(start, stop, entries, raw, w, total, bins, out_u, out_w, out
     return m, largest
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _total(w):
-    """sum(w) in four interleaved partial sums: a quarter of the serial chain of additions of
-    ``w.sum()`` (the resums of :func:`one_pass_counts` cost O(m) each)."""
-    a0 = a1 = a2 = a3 = 0.0
-    n = w.shape[0] - w.shape[0] % 4
-    for i in range(0, n, 4):
-        a0 += w[i]
-        a1 += w[i + 1]
-        a2 += w[i + 2]
-        a3 += w[i + 3]
-    for i in range(n, w.shape[0]):
-        a0 += w[i]
-    return (a0 + a1) + (a2 + a3)
-
-
 @numba.njit(cache=True, nogil=True)
 def one_pass_counts(indptr, entries, raw, d1, order, gamma_bar, smoothing, tol, max_iter,
                     alpha_out):
@@ -290,7 +276,7 @@ def one_pass_counts(indptr, entries, raw, d1, order, gamma_bar, smoothing, tol, 
     log sum_i D_1(i) exp(-y_i F(x_i)).
     """
     w = d1.copy()
-    total = _total(w)
+    total = interleaved_sum(w)
     log_scale = 0.0
     max_nnz = 0
     for j in range(indptr.shape[0] - 1):
@@ -340,13 +326,13 @@ def one_pass_counts(indptr, entries, raw, d1, order, gamma_bar, smoothing, tol, 
                 w[i] *= factors[code]
         updated += stop - start
         if updated >= w.shape[0]:
-            total = _total(w)
+            total = interleaved_sum(w)
             updated = 0
         if not 1e-100 < total < 1e100:
             w /= total
             log_scale += math.log(total)
             total = 1.0
-    total = _total(w)
+    total = interleaved_sum(w)
     return n_used, log_scale + math.log(total)
 
 

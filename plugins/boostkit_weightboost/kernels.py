@@ -32,7 +32,7 @@ import math
 import numba
 import numpy as np
 
-from boostkit.kernels.boosting import exponential_distribution
+from boostkit.kernels.boosting import exponential_distribution, interleaved_sum
 
 ABSOLUTE = 0
 LOG1P = 1
@@ -100,22 +100,6 @@ def _factor(f, beta, kind, power):
     return exp_nonpositive(-_penalty(f, beta, kind, power))
 
 
-@numba.njit(cache=True, nogil=True)
-def _sum(a):
-    """sum(a) in four interleaved partial sums: one chain of additions is bound by their latency,
-    four independent ones are not (the order is fixed, so is the result)."""
-    s0 = s1 = s2 = s3 = 0.0
-    n4 = a.shape[0] - a.shape[0] % 4
-    for i in range(0, n4, 4):
-        s0 += a[i]
-        s1 += a[i + 1]
-        s2 += a[i + 2]
-        s3 += a[i + 3]
-    for i in range(n4, a.shape[0]):
-        s0 += a[i]
-    return (s0 + s1) + (s2 + s3)
-
-
 # The kernels below run their loop over the examples through an inlined helper, called once per
 # kind with the kind as a constant: each copy has the branch on the kind folded away, and LLVM
 # vectorises those of ABSOLUTE and SQUARED (LOG1P's calls the C library's log1p, which it cannot;
@@ -134,7 +118,7 @@ def _term_loop(values, margin, d1, beta, kind, power, factor, out):
             g[i] = gi
             o[i] = v[i] * gi
             weighted[i] = d[i] * gi
-        total += _sum(weighted[:hi - lo])
+        total += interleaved_sum(weighted[:hi - lo])
     return total
 
 
@@ -208,8 +192,8 @@ def _exp_sums_loop(margin, y, d1, beta, kind, power, top_cost, top_weight, out):
             w[i] = d[i] * exp_nonpositive(e - _penalty(m[i], beta, kind, power) - top_weight) \
                 if positive else 0.0
             costs[i] = d[i] * exp_nonpositive(e - top_cost) if positive else 0.0
-        total += _sum(w)
-        cost += _sum(costs[:hi - lo])
+        total += interleaved_sum(w)
+        cost += interleaved_sum(costs[:hi - lo])
     return cost, total
 
 

@@ -13,6 +13,7 @@ import boostkit
 from boostkit.data import MAX_BINS, bin_features
 from boostkit.errors import DataError
 from boostkit.kernels.boosting import (
+    interleaved_sum,
     add_contribution,
     add_contribution_parallel,
     exponential_weights,
@@ -255,3 +256,9 @@ def test_sign_error_matches_reference_and_counts_non_binary_scores():
     assert n_not_pm1 == 0
     scores[[3, 10, 11]] = [0.0, 0.5, -2.0]
     assert sign_error(scores, y, weights)[1] == 3
+
+
+def test_interleaved_sum_is_the_sum_in_a_fixed_order():
+    w = np.random.default_rng(7).random(23)
+    for n in range(24):
+        assert interleaved_sum(w[:n]) == pytest.approx(w[:n].sum(), rel=1e-15, abs=0)

@@ -20,7 +20,6 @@ from boostkit_onepass.kernels import (
     RAW_CODE,
     SMALL_COUNTS,
     _column_margins,
-    _total,
     all_plus_minus_one,
     csr_column,
     csr_margin_columns,
@@ -245,9 +244,3 @@ def test_csr_margin_columns_is_the_transpose_times_the_labels(dtype):
     assert np.array_equal(column_ptr, reference.indptr)
     assert np.array_equal(rows, reference.indices)
     assert np.array_equal(margins, reference.data)
-
-
-def test_total_is_the_sum():
-    w = np.random.default_rng(7).random(23)
-    for n in range(24):
-        assert _total(w[:n]) == pytest.approx(w[:n].sum(), rel=1e-15, abs=0)
