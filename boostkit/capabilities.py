@@ -8,7 +8,10 @@ A component declares, as sets of capability names,
   partition into two cells;
 * ``withdraws`` (wrappers only): what the component it wraps provides but the wrapped result no
   longer does, e.g. a regularizer that scales each term by a factor in (0, 1] takes away "unit
-  votes".
+  coefficients".
+
+Components may also name ``shared_params``: parameters that must agree across the recipe (a
+regularizer's beta and the reweighting derived for it), checked by :func:`check_shared_params`.
 
 They are class attributes, or properties when they depend on the component's parameters (a PAV
 calibration that back-fits earlier terms no longer provides the running margin). The check runs
@@ -42,6 +45,7 @@ __all__ = [
     "SPARSE_INPUT",
     "MISSING_VALUES",
     "check_capabilities",
+    "check_shared_params",
     "check_sparse_input",
     "handles_missing_values",
     "capabilities_of",
@@ -181,6 +185,25 @@ def check_capabilities(recipe_name: str, components: Sequence[tuple[str, object]
                 else:
                     reason += f"and the recipe has no {capability.provider} that provides it"
             raise RecipeError(f"recipe {recipe_name!r} cannot work: {reason}")
+
+
+def check_shared_params(recipe_name: str, components: Sequence[tuple[str, object]]) -> None:
+    """Refuse a recipe in which two components that share a parameter (``shared_params``) give
+    it different values, naming both."""
+    first: dict[str, tuple[str, object]] = {}
+    for role, component in components:
+        for name in getattr(component, "shared_params", ()):
+            if name not in first:
+                first[name] = (role, component)
+                continue
+            o_role, other = first[name]
+            mine, theirs = getattr(component, name), getattr(other, name)
+            if mine != theirs:
+                raise RecipeError(
+                    f"recipe {recipe_name!r} cannot work: {_label(role, component)} has "
+                    f"{name}={mine!r} but {_label(o_role, other)} has {name}={theirs!r}; the two "
+                    f"share {name!r}, so give both the same value"
+                )
 
 
 def check_sparse_input(recipe_name: str, components: Sequence[tuple[str, object]]) -> None:

@@ -49,6 +49,9 @@ class Component:
     needs: ClassVar[frozenset[str]] = frozenset()
     #: Capabilities this component guarantees to the others.
     provides: ClassVar[frozenset[str]] = frozenset()
+    #: Parameters that must have the same value in every component of a recipe that shares them
+    #: (a regularizer and the reweighting derived for it): a mismatch is refused before fitting.
+    shared_params: ClassVar[tuple[str, ...]] = ()
 
     def get_params(self) -> dict[str, Any]:
         """The component's parameters (its attrs fields set by ``__init__``) as a plain dict."""

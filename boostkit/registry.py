@@ -15,7 +15,7 @@ from typing import Any, Iterator, Mapping
 
 import attrs
 
-from .capabilities import Capability, check_capabilities
+from .capabilities import Capability, check_capabilities, check_shared_params
 from .components import ROUND_ROLES, VALUE_ROLES, Component
 from .errors import RecipeError, RegistryError
 
@@ -522,4 +522,5 @@ class Registry:
                     f"recipe {recipe.name!r}: bad parameters for {spec.name!r}: {exc}"
                 ) from exc
         check_capabilities(recipe.name, built, self.capabilities())
+        check_shared_params(recipe.name, built)
         return built

@@ -88,6 +88,7 @@ class BoostByMajority(boostkit.Reweighting):
     """
 
     name = "boost-by-majority"
+    shared_params = ("alpha",)
     needs = frozenset({"sign-scores", "unit-coefficients"})
     alpha: float = attrs.field(default=0.05, converter=float, validator=below_half)
 

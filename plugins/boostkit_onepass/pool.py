@@ -168,12 +168,14 @@ class PopbmPool(boostkit.Proposal):
 
     The loop condition printed in step 2 ("i_t <= min{T, n}") is read as: rounds continue while
     the order is not spent (i_t <= n) and fewer than T classifiers are chosen, which is what
-    step 3 checks. ``alpha`` must equal the ``boost-by-majority`` reweighting's alpha (checked).
+    step 3 checks. ``alpha`` must equal the ``boost-by-majority`` reweighting's alpha (a shared
+    parameter: a mismatch is refused before fitting).
     The pool holds sign classifiers (a count is read as present / absent), with their negations
     by default, since POPBM only accepts positive advantages.
     """
 
     name = "popbm-pool"
+    shared_params = ("alpha",)
     needs = frozenset({"unit-coefficients"})
     provides = frozenset({"real-scores", "sign-scores", "cells", "sparse-input"})
     alpha: float = attrs.field(default=0.05, converter=float, validator=below_half)
@@ -193,13 +195,6 @@ class PopbmPool(boostkit.Proposal):
     @boostkit.hookimpl
     def boostkit_propose(self, state):
         t, T = state.round, state.n_rounds
-        if state.records:
-            used = state.records[-1].extra.get("bbm_alpha")
-            if used is not None and used != self.alpha:
-                raise ValueError(
-                    f"popbm-pool has alpha={self.alpha} but the boost-by-majority reweighting "
-                    f"uses alpha={used}; give both the same alpha"
-                )
         data = state.data
         z = bbm_normaliser(state.margin, data.y, data.sample_weight, t, T, self.alpha)
         if z < self.epsilon / T:

@@ -124,6 +124,7 @@ class InputDependentRegularizer(boostkit.CalibrationWrapper):
     needs = frozenset({"running-margin"})
     # Each term is scaled by e^{-|beta F_{t-1}(x)|}: its coefficient is no longer 1.
     withdraws = frozenset({"unit-coefficients"})
+    shared_params = ("beta", "regularizer", "power")
     beta: float = attrs.field(default=0.5, converter=float, validator=finite_non_negative)
     regularizer: str = attrs.field(default="exponential", validator=check_regularizer)
     power: float = attrs.field(default=1.0, converter=float, validator=finite_positive)

@@ -14,7 +14,7 @@ import attrs
 import boostkit
 
 from .kernels import SQUARED, penalized_distribution
-from .regularizer import InputDependentTerm, check_regularizer, regularizer_kind
+from .regularizer import check_regularizer, regularizer_kind
 from .validators import finite_non_negative, finite_positive
 
 
@@ -36,8 +36,8 @@ class WeightBoostWeights(boostkit.Reweighting):
     grows exponentially. With beta = 0 this is AdaBoost's ``exponential`` reweighting, bit for bit.
 
     ``beta``, ``regularizer`` and ``power`` must match the ``input-dependent`` wrapper of the same
-    fit: eq. 8's alpha minimises eq. 6's bound only under these weights. A mismatch with the
-    terms already in the model is refused with an error saying which to change.
+    recipe (``shared_params``: a mismatch is refused before fitting): eq. 8's alpha minimises
+    eq. 6's bound only under these weights.
 
     Potential: the exponential cost sum_i D_1(i) e^{-y_i H_T(x_i)}, which bounds the training error
     (eq. 5). With eq. 8's alpha, eq. 6 multiplies it by at most 1 - rho_T (1 - 2 sqrt(eps_T (1 -
@@ -47,25 +47,13 @@ class WeightBoostWeights(boostkit.Reweighting):
 
     name = "weightboost-weights"
     provides = frozenset({"potential"})
+    shared_params = ("beta", "regularizer", "power")
     beta: float = attrs.field(default=0.5, converter=float, validator=finite_non_negative)
     regularizer: str = attrs.field(default="exponential", validator=check_regularizer)
     power: float = attrs.field(default=1.0, converter=float, validator=finite_positive)
 
-    def _check_matches(self, contributions) -> None:
-        last = contributions[-1] if contributions else None
-        if isinstance(last, InputDependentTerm):
-            mine = (self.beta, self.regularizer, self.power)
-            theirs = (last.beta, last.regularizer, last.power)
-            if mine != theirs:
-                raise ValueError(
-                    f"{self.name} has (beta, regularizer, power) = {mine} but the model's "
-                    f"input-dependent terms use {theirs}; give both the same values, e.g. "
-                    "params={'input_dependent': {'beta': b}, 'reweighting': {'beta': b}}"
-                )
-
     @boostkit.hookimpl
     def boostkit_reweight(self, state):
-        self._check_matches(state.contributions)
         return _penalized_weights(state, self.beta, regularizer_kind(self.regularizer), self.power)
 
 

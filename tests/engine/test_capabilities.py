@@ -8,7 +8,7 @@ import pytest
 
 import boostkit
 from boostkit import Capability, RecipeError, RegistryError
-from boostkit.capabilities import ENGINE_CAPABILITIES, check_capabilities
+from boostkit.capabilities import ENGINE_CAPABILITIES, check_capabilities, check_shared_params
 from boostkit.registry import Registry
 
 KNOWN = {c.name: c for c in ENGINE_CAPABILITIES}
@@ -94,6 +94,24 @@ def test_an_unknown_capability_is_refused_with_the_known_ones():
     with pytest.raises(RecipeError, match="declares the unknown capability 'sign-score'; known "
                                           "capabilities: cells, missing-values"):
         check_capabilities("typo", parts(("calibration", "c", ("sign-score",), (), ())), KNOWN)
+
+
+@attrs.define
+class Sharer:
+    name: str
+    beta: float = 0.5
+    power: float = 1.0
+    shared_params = ("beta", "power")
+
+
+def test_shared_parameters_must_agree_across_the_recipe():
+    check_shared_params("same", [("calibration-wrapper", Sharer("w")),
+                                 ("reweighting", Sharer("r")), ("proposal", Part("p"))])
+    with pytest.raises(RecipeError, match="reweighting 'r' has power=2.0 but "
+                                          "calibration-wrapper 'w' has power=1.0; the two share "
+                                          "'power', so give both the same value"):
+        check_shared_params("differ", [("calibration-wrapper", Sharer("w")),
+                                       ("reweighting", Sharer("r", power=2.0))])
 
 
 def test_capability_values_are_validated():

@@ -258,7 +258,8 @@ def test_popbm_aborts_clearly_when_the_pool_runs_out():
 def test_popbm_refuses_mismatched_alphas():
     X, y = _xy()
     X = np.hstack([X] * 10)
-    with pytest.raises(boostkit.HookError, match="give both the same alpha"):
+    with pytest.raises(boostkit.RecipeError, match="reweighting 'boost-by-majority' has "
+                       "alpha=0.2 but proposal 'popbm-pool' has alpha=0.05; the two share"):
         boostkit.Booster("popbm", n_rounds=5, params={"reweighting": {"alpha": 0.2}}).fit(X, y)
 
 

@@ -118,8 +118,13 @@ def test_epsilon_boost_adds_the_same_step_every_round():
 
 def test_a_beta_mismatch_between_wrapper_and_weights_is_refused():
     recipe = toy_recipe(input_dependent={"beta": 1.0})  # the reweighting keeps beta = 0.5
-    with pytest.raises(boostkit.HookError, match=r"weightboost-weights.*beta.*input_dependent"):
+    # Refused before fitting (shared_params), naming both components and both values.
+    with pytest.raises(boostkit.RecipeError, match=r"calibration-wrapper 'input-dependent' has "
+                       r"beta=1.0 but reweighting 'weightboost-weights' has beta=0.5"):
         boostkit.Booster(recipe, n_rounds=3).fit(X_TOY, Y_TOY)
+    with pytest.raises(boostkit.RecipeError, match=r"share 'regularizer'"):
+        boostkit.Booster(toy_recipe(reweighting={"regularizer": "inverse-polynomial"}),
+                         n_rounds=3).fit(X_TOY, Y_TOY)
 
 
 @attrs.define
