@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numba
-import numpy as np
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)

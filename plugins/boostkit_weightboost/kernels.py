@@ -1,8 +1,5 @@
 """Numba kernels of the WeightBoost plugin (001_e064afeb8d6bf0ca.txt).
 
-* :func:`exp_nonpositive`: e^x for x <= 0, within 1 ulp of ``np.exp``, written in arithmetic that
-  LLVM vectorises across examples (a call to the C library's ``exp`` cannot be): the kernels of
-  the factor and of the weights exponentiate with it, at a third of the C library's cost.
 * :func:`regularized_term` (fit) and :func:`regularized_values` (predict): the input-dependent
   term c_t(x) = v_t(x) g(F_{t-1}(x)) s_t of eq. 4 / eq. 10, the same numbers at fit and at
   predict time; the fit kernel also gives the factor g and its D_1-weighted sum.
@@ -18,71 +15,27 @@ beta |F| (WeightBoost's e^{-|beta F|}, eq. 4), :data:`LOG1P` penalty p ln(1 + be
 (g = (1 + beta |F|)^{-p}, the "inverse of polynomials" of section 5), :data:`SQUARED` penalty
 beta F^2 (the weight-decay baseline, section 2).
 
-The kernels that exponentiate allow LLVM to fuse a multiplication and an addition into one
-rounding (``fastmath={"contract"}``, nothing else), which takes a fifth off the time of
-:func:`exp_nonpositive`. Their results may therefore differ in the last bit between a CPU with
-FMA instructions and one without (or with ``NUMBA_DISABLE_JIT=1``); on one machine they are the
-same in every run, at fit and at predict time.
+The kernels of the factor and of the weights exponentiate with the engine's vectorisable
+:func:`boostkit.kernels.exponential.exp_nonpositive`, with FMA contraction allowed (see that
+module); on one machine they give the same numbers in every run, at fit and at predict time.
 """
 
 from __future__ import annotations
-
-import math
 
 import numba
 import numpy as np
 
 from boostkit.kernels.boosting import exponential_distribution, interleaved_sum
+from boostkit.kernels.exponential import CONTRACT, exp_nonpositive
 
 ABSOLUTE = 0
 LOG1P = 1
 SQUARED = 2
 
-_CONTRACT = {"contract"}
 # Examples per block in the kernels that exponentiate and then sum: the block's terms are summed
 # in a second loop while still in cache, so the loop with the exponentials has no reduction
 # (which would keep LLVM from vectorising it without reassociating the sum).
 _BLOCK = 1024
-
-# exp_nonpositive: e^x = 2^k e^r with k = round(x / ln 2) and |r| <= ln(2) / 2 (Cody & Waite).
-_LOG2E = 1.4426950408889634  # 1 / ln 2
-_SHIFT = 6755399441055744.0  # 1.5 * 2^52: (z + _SHIFT) - _SHIFT rounds z to an integer, and
-_SHIFT_BITS = int(np.float64(_SHIFT).view(np.int64))  # the bits of z + _SHIFT are these + round(z)
-_LN2_HI = 6.93147180369123816490e-01  # ln 2 in two parts (fdlibm's): k * _LN2_HI is exact
-_LN2_LO = 1.90821492927058770002e-10
-_EXP_MIN = -746.0  # e^-746 rounds to 0; clamping there keeps 2^(k + 64) a normal number
-_TWO_M64 = 2.0 ** -64
-# Taylor coefficients 1/j!, j = 2..13: for |r| <= ln(2)/2 the remainder r^14/14! is below 5e-18
-# relative, a twentieth of an ulp.
-_C2, _C3, _C4, _C5, _C6, _C7, _C8, _C9, _C10, _C11, _C12, _C13 = (
-    1.0 / math.factorial(j) for j in range(2, 14)
-)
-
-
-@numba.njit(cache=True, nogil=True, fastmath=_CONTRACT, inline="always")
-def exp_nonpositive(x):
-    """e^x for x <= 0 (x > 0 is taken as 0), within 1 ulp of ``np.exp``, subnormals included.
-
-    Plain arithmetic only, so a loop of them vectorises: x = k ln 2 + r with k = round(x / ln 2)
-    (``_SHIFT`` does the rounding), e^r by its Taylor polynomial of degree 13 evaluated in
-    Estrin's scheme (short dependency chains), and 2^k from the bits of the rounding sum. The
-    scaling is by 2^(k + 64), exact, then by 2^-64, which rounds once even where e^x is
-    subnormal. e^0 is exactly 1.
-    """
-    x = 0.0 if x > 0.0 else (x if x > _EXP_MIN else _EXP_MIN)
-    t = x * _LOG2E + _SHIFT
-    k = t - _SHIFT
-    r = (x - k * _LN2_HI) - k * _LN2_LO
-    r2 = r * r
-    r4 = r2 * r2
-    r8 = r4 * r4
-    u = (((_C2 + _C3 * r) + r2 * (_C4 + _C5 * r))
-         + r4 * ((_C6 + _C7 * r) + r2 * (_C8 + _C9 * r))
-         + r8 * ((_C10 + _C11 * r) + r2 * (_C12 + _C13 * r)))
-    # t's bits are _SHIFT_BITS + k; 2^(k + 64) is the double of biased exponent k + 1087.
-    scale = np.int64((np.float64(t).view(np.int64) - _SHIFT_BITS + 1087) << 52).view(np.float64)
-    return ((1.0 + (r + r2 * u)) * scale) * _TWO_M64
-
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _penalty(f, beta, kind, power):
@@ -94,7 +47,7 @@ def _penalty(f, beta, kind, power):
     return beta * f * f
 
 
-@numba.njit(cache=True, nogil=True, fastmath=_CONTRACT, inline="always")
+@numba.njit(cache=True, nogil=True, fastmath=CONTRACT, inline="always")
 def _factor(f, beta, kind, power):
     """g(F) = exp(-penalty(F)) in [0, 1], the one definition of the fit and predict kernels."""
     return exp_nonpositive(-_penalty(f, beta, kind, power))
@@ -106,7 +59,7 @@ def _factor(f, beta, kind, power):
 # with the branch left in the loop, it vectorises none).
 
 
-@numba.njit(cache=True, nogil=True, fastmath=_CONTRACT, inline="always")
+@numba.njit(cache=True, nogil=True, fastmath=CONTRACT, inline="always")
 def _term_loop(values, margin, d1, beta, kind, power, factor, out):
     weighted = np.empty(min(margin.shape[0], _BLOCK))
     total = 0.0
@@ -122,7 +75,7 @@ def _term_loop(values, margin, d1, beta, kind, power, factor, out):
     return total
 
 
-@numba.njit(cache=True, nogil=True, fastmath=_CONTRACT)
+@numba.njit(cache=True, nogil=True, fastmath=CONTRACT)
 def regularized_term(values, margin, d1, beta, kind, power, factor, out):
     """The input-dependent term on the training examples: returns sum_i D_1(i) g_i.
 
@@ -138,13 +91,13 @@ def regularized_term(values, margin, d1, beta, kind, power, factor, out):
     return _term_loop(values, margin, d1, beta, SQUARED, power, factor, out)
 
 
-@numba.njit(cache=True, nogil=True, fastmath=_CONTRACT, inline="always")
+@numba.njit(cache=True, nogil=True, fastmath=CONTRACT, inline="always")
 def _values_loop(values, margin, beta, kind, power, scale, out):
     for i in range(margin.shape[0]):
         out[i] = values[i] * (_factor(margin[i], beta, kind, power) * scale)
 
 
-@numba.njit(cache=True, nogil=True, fastmath=_CONTRACT)
+@numba.njit(cache=True, nogil=True, fastmath=CONTRACT)
 def regularized_values(values, margin, beta, kind, power, scale, out):
     """``out[i] = values[i] * (g(margin[i]) * scale)``: the term of eq. 4 / eq. 10, one pass.
 
@@ -176,7 +129,7 @@ def _max_exponents(margin, y, d1, beta, kind, power, start, stop):
     return top_cost, top_weight
 
 
-@numba.njit(cache=True, nogil=True, fastmath=_CONTRACT, inline="always")
+@numba.njit(cache=True, nogil=True, fastmath=CONTRACT, inline="always")
 def _exp_sums_loop(margin, y, d1, beta, kind, power, top_cost, top_weight, out):
     costs = np.empty(min(margin.shape[0], _BLOCK))
     cost = 0.0
@@ -197,7 +150,7 @@ def _exp_sums_loop(margin, y, d1, beta, kind, power, top_cost, top_weight, out):
     return cost, total
 
 
-@numba.njit(cache=True, nogil=True, fastmath=_CONTRACT)
+@numba.njit(cache=True, nogil=True, fastmath=CONTRACT)
 def _exp_sums(margin, y, d1, beta, kind, power, top_cost, top_weight, out, start, stop):
     margin = margin[start:stop]
     y = y[start:stop]

@@ -8,7 +8,6 @@ import types
 from importlib import metadata
 
 import attrs
-import numpy as np
 import pytest
 
 import boostkit

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -15,7 +14,6 @@ from boostkit_weightboost.kernels import (
     LOG1P,
     SQUARED,
     eq6_log_bound,
-    exp_nonpositive,
     penalized_distribution,
     penalized_exponential_weights,
     penalized_exponential_weights_parallel,
@@ -138,40 +136,6 @@ def test_beta_zero_leaves_the_terms_unchanged():
         assert np.array_equal(out, values)
 
 
-def exp_by_the_kernel(x):
-    """exp_nonpositive(x) for every x <= 0, through the vectorised loop of regularized_values."""
-    out = np.empty_like(x)
-    regularized_values(np.ones_like(x), -x, 1.0, ABSOLUTE, 1.0, 1.0, out)
-    return out
-
-
-def test_exp_nonpositive_is_within_one_ulp_of_numpy_over_its_range():
-    # The arguments the kernels exponentiate are <= 0; e^x is subnormal below -708.4 and rounds
-    # to 0 below -745.13. Without the JIT a sample keeps the test quick.
-    rng = np.random.default_rng(0)
-    n = 20_000 if numba.config.DISABLE_JIT else 2_000_000
-    x = np.concatenate([
-        -rng.uniform(0.0, 750.0, n), -rng.uniform(0.0, 1.0, n // 10),
-        -rng.uniform(700.0, 750.0, n // 10), -rng.uniform(0.0, 1e-6, n // 10),
-        -np.arange(0.0, 746.0, 0.5),
-        # k ln 2 (where e^x is a power of 2) and (k + 1/2) ln 2 (where the rounding of k flips)
-        -(np.arange(1, 1077) * np.log(2.0)), -(np.arange(1, 1077) + 0.5) * np.log(2.0),
-        [0.0, -0.0, -5e-324, -1e-300, -1e-17, -708.3964185322641, -708.4, -745.1332191019411,
-         -745.14, -746.0, -1e6, -1e300, -np.inf],
-    ])
-    ours, expected = exp_by_the_kernel(x), np.exp(x)
-    assert (np.abs(ours - expected) <= np.spacing(expected)).all()
-    assert (ours[:n] == expected[:n]).mean() > 0.85  # mostly the same number, not just close
-
-
-def test_exp_nonpositive_special_values():
-    assert exp_nonpositive(0.0) == 1.0 and exp_nonpositive(-0.0) == 1.0
-    assert exp_nonpositive(-746.0) == 0.0 and exp_nonpositive(-np.inf) == 0.0
-    assert exp_nonpositive(-745.0) == np.exp(-745.0) == 5e-324  # the smallest subnormal
-    assert exp_nonpositive(3.0) == 1.0  # outside its domain: taken as 0
-    assert exp_nonpositive(-1.0) == pytest.approx(np.exp(-1.0), rel=2.3e-16)
-
-
 @given(margin_problems(), arrays(np.float64, 40, elements=st.floats(0.0, 1.0)),
        arrays(np.float64, 40, elements=st.floats(-5.0, 5.0)))
 @settings(max_examples=60, deadline=None)
@@ -203,7 +167,7 @@ def test_tree_leaves_match_the_naive_walk(seed):
     rng = np.random.default_rng(seed)
     # A random tree grown by splitting random leaves.
     feature, threshold, left, right = [], [], [], []
-    n_leaves, frontier = 1, [(-1, True)]
+    frontier = [(-1, True)]
     for _ in range(rng.integers(1, 8)):
         parent, is_left = frontier.pop(rng.integers(len(frontier)))
         node = len(feature)
