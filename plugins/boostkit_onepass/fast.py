@@ -87,6 +87,27 @@ class OnePass:
         else:
             self._signs = _signs(self.X)
 
+    def unnormalised_votes(self, *, gamma_bar: float = 0.0, smoothing: float | None = None,
+                           random_state=None) -> LinearVotes:
+        """The vote of a pass whose weights are never renormalised (+-1 base classifiers only).
+
+        Not the paper's algorithm (Fig. 1 normalises D'_{t+1} by Z_{t+1}), and so not a model of
+        ``opab``: eps and Picky's |gamma| are the raw mass of D_1(i) prod_s exp(-alpha_s y_i h_s)
+        on the mistakes. Table 2's published errors are what this reading gives; the Table 2
+        study offers it (``--unnormalised``) to show so.
+        """
+        if not 0.0 <= gamma_bar <= 0.5:
+            raise ValueError(f"gamma_bar must be in [0, 1/2], got {gamma_bar!r}")
+        if self.base == "count":
+            raise ValueError("unnormalised votes are defined for +-1 base classifiers only, "
+                             "not for base='count'")
+        d = self.X.shape[1]
+        order = np.random.default_rng(random_state).permutation(d)
+        alpha = np.zeros(d)
+        one_pass_signs(self._signs, self.y, self.sample_weight, order, gamma_bar,
+                       resolve_smoothing(smoothing, self.X.shape[0]), alpha, False)
+        return LinearVotes(np.zeros(d), 2.0 * alpha, -alpha.sum())
+
     def fit(self, *, gamma_bar: float = 0.0, smoothing: float | None = None, random_state=None,
             tol: float = 1e-12, max_iter: int = 100) -> boostkit.BoostModel:
         """One pass of one-pass AdaBoost (``gamma_bar = 0``) or PickyAdaBoost(gamma_bar).

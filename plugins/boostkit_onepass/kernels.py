@@ -337,7 +337,7 @@ def one_pass_counts(indptr, entries, raw, d1, order, gamma_bar, smoothing, tol, 
 
 
 @numba.njit(cache=True, nogil=True)
-def one_pass_signs(signs, y, d1, order, gamma_bar, smoothing, alpha_out):
+def one_pass_signs(signs, y, d1, order, gamma_bar, smoothing, alpha_out, renormalize=True):
     """One pass of (Picky)AdaBoost over +-1 base classifiers, ``signs[j, i] = h_j(x_i)`` (int8).
 
     Feature-major (d, n), so a base classifier is one contiguous row. For each j in ``order``:
@@ -345,6 +345,11 @@ def one_pass_signs(signs, y, d1, order, gamma_bar, smoothing, alpha_out):
     else alpha_j = 1/2 ln((1 - eps + s) / (eps + s)) (002 Fig. 1, smoothed by s as
     ``constant-alpha``/``onepass-alpha``) and D_{t+1}(i) = D_t(i) exp(-alpha_j y_i h_j(x_i)) / Z_t,
     normalised in the same loop. Returns ``(n_used, log_potential)`` as :func:`one_pass_counts`.
+
+    ``renormalize=False`` is not the paper's algorithm: the weights D_1(i) prod_s
+    exp(-alpha_s y_i h_s(x_i)) are never divided by Z_t, so eps (and Picky's |gamma|) is their
+    raw mass on the mistakes. It is the reading under which Table 2's published OPAB and Picky
+    errors come out (see :func:`boostkit_onepass.synthetic.run_table2_row`).
     """
     n = y.shape[0]
     w = d1 / d1.sum()
@@ -367,6 +372,9 @@ def one_pass_signs(signs, y, d1, order, gamma_bar, smoothing, alpha_out):
         for i in range(n):
             w[i] *= down if h[i] == y[i] else up
             total += w[i]
-        w /= total
-        log_potential += math.log(total)
+        if renormalize:
+            w /= total
+            log_potential += math.log(total)
+        else:  # w is then the potential's terms themselves
+            log_potential = math.log(total)
     return n_used, log_potential

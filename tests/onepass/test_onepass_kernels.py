@@ -231,6 +231,30 @@ def test_one_pass_signs_matches_the_naive_pass(gamma_bar):
     assert log_potential == pytest.approx(math.log(D1 @ np.exp(-y * (X @ alpha))), rel=1e-10)
 
 
+@pytest.mark.parametrize("gamma_bar", [0.0, 0.1])
+def test_one_pass_signs_without_renormalising_uses_the_raw_mass_of_the_mistakes(gamma_bar):
+    rng = np.random.default_rng(8)
+    y = np.where(rng.random(60) < 0.5, 1.0, -1.0)
+    X = np.where(rng.random((60, 10)) < 0.65, y[:, None], -y[:, None])
+    d1, order, s = np.full(60, 1 / 60), rng.permutation(10), 1e-3
+    W, expected = d1.copy(), np.zeros(10)  # never divided by Z_t
+    for j in order:
+        eps = W[X[:, j] != y].sum()
+        if gamma_bar > 0 and abs(0.5 - eps) < gamma_bar:
+            continue
+        expected[j] = 0.5 * math.log((1 - eps + s) / (eps + s))
+        W = W * np.exp(-expected[j] * y * X[:, j])
+    alpha = np.zeros(10)
+    n_used, log_potential = one_pass_signs(X.T.astype(np.int8).copy(), y, d1, order, gamma_bar,
+                                           s, alpha, False)
+    assert np.allclose(alpha, expected, rtol=1e-12, atol=1e-14)
+    assert n_used == np.count_nonzero(expected)
+    assert log_potential == pytest.approx(math.log(W.sum()), rel=1e-10)
+    renormalised = np.zeros(10)
+    one_pass_signs(X.T.astype(np.int8).copy(), y, d1, order, gamma_bar, s, renormalised)
+    assert not np.allclose(alpha, renormalised)  # the two readings differ after round one
+
+
 @pytest.mark.parametrize("dtype", [np.uint32, np.uint64])
 def test_csr_margin_columns_is_the_transpose_times_the_labels(dtype):
     rng = np.random.default_rng(6)
