@@ -70,9 +70,11 @@ PAPER = {
         "counts": {
             "ideal": {"pav": (962, 38, 0), "linear": (993, 7, 0), "stump": (990, 10, 0),
                       "bayes": (993, 7, 0)},
-            "pav": {"linear": (885, 37, 78), "stump": (949, 41, 10), "bayes": (954, 44, 2)},
-            "linear": {"pav": (78, 37, 885), "stump": (220, 534, 246), "bayes": (67, 901, 32)},
-            "stump": {"pav": (10, 41, 949), "linear": (246, 534, 220), "bayes": (284, 494, 222)},
+            # The PavAda row prints three entries, for LinAda, StmpAda and Bayes' in that order
+            # (it skips its own column); the LinAda and StmpAda rows' first entries mirror them.
+            "pav": {"linear": (949, 41, 10), "stump": (885, 37, 78), "bayes": (954, 44, 2)},
+            "linear": {"pav": (10, 41, 949), "stump": (220, 534, 246), "bayes": (67, 901, 32)},
+            "stump": {"pav": (78, 37, 885), "linear": (246, 534, 220), "bayes": (284, 494, 222)},
             "bayes": {"pav": (2, 44, 954), "linear": (32, 901, 67), "stump": (222, 494, 284)},
         },
     },
