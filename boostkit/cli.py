@@ -678,30 +678,25 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"boostkit {_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    plugins = commands.add_parser(
-        "plugins", help="list installed plugins, their components and algorithms",
-        description="List installed plugins: name, distribution, version, hooks, components "
-                    "(with role) and algorithms (with paper).",
-    )
-    plugins.add_argument("--json", action="store_true", help="print JSON instead of text")
-    plugins.set_defaults(run=_cmd_plugins)
+    def listing(name, run, help, description):
+        """A subcommand that lists something, as text or (``--json``) as JSON."""
+        command = commands.add_parser(name, help=help, description=description)
+        command.add_argument("--json", action="store_true", help="print JSON instead of text")
+        command.set_defaults(run=run)
+        return command
 
-    recipes = commands.add_parser(
-        "recipes", help="list the named recipes (algorithms) with their components and paper",
-        description="List the named recipes: each registered algorithm's components as a recipe "
-                    "string (usable with compare --recipe and Booster), its paper and plugin.",
-    )
-    recipes.add_argument("--json", action="store_true", help="print JSON instead of text")
-    recipes.set_defaults(run=_cmd_recipes)
-
-    components = commands.add_parser(
-        "components", help="list components with their role and capabilities",
-        description="List registered components: role, and the capabilities each needs from "
-                    "the rest of a recipe and provides to it (with default parameters).",
-    )
+    listing("plugins", _cmd_plugins, "list installed plugins, their components and algorithms",
+            "List installed plugins: name, distribution, version, hooks, components (with role) "
+            "and algorithms (with paper).")
+    listing("recipes", _cmd_recipes,
+            "list the named recipes (algorithms) with their components and paper",
+            "List the named recipes: each registered algorithm's components as a recipe string "
+            "(usable with compare --recipe and Booster), its paper and plugin.")
+    components = listing(
+        "components", _cmd_components, "list components with their role and capabilities",
+        "List registered components: role, and the capabilities each needs from the rest of a "
+        "recipe and provides to it (with default parameters).")
     components.add_argument("--role", help="only components of this role (e.g. calibration)")
-    components.add_argument("--json", action="store_true", help="print JSON instead of text")
-    components.set_defaults(run=_cmd_components)
 
     compare = commands.add_parser(
         "compare", help="cross-validate algorithms and print a results table",
