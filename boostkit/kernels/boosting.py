@@ -7,6 +7,8 @@ and loop from 0, which lets numba drop its negative-index checks.
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 
@@ -162,3 +164,68 @@ def exponential_distribution(margin, y, d1, n_jobs: int = 1):
     else:
         log_potential = exponential_weights(margin, y, d1, out)
     return out, float(log_potential)
+
+
+@numba.njit(cache=True, nogil=True)
+def exp_loss_alpha(u, w, smoothing, tol, max_iter):
+    """alpha minimising Z(alpha) = sum_k w_k exp(-alpha u_k) + s (e^{alpha M} + e^{-alpha M}).
+
+    The voting weight of linear/confidence-rated AdaBoost (Schapire & Singer 1999, section 3.2;
+    000 eq. 6, 9; 002 section 4). ``u`` are the margins y_i h(x_i) (examples where h abstains,
+    u = 0, only add a constant to Z and may be left out), ``w`` their weights under D_t,
+    M = max |u_k|. The s-terms are two phantom examples of weight s at u = +-M, which keep alpha
+    finite when every u_k has one sign; for h in {-1, +1} they give exactly
+    alpha = 1/2 ln((1 - eps + s)/(eps + s)). Z is strictly convex: Newton's method in
+    beta = alpha M, safeguarded by bisection inside a bracket of the root, converges.
+    """
+    scale = 0.0
+    smallest = np.inf
+    for k in range(u.shape[0]):
+        scale = max(scale, abs(u[k]))
+        smallest = min(smallest, abs(u[k]))
+    if scale == 0.0:
+        return 0.0
+    if smallest == scale:
+        # Every |u_k| = M (a +-1 classifier, or a term that never occurs twice in a text):
+        # Z = W+ e^{-beta} + W- e^{beta} + s (e^beta + e^-beta), minimised in closed form.
+        agree = smoothing
+        disagree = smoothing
+        for k in range(u.shape[0]):
+            if u[k] > 0.0:
+                agree += w[k]
+            else:
+                disagree += w[k]
+        return 0.5 * math.log(agree / disagree) / scale
+    g0 = 0.0
+    for k in range(u.shape[0]):
+        g0 -= w[k] * u[k] / scale
+    if g0 == 0.0:
+        return 0.0
+    # g'(beta) >= -1 + s (e^beta - e^-beta) > 0 beyond ln(2/s) + 1: the root lies in the bracket.
+    bound = math.log(2.0 / smoothing) + 1.0
+    lo, hi = (0.0, bound) if g0 < 0.0 else (-bound, 0.0)
+    # First step: Newton's from beta = 0 (the root is usually near 0), kept inside the bracket.
+    curvature = 2.0 * smoothing
+    for k in range(u.shape[0]):
+        curvature += w[k] * (u[k] / scale) ** 2
+    beta = -g0 / curvature
+    if not lo < beta < hi:
+        beta = 0.5 * (lo + hi)
+    for _ in range(max_iter):
+        up = math.exp(beta)
+        g1 = smoothing * (up - 1.0 / up)
+        g2 = smoothing * (up + 1.0 / up)
+        for k in range(u.shape[0]):
+            v = u[k] / scale
+            e = w[k] * math.exp(-beta * v)
+            g1 -= v * e
+            g2 += v * v * e
+        if abs(g1) <= tol * g2:  # the Newton step is below tol
+            break
+        if g1 > 0.0:
+            hi = beta
+        else:
+            lo = beta
+        step = beta - g1 / g2
+        beta = step if lo < step < hi else 0.5 * (lo + hi)
+    return beta / scale

@@ -8,9 +8,10 @@ import attrs
 import numpy as np
 
 import boostkit
-from boostkit.smoothing import check_smoothing, resolve_smoothing
 from boostkit.criteria import weighted_error, z_loss
-from boostkit.kernels.boosting import sign_error
+from boostkit.smoothing import check_smoothing, resolve_smoothing
+from boostkit.kernels.boosting import exp_loss_alpha, sign_error
+
 
 def _require_pm1(scores: np.ndarray, n_not_pm1: int, name: str) -> None:
     if n_not_pm1:
@@ -53,40 +54,13 @@ def newton_alpha(margins: np.ndarray, weights: np.ndarray, smoothing: float,
                  tol: float = 1e-12, max_iter: int = 100) -> float:
     """alpha minimising Z(alpha) = sum_i D(i) exp(-alpha u_i) + s (e^{alpha M} + e^{-alpha M}).
 
-    ``u_i = y_i h(x_i)`` and M = max |u_i|. The s-terms are two phantom examples of weight s at
-    u = +-M; they keep the minimiser finite when every u_i has the same sign, and for h in
-    {-1, +1} they give exactly alpha = 1/2 ln((1 - eps + s)/(eps + s)). Z is strictly convex, so
-    Newton's method, safeguarded by bisection inside a bracket of the root, converges.
+    ``u_i = y_i h(x_i)`` and M = max |u_i|: the engine's safeguarded Newton kernel
+    (:func:`boostkit.kernels.boosting.exp_loss_alpha`); for h in {-1, +1} it gives exactly
+    alpha = 1/2 ln((1 - eps + s)/(eps + s)).
     """
-    scale = float(np.max(np.abs(margins)))
-    if scale == 0.0:
-        return 0.0
-    v = margins / scale  # solve for beta = alpha * M with v in [-1, 1]
-
-    def derivative(beta):
-        e = np.exp(-beta * v)
-        g1 = -np.dot(weights, v * e) + smoothing * (math.exp(beta) - math.exp(-beta))
-        g2 = np.dot(weights, v * v * e) + smoothing * (math.exp(beta) + math.exp(-beta))
-        return g1, g2
-
-    g0, _ = derivative(0.0)
-    if g0 == 0.0:
-        return 0.0
-    # g'(beta) >= -1 + s (e^beta - e^-beta) > 0 beyond ln(2/s) + 1, so the root lies in the bracket.
-    bound = math.log(2.0 / smoothing) + 1.0
-    lo, hi = (0.0, bound) if g0 < 0 else (-bound, 0.0)
-    beta = 0.5 * (lo + hi)
-    for _ in range(max_iter):
-        g1, g2 = derivative(beta)
-        if abs(g1) <= tol * g2:  # the Newton step is below tol (the curvature can be ~1e-8)
-            break
-        if g1 > 0:
-            hi = beta
-        else:
-            lo = beta
-        step = beta - g1 / g2
-        beta = step if lo < step < hi else 0.5 * (lo + hi)
-    return beta / scale
+    return float(exp_loss_alpha(np.ascontiguousarray(margins, dtype=np.float64),
+                                np.ascontiguousarray(weights, dtype=np.float64), smoothing, tol,
+                                max_iter))
 
 
 @attrs.define

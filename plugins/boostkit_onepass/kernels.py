@@ -3,10 +3,10 @@
 * Column and linear-score access to CSR matrices (``indptr``, ``indices``, ``data`` with sorted
   indices, as :func:`boostkit.data.check_features` returns them), so a fitted model predicts on
   sparse term counts without densifying them.
-* :func:`exp_loss_alpha`: the voting weight alpha minimising the exponential potential over the
-  examples where a confidence-rated base classifier does not abstain (section 4: "choose each
-  voting weight alpha_t in order to maximize the reduction in potential ... using Newton's
-  method"); :func:`potential_advantage`: PickyAdaBoost's advantage for such classifiers.
+* :func:`potential_advantage`: PickyAdaBoost's advantage for confidence-rated classifiers. Their
+  voting weight (section 4: "choose each voting weight alpha_t in order to maximize the
+  reduction in potential ... using Newton's method") is the engine's
+  :func:`boostkit.kernels.boosting.exp_loss_alpha`, over the examples where they do not abstain.
 * :func:`one_pass_counts` and :func:`one_pass_signs`: one whole pass of one-pass AdaBoost or
   PickyAdaBoost (section 3) fused into one loop, touching only the examples a base classifier
   votes on: O(nnz) for term counts, as Naive Bayes.
@@ -21,7 +21,7 @@ import math
 import numba
 import numpy as np
 
-from boostkit.kernels.boosting import interleaved_sum
+from boostkit.kernels.boosting import exp_loss_alpha, interleaved_sum
 
 # Count values 1..SMALL_COUNTS (times the label's sign) are grouped into bins, so Newton's
 # iterations cost O(distinct counts) instead of O(examples) for term counts.
@@ -114,69 +114,6 @@ def all_plus_minus_one(values):
         if v != 1.0 and v != -1.0:
             return False
     return True
-
-
-@numba.njit(cache=True, nogil=True)
-def exp_loss_alpha(u, w, smoothing, tol, max_iter):
-    """alpha minimising Z(alpha) = sum_k w_k exp(-alpha u_k) + s (e^{alpha M} + e^{-alpha M}).
-
-    ``u`` are the non-zero margins y_i h(x_i) (examples where h abstains add a constant to Z),
-    ``w`` their weights under D_t, M = max |u_k|. The s-terms are the two phantom examples of
-    ``boostkit_adaboost``'s newton-alpha, which keep alpha finite when every u_k has one sign;
-    the minimiser is the same as newton-alpha's. Z is strictly convex: Newton's method in
-    beta = alpha M, safeguarded by bisection inside a bracket of the root, converges.
-    """
-    scale = 0.0
-    smallest = np.inf
-    for k in range(u.shape[0]):
-        scale = max(scale, abs(u[k]))
-        smallest = min(smallest, abs(u[k]))
-    if scale == 0.0:
-        return 0.0
-    if smallest == scale:
-        # Every |u_k| = M (a +-1 classifier, or a term that never occurs twice in a text):
-        # Z = W+ e^{-beta} + W- e^{beta} + s (e^beta + e^-beta), minimised in closed form.
-        agree = smoothing
-        disagree = smoothing
-        for k in range(u.shape[0]):
-            if u[k] > 0.0:
-                agree += w[k]
-            else:
-                disagree += w[k]
-        return 0.5 * math.log(agree / disagree) / scale
-    g0 = 0.0
-    for k in range(u.shape[0]):
-        g0 -= w[k] * u[k] / scale
-    if g0 == 0.0:
-        return 0.0
-    # g'(beta) >= -1 + s (e^beta - e^-beta) > 0 beyond ln(2/s) + 1: the root lies in the bracket.
-    bound = math.log(2.0 / smoothing) + 1.0
-    lo, hi = (0.0, bound) if g0 < 0.0 else (-bound, 0.0)
-    # First step: Newton's from beta = 0 (the root is usually near 0), kept inside the bracket.
-    curvature = 2.0 * smoothing
-    for k in range(u.shape[0]):
-        curvature += w[k] * (u[k] / scale) ** 2
-    beta = -g0 / curvature
-    if not lo < beta < hi:
-        beta = 0.5 * (lo + hi)
-    for _ in range(max_iter):
-        up = math.exp(beta)
-        g1 = smoothing * (up - 1.0 / up)
-        g2 = smoothing * (up + 1.0 / up)
-        for k in range(u.shape[0]):
-            v = u[k] / scale
-            e = w[k] * math.exp(-beta * v)
-            g1 -= v * e
-            g2 += v * v * e
-        if abs(g1) <= tol * g2:  # the Newton step is below tol
-            break
-        if g1 > 0.0:
-            hi = beta
-        else:
-            lo = beta
-        step = beta - g1 / g2
-        beta = step if lo < step < hi else 0.5 * (lo + hi)
-    return beta / scale
 
 
 # Near-zero smoothing for the potential's infimum (see potential_advantage).
