@@ -102,17 +102,32 @@ class _TermIndex:
         return index, removed, weights
 
 
-def _backfit_needs(calibration) -> frozenset[str]:
-    return frozenset({"real-scores", "scoring-functions"} if calibration.backfit else {"real-scores"})
+class _BackFitting:
+    """What the PAV and sigmoid calibrations share for ``backfit`` (000 section 3.3): the index of
+    the term each scoring function owns, reset every fit, and the capabilities it changes."""
 
+    __slots__ = ()
 
-def _backfit_provides(calibration) -> frozenset[str]:
-    # Back-fitting re-fits earlier terms, so the running margin of terms added in order is gone.
-    return frozenset() if calibration.backfit else frozenset({"running-margin"})
+    @property
+    def needs(self) -> frozenset[str]:
+        return frozenset({"real-scores", "scoring-functions"} if self.backfit else {"real-scores"})
+
+    @property
+    def provides(self) -> frozenset[str]:
+        # Back-fitting re-fits earlier terms, so the running margin of terms added in order is gone.
+        return frozenset() if self.backfit else frozenset({"running-margin"})
+
+    @boostkit.hookimpl
+    def boostkit_fit_start(self, state):
+        self._terms = _TermIndex()
+
+    def _target(self, state, candidate):
+        """``(replaces, removed_values, weights)`` of this round's term (see :class:`_TermIndex`)."""
+        return self._terms.target(state, candidate) if self.backfit else (None, None, state.weights)
 
 
 @attrs.define
-class PavCalibration(boostkit.Calibration):
+class PavCalibration(_BackFitting, boostkit.Calibration):
     """PAV-AdaBoost's calibration k_t = 1/2 ln(p_t / (1 - p_t)) (000 eq. 13-18, section 5).
 
     PAV turns the tuples (s_i = h_t(x_i), D_t(i), (1 + y_i)/2) (eq. 13) into the non-decreasing
@@ -152,13 +167,6 @@ class PavCalibration(boostkit.Calibration):
     backfit: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
     _terms: _TermIndex = attrs.field(init=False, factory=_TermIndex)
 
-    needs = property(_backfit_needs)
-    provides = property(_backfit_provides)
-
-    @boostkit.hookimpl
-    def boostkit_fit_start(self, state):
-        self._terms = _TermIndex()
-
     @boostkit.hookimpl
     def boostkit_partition_loss(self, wpos, wneg):
         # On a partition whose cells the hypothesis orders consistently with their values, PAV
@@ -167,9 +175,7 @@ class PavCalibration(boostkit.Calibration):
 
     @boostkit.hookimpl
     def boostkit_calibrate(self, state, candidate):
-        replaces, removed, weights = (
-            self._terms.target(state, candidate) if self.backfit else (None, None, state.weights)
-        )
+        replaces, removed, weights = self._target(state, candidate)
         epsilon = resolve_epsilon(self.epsilon, state.data.n_samples)
         hypothesis = candidate.hypothesis
         if self.bins is None:
@@ -255,7 +261,7 @@ def minimise_exponential_loss(scores: np.ndarray, y: np.ndarray, weights: np.nda
 
 
 @attrs.define
-class SigmoidCalibration(boostkit.Calibration):
+class SigmoidCalibration(_BackFitting, boostkit.Calibration):
     """Optimal linear AdaBoost: k(s) = 1/2 (w s - b) with w and b minimising Z (000 eq. 52-53).
 
     With ``intercept=False`` (b = 0) this is the linear form of AdaBoost, alpha = w/2 (eq. 9, 000
@@ -272,22 +278,13 @@ class SigmoidCalibration(boostkit.Calibration):
     backfit: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
     _terms: _TermIndex = attrs.field(init=False, factory=_TermIndex)
 
-    needs = property(_backfit_needs)
-    provides = property(_backfit_provides)
-
-    @boostkit.hookimpl
-    def boostkit_fit_start(self, state):
-        self._terms = _TermIndex()
-
     @boostkit.hookimpl
     def boostkit_partition_loss(self, wpos, wneg):
         return z_loss(wpos, wneg) if self.intercept else weighted_error(wpos, wneg)
 
     @boostkit.hookimpl
     def boostkit_calibrate(self, state, candidate):
-        replaces, removed, weights = (
-            self._terms.target(state, candidate) if self.backfit else (None, None, state.weights)
-        )
+        replaces, removed, weights = self._target(state, candidate)
         smoothing = resolve_epsilon(self.smoothing, state.data.n_samples)
         slope, intercept = minimise_exponential_loss(
             candidate.scores, state.data.y, weights, smoothing, self.intercept
