@@ -37,15 +37,7 @@ from boostkit_pav.calibrations import PavCalibration  # noqa: E402
 from boostkit_pav.isotonic import isotonic_regression  # noqa: E402
 from boostkit_pav.kernels import pav_pools, pool_ties  # noqa: E402
 from boostkit_pav.learners import Projection, ScoreColumns  # noqa: E402
-
-
-def median_time(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+from timing import median_time  # noqa: E402
 
 
 def isotonic_data(n: int, seed: int = 0):

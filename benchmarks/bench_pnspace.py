@@ -30,6 +30,7 @@ from boostkit import datasets  # noqa: E402
 from boostkit.metrics import roc_auc  # noqa: E402
 from boostkit_pnspace.kernels import aoc_star  # noqa: E402
 from boostkit_pnspace.study import load_binary  # noqa: E402
+from timing import median_time  # noqa: E402
 
 
 def peers() -> dict[str, object]:
@@ -39,15 +40,6 @@ def peers() -> dict[str, object]:
         "ada2boost (exponential)": attrs.evolve(ada2, reweighting=boostkit.ComponentSpec("exponential")),
         "ada2boost": "ada2boost",
     }
-
-
-def median_time(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def bench_fits(name: str, rounds: int, repeats: int) -> None:
