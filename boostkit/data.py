@@ -288,6 +288,20 @@ class TrainingData:
         self.max_bins = int(max_bins)
         self._rng = rng
 
+    def subset(self, rows: np.ndarray) -> TrainingData:
+        """The examples ``rows`` of these already validated data, with the same classes and their
+        initial weights renormalised, without checking every value again."""
+        weights = self.sample_weight[rows]
+        total = weights.sum()
+        if total <= 0:
+            raise DataError("sample_weight sums to 0 on the examples kept for training")
+        out = object.__new__(TrainingData)
+        out.X, out.y, out.is_pos = self.X[rows], self.y[rows], self.is_pos[rows]
+        out.classes = self.classes
+        out.sample_weight = weights / total
+        out.max_bins, out._rng = self.max_bins, self._rng
+        return out
+
     @property
     def n_samples(self) -> int:
         return self.X.shape[0]

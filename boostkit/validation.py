@@ -108,16 +108,14 @@ def holdout_data(X, y, sample_weight, fraction: float, *, max_bins: int, rng,
                  allow_missing: bool = False):
     """``(TrainingData, ValidationData)``: the examples of ``fit`` less a stratified holdout.
 
-    The whole set is validated first (errors name ``fit``'s arguments), then split, so the
+    The whole set is validated once (errors name ``fit``'s arguments), then split, so the
     training data get the labels and classes of all examples.
     """
     everything = TrainingData(X, y, sample_weight, max_bins=max_bins, rng=rng,
                               allow_missing=allow_missing)
     X, signed, weights = everything.X, everything.y, everything.sample_weight
     train, held_out = stratified_holdout(signed, fraction, rng)
-    labels = everything.classes[(signed[train] > 0).astype(np.intp)]
-    data = TrainingData(X[train], labels, weights[train], max_bins=max_bins, rng=rng,
-                        allow_missing=allow_missing)
+    data = everything.subset(train)
     validation = ValidationData(
         X=X[held_out], y=signed[held_out],
         sample_weight=_normalised(weights[held_out], "the held-out examples"),
