@@ -44,6 +44,8 @@ __all__ = [
     "POTENTIAL",
     "SPARSE_INPUT",
     "MISSING_VALUES",
+    "MULTICLASS",
+    "binary_only_components",
     "check_capabilities",
     "check_shared_params",
     "check_sparse_input",
@@ -60,6 +62,7 @@ UNIT_COEFFICIENTS = "unit-coefficients"
 POTENTIAL = "potential"
 SPARSE_INPUT = "sparse-input"
 MISSING_VALUES = "missing-values"
+MULTICLASS = "multiclass"
 
 _ROLES = ("proposal", "proposal-wrapper", "calibration", "calibration-wrapper", "reweighting",
           "stopping", "observer")
@@ -106,7 +109,18 @@ ENGINE_CAPABILITIES = (
     ),
     Capability(SPARSE_INPUT, "handles sparse (CSR) input without densifying it", "proposal"),
     Capability(MISSING_VALUES, "handles missing values (NaN) in X", "proposal"),
+    Capability(
+        MULTICLASS,
+        "handles C > 1 margin columns: labels as an (n, C) sign matrix, weights over (example, "
+        "class) pairs, margins of shape (n, C)",
+        "proposal",
+    ),
 )
+
+# The roles that see labels, weights or margins, and so must handle C > 1 margin columns for a
+# recipe to run natively on three or more classes or multi-label data.
+_MULTICLASS_ROLES = ("proposal", "proposal-wrapper", "calibration", "calibration-wrapper",
+                     "reweighting", "stopping")
 
 
 def capabilities_of(component) -> tuple[frozenset, frozenset, frozenset]:
@@ -215,6 +229,16 @@ def check_sparse_input(recipe_name: str, components: Sequence[tuple[str, object]
                 f"does not handle sparse input ({SPARSE_INPUT!r}); pass X.toarray() or use a "
                 "proposal that does"
             )
+
+
+def binary_only_components(components: Sequence[tuple[str, object]]) -> list[tuple[str, object]]:
+    """The ``(role, component)`` pairs of a recipe that do not provide ``"multiclass"``.
+
+    Observers only watch rounds and are never counted. An empty list means the recipe runs
+    natively on several margin columns; otherwise it runs on them only as one-vs-rest.
+    """
+    return [(role, component) for role, component in components
+            if role in _MULTICLASS_ROLES and MULTICLASS not in capabilities_of(component)[1]]
 
 
 def handles_missing_values(components: Sequence[tuple[str, object]]) -> bool:

@@ -223,8 +223,13 @@ class Candidate:
 
 
 def _finite_float_array(instance, attribute, value):
-    if not isinstance(value, np.ndarray) or value.dtype != np.float64 or value.ndim != 1:
-        raise TypeError(f"{attribute.name} must be a 1-D float64 array, got {type(value).__name__}")
+    # (n,), or (n, C) over (example, class) pairs; the engine checks the shape against the fit's.
+    if not isinstance(value, np.ndarray) or value.dtype != np.float64 or value.ndim not in (1, 2):
+        raise TypeError(
+            f"{attribute.name} must be a float64 array of shape (n,) or (n, C), got "
+            f"{type(value).__name__} {getattr(value, 'dtype', '')} of shape "
+            f"{getattr(value, 'shape', None)}"
+        )
 
 
 @attrs.frozen

@@ -10,7 +10,16 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["weighted_error", "z_loss", "gini", "entropy", "CRITERIA", "check_criterion", "partition_loss"]
+__all__ = [
+    "weighted_error",
+    "z_loss",
+    "gini",
+    "entropy",
+    "CRITERIA",
+    "MULTICLASS_CRITERIA",
+    "check_criterion",
+    "partition_loss",
+]
 
 
 def weighted_error(wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
@@ -51,6 +60,44 @@ def entropy(wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
 CRITERIA = {"error": weighted_error, "z": z_loss, "gini": gini, "entropy": entropy}
 
 
+# -- Several margin columns: sums of shape (..., K cells, C classes) -------------------------------
+# For single-label classes only the pairs (i, y_i) are positive, so W+_{jl} is the weight class l
+# has in cell j: the class weights a K-ary (SAMME) labelling and CART's impurity are computed from.
+
+
+def _class_error(wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
+    """Weighted error of labelling every cell with its heaviest class:
+    sum_j (W_j - max_l W+_jl), W_j = sum_l W+_jl (SAMME's eps_t, Zhu et al. 2009)."""
+    return (wpos.sum(axis=-1) - wpos.max(axis=-1)).sum(axis=-1)
+
+
+def _class_gini(wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
+    """Weight times Gini impurity over the classes, summed over cells:
+    sum_j (W_j - sum_l W+_jl^2 / W_j), scikit-learn's multi-class ``criterion="gini"``."""
+    total = wpos.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cell = np.where(total > 0, total - (wpos * wpos).sum(axis=-1) / total, 0.0)
+    return cell.sum(axis=-1)
+
+
+def _class_entropy(wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
+    """Weight times the entropy (nats) of the class weights, summed over cells."""
+    total = wpos.sum(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        plogp = np.where(wpos > 0, wpos * np.log(wpos / total), 0.0)
+    return -plogp.sum(axis=(-2, -1))
+
+
+def _pair_z(wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
+    """AdaBoost.MH's normaliser for per-cell, per-class values: 2 sum_{j,l} sqrt(W+_jl W-_jl)."""
+    return 2.0 * np.sqrt(wpos * wneg).sum(axis=(-2, -1))
+
+
+#: The same criteria for C > 1 margin columns (arrays of shape ``(..., K, C)``).
+MULTICLASS_CRITERIA = {"error": _class_error, "z": _pair_z, "gini": _class_gini,
+                       "entropy": _class_entropy}
+
+
 def check_criterion(instance, attribute, value) -> None:
     """attrs validator for a weak learner's ``criterion`` parameter: ``None`` or a CRITERIA key."""
     if value is not None and value not in CRITERIA:
@@ -66,13 +113,15 @@ def partition_loss(state, criterion: str | None = None):
     An explicit ``criterion`` (a :data:`CRITERIA` key) wins; ``None`` asks the fit's calibration
     through ``boostkit_partition_loss``, so the learner's choice follows the coefficient rule it
     is combined with. The returned function raises a clear error if the calibration does not
-    score partitions.
+    score partitions. With C > 1 margin columns the sums it takes are per class,
+    ``(..., K, C)``, and an explicit criterion is its :data:`MULTICLASS_CRITERIA` form.
     """
+    n_columns = state.data.n_columns
     if criterion is not None:
-        return CRITERIA[criterion]
+        return CRITERIA[criterion] if n_columns == 1 else MULTICLASS_CRITERIA[criterion]
 
     def calibration_loss(wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
-        loss = state.hook.boostkit_partition_loss(wpos=wpos, wneg=wneg)
+        loss = state.hook.boostkit_partition_loss(wpos=wpos, wneg=wneg, n_columns=n_columns)
         if loss is None:
             raise ValueError(
                 "the calibration does not score partitions (no boostkit_partition_loss); give the "

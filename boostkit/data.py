@@ -22,6 +22,8 @@ __all__ = [
     "check_features",
     "is_sparse",
     "check_labels",
+    "encode_labels",
+    "LabelCoding",
     "label_array",
     "check_sample_weight",
     "BinnedData",
@@ -136,24 +138,99 @@ def check_labels(y, n_samples: int) -> tuple[np.ndarray, np.ndarray]:
 
     Returns ``(classes, y_signed)`` with ``classes`` sorted (``classes[0]`` is -1).
     """
-    arr = label_array(y, n_samples)
+    target = encode_labels(y, n_samples)
+    if target.n_columns != 1:
+        raise DataError(
+            f"y has {target.classes.shape[0]} classes; this path needs exactly two"
+        )
+    return target.classes, target.y
+
+
+@attrs.frozen
+class LabelCoding:
+    """Labels mapped to the signs boosting works with (Schapire & Singer 1999, sections 7-9).
+
+    Two classes keep one margin column: ``y`` is ``(n,)`` in {-1, +1}, ``classes[1]`` being +1.
+    Three or more classes, or a multi-label indicator matrix, become binary problems over
+    (example, class) pairs: ``y`` is the ``(n, C)`` sign matrix Y(i, l) = +1 if example i has
+    label l, else -1.
+
+    Attributes
+    ----------
+    classes:
+        The original label values, sorted (single-label), or the column indices 0..C-1 of a
+        multi-label indicator matrix.
+    y:
+        ``(n,)`` or ``(n, C)`` float64 signs.
+    labels:
+        ``(n,)`` intp: the index into ``classes`` of each example's label, or ``None`` for
+        multi-label data (an example may have several labels, or none).
+    multilabel:
+        Whether ``y`` came as an indicator matrix.
+    """
+
+    classes: np.ndarray = attrs.field(eq=False)
+    y: np.ndarray = attrs.field(eq=False)
+    labels: np.ndarray | None = attrs.field(eq=False)
+    multilabel: bool
+
+    @property
+    def n_columns(self) -> int:
+        """C, the number of margin columns: 1 for two classes."""
+        return 1 if self.y.ndim == 1 else self.y.shape[1]
+
+
+def _indicator_matrix(arr: np.ndarray, n_samples: int) -> LabelCoding:
+    if arr.shape[0] != n_samples:
+        raise DataError(f"X has {n_samples} samples but y has {arr.shape[0]} rows")
+    if arr.dtype == bool:
+        values = arr
+    else:
+        try:
+            numeric = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            numeric = None
+        if numeric is None or not np.isin(numeric, (0.0, 1.0)).all():
+            raise DataError(
+                f"y of shape {arr.shape} is read as a multi-label indicator matrix and must hold "
+                "only 0 and 1 (or booleans); for single-label classes pass a 1-D array"
+            )
+        values = numeric > 0
+    return LabelCoding(classes=np.arange(arr.shape[1]), y=np.where(values, 1.0, -1.0),
+                       labels=None, multilabel=True)
+
+
+def encode_labels(y, n_samples: int) -> LabelCoding:
+    """Validate ``y`` and map it to signs (:class:`LabelCoding`), or raise a clear DataError.
+
+    A 1-D array (or a column vector) holds one label per example, of any orderable values
+    (numbers, strings): two classes give the binary coding, three or more the (n, C) sign
+    matrix. A 2-D array of C >= 2 columns of 0/1 is a multi-label indicator matrix; a column
+    with no 1 (or no 0) is allowed: that label is learnt as never (always) present.
+    """
+    arr = np.asarray(y)
+    if arr.ndim == 2 and arr.shape[1] >= 2:
+        return _indicator_matrix(arr, n_samples)
+    arr = label_array(arr, n_samples)
     if arr.dtype.kind == "f" and not np.isfinite(arr).all():
         raise DataError("y contains NaN or infinite labels")
+    if arr.dtype == object and any(v is None for v in arr):
+        raise DataError("y contains missing labels (None)")
     try:
         classes, codes = np.unique(arr, return_inverse=True)
     except TypeError as exc:
         raise DataError(f"y has labels of mixed, unorderable types: {exc}") from None
+    codes = codes.ravel().astype(np.intp)
     if classes.shape[0] < 2:
         raise DataError(
-            f"y has only one class ({classes.tolist()}); a binary classifier needs two classes"
+            f"y has only one class ({classes.tolist()}); a classifier needs at least two classes"
         )
-    if classes.shape[0] > 2:
-        shown = classes[:10].tolist()
-        raise DataError(
-            f"y has {classes.shape[0]} classes ({shown}{'...' if len(classes) > 10 else ''}); "
-            "the binary engine needs exactly two"
-        )
-    return classes, np.where(codes.ravel() == 1, 1.0, -1.0)
+    if classes.shape[0] == 2:
+        return LabelCoding(classes=classes, y=np.where(codes == 1, 1.0, -1.0), labels=codes,
+                           multilabel=False)
+    signs = np.full((n_samples, classes.shape[0]), -1.0)
+    signs[np.arange(n_samples), codes] = 1.0
+    return LabelCoding(classes=classes, y=signs, labels=codes, multilabel=False)
 
 
 def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
@@ -270,23 +347,37 @@ class TrainingData:
 
     Attributes: ``X`` (float64, ``(n, d)``, finite or NaN where the recipe handles missing
     values: a dense array, or a scipy.sparse CSR matrix
-    when the data came sparse, e.g. term counts, which is never densified), ``y`` (float64 in
-    {-1, +1}), ``is_pos`` (uint8, 1 where y = +1), ``sample_weight`` (the initial distribution
-    D_1), ``classes`` (the original label values for -1 and +1), and ``binned``
-    (:class:`BinnedData`, computed on first use so components that never look at bins never pay
-    for them; dense data only).
+    when the data came sparse, e.g. term counts, which is never densified), ``y`` (float64 signs:
+    ``(n,)`` in {-1, +1} for two classes, the ``(n, C)`` sign matrix Y(i, l) for three or more
+    classes or multi-label data, see :class:`LabelCoding`), ``is_pos`` (uint8 of ``y``'s shape, 1
+    where y = +1), ``labels`` (``(n,)`` class index of each example, ``None`` for multi-label
+    data), ``multilabel``, ``n_columns`` (C: 1 for two classes), ``sample_weight`` (the initial
+    distribution D_1 over examples, ``(n,)``), ``initial_weights`` (the engine's default D_1 over
+    what the weights range over: ``sample_weight`` itself for one margin column, D_1(i) / C over
+    the (example, class) pairs otherwise, Schapire & Singer's uniform start), ``classes`` (the
+    original label values), and ``binned`` (:class:`BinnedData`, computed on first use so
+    components that never look at bins never pay for them; dense data only).
     """
 
     def __init__(self, X, y, sample_weight=None, *, max_bins: int = MAX_BINS, rng=None,
                  allow_missing: bool = False):
         self.X = check_features(X, accept_sparse=True, allow_missing=allow_missing)
-        self.classes, self.y = check_labels(y, self.X.shape[0])
-        self.is_pos = (self.y > 0).astype(np.uint8)
+        self._set_labels(encode_labels(y, self.X.shape[0]))
         self.sample_weight = check_sample_weight(sample_weight, self.X.shape[0])
         if not (isinstance(max_bins, (int, np.integer)) and 2 <= max_bins <= MAX_BINS):
             raise DataError(f"max_bins must be an integer in [2, {MAX_BINS}], got {max_bins!r}")
         self.max_bins = int(max_bins)
         self._rng = rng
+
+    def _set_labels(self, coding: LabelCoding) -> None:
+        self.classes, self.y = coding.classes, coding.y
+        self.labels, self.multilabel = coding.labels, coding.multilabel
+        self.is_pos = (self.y > 0).astype(np.uint8)
+
+    @property
+    def coding(self) -> LabelCoding:
+        """The labels as a :class:`LabelCoding`."""
+        return LabelCoding(self.classes, self.y, self.labels, self.multilabel)
 
     def subset(self, rows: np.ndarray) -> TrainingData:
         """The examples ``rows`` of these already validated data, with the same classes and their
@@ -296,11 +387,26 @@ class TrainingData:
         if total <= 0:
             raise DataError("sample_weight sums to 0 on the examples kept for training")
         out = object.__new__(TrainingData)
-        out.X, out.y, out.is_pos = self.X[rows], self.y[rows], self.is_pos[rows]
-        out.classes = self.classes
+        out.X = self.X[rows]
+        labels = None if self.labels is None else self.labels[rows]
+        out._set_labels(LabelCoding(self.classes, self.y[rows], labels, self.multilabel))
         out.sample_weight = weights / total
         out.max_bins, out._rng = self.max_bins, self._rng
         return out
+
+    @property
+    def n_columns(self) -> int:
+        """C, the number of margin columns: 1 for two classes, else the number of classes."""
+        return 1 if self.y.ndim == 1 else self.y.shape[1]
+
+    @functools.cached_property
+    def initial_weights(self) -> np.ndarray:
+        """The default D_1 of the fit's weights: ``sample_weight`` (C = 1), or D_1(i) / C over
+        the ``(n, C)`` (example, class) pairs (Schapire & Singer 1999, section 7)."""
+        if self.y.ndim == 1:
+            return self.sample_weight
+        c = self.y.shape[1]
+        return np.ascontiguousarray(np.repeat(self.sample_weight[:, None] / c, c, axis=1))
 
     @property
     def n_samples(self) -> int:

@@ -19,12 +19,12 @@ import numpy as np
 import pluggy
 
 from . import hookspecs
-from .capabilities import check_sparse_input, handles_missing_values
+from .capabilities import binary_only_components, check_sparse_input, handles_missing_values
 from .components import Calibrated, Candidate, RoundRecord, Weights
 from .data import MAX_BINS, TrainingData
 from .errors import HookError, RecipeError
 from .kernels.boosting import add_contribution, add_contribution_parallel
-from .kernels.histogram import cell_class_sums
+from .kernels.histogram import cell_class_sums, cell_pair_sums
 from .model import BoostModel
 from .observers import RoundLog
 from .plugins import enable_tracing, get_registry, tracing_enabled
@@ -50,12 +50,17 @@ class BoostState:
     Attributes
     ----------
     data:
-        The :class:`boostkit.data.TrainingData` (``X``, ``y`` in {-1,+1}, ``sample_weight`` D_1,
-        lazily ``binned``).
+        The :class:`boostkit.data.TrainingData` (``X``, ``y`` in {-1,+1} or the ``(n, C)`` sign
+        matrix, ``sample_weight`` D_1 over examples, lazily ``binned``).
     weights:
-        The current distribution D_t over training examples.
+        The current distribution D_t over training examples, ``(n,)``, or over (example, class)
+        pairs, ``(n, C)``, when the fit has C > 1 margin columns.
     margin:
-        The running margins F_{t-1}(x_i) (F_t inside ``boostkit_reweight`` and later hooks).
+        The running margins F_{t-1}(x_i) (F_t inside ``boostkit_reweight`` and later hooks),
+        ``(n,)`` or ``(n, C)``.
+    initial_weights:
+        D_1, of the weights' shape: ``data.initial_weights`` or the answer of
+        ``boostkit_initial_weights``. The training error and the potential are weighted by it.
     round:
         The 1-based number t of the round in progress.
     n_rounds:
@@ -91,18 +96,26 @@ class BoostState:
     contributions: list = attrs.Factory(list)
     log_potential: float | None = 0.0
     validation: ValidationData | None = None
+    initial_weights: np.ndarray | None = None
+
+    def __attrs_post_init__(self):
+        if self.initial_weights is None:
+            self.initial_weights = self.data.initial_weights
 
     def cell_weights(self, candidate: Candidate) -> tuple[np.ndarray, np.ndarray]:
         """``(wneg, wpos)``: the current weight of negative and positive examples per cell.
 
-        Uses the sums the proposal attached to the candidate if any, else one pass over the
-        examples.
+        Each is ``(n_cells,)``, or ``(n_cells, C)`` per class (the pairs with Y(i, l) = -1 and
+        +1) when the fit has C > 1 margin columns. Uses the sums the proposal attached to the
+        candidate if any, else one pass over the examples.
         """
         if candidate.cell_wneg is not None and candidate.cell_wpos is not None:
             return candidate.cell_wneg, candidate.cell_wpos
         n_cells = candidate.hypothesis.n_cells
         if n_cells <= 0:
             raise TypeError(f"weak hypothesis {candidate.hypothesis.name!r} has no cells")
+        if self.weights.ndim == 2:
+            return cell_pair_sums(candidate.cells, self.weights, self.data.is_pos, n_cells)
         return cell_class_sums(candidate.cells, self.weights, self.data.is_pos, n_cells)
 
 
@@ -122,6 +135,16 @@ def _callbacks(instance, attribute, value):
     for fn in value:
         if not callable(fn):
             raise ValueError(f"callbacks must be functions fn(state, record), got {fn!r}")
+
+
+MULTICLASS_STRATEGIES = ("native", "one-vs-rest", "auto")
+
+
+def _multiclass(instance, attribute, value):
+    if value not in MULTICLASS_STRATEGIES:
+        raise ValueError(
+            f"multiclass must be one of {', '.join(map(repr, MULTICLASS_STRATEGIES))}, got {value!r}"
+        )
 
 
 def _verbose(instance, attribute, value):
@@ -165,6 +188,15 @@ class Booster:
         0 (default) prints nothing; k > 0 prints one line every k rounds and on the last round
         (:class:`boostkit.observers.RoundLog`): eps_t, Z_t, prod Z_t, the training error and the
         validation scores.
+    multiclass:
+        What to do with three or more classes or a multi-label indicator matrix (C > 1 margin
+        columns). ``"native"`` (default): run the recipe on the (example, class) pairs, and
+        refuse a recipe with a component that does not handle them (provide ``"multiclass"``),
+        naming it and the ways out. ``"one-vs-rest"``: fit one binary model per class (per label
+        column) with the recipe and predict by the argmax of their margins
+        (:class:`boostkit.multiclass.OneVsRestModel`); ``n_jobs`` then fits classes in parallel.
+        ``"auto"``: native when the recipe handles several columns, else one-vs-rest. Two
+        classes are always the binary fit.
     proposal, calibration, reweighting, stopping:
         Components by role, replacing those of ``algorithm``, or making the whole recipe when
         ``algorithm`` is ``None`` (:func:`boostkit.registry.compose`). A component is
@@ -188,6 +220,7 @@ class Booster:
     observers: Sequence[Any] = ()
     callbacks: Sequence[Any] = attrs.field(default=(), validator=_callbacks)
     verbose: int = attrs.field(default=0, validator=_verbose)
+    multiclass: str = attrs.field(default="native", validator=_multiclass)
     proposal: Any = attrs.field(default=None, kw_only=True)
     calibration: Any = attrs.field(default=None, kw_only=True)
     reweighting: Any = attrs.field(default=None, kw_only=True)
@@ -206,6 +239,22 @@ class Booster:
             if given:
                 recipe = compose(recipe, **roles)
         return recipe.with_params(self.params) if self.params else recipe
+
+    def _one_vs_rest(self, recipe: Recipe, components, data: TrainingData) -> bool:
+        """Whether a fit with C > 1 margin columns runs as one-vs-rest (or is refused)."""
+        if self.multiclass == "one-vs-rest":
+            return True
+        blockers = binary_only_components(components)
+        if not blockers:
+            return False
+        if self.multiclass == "auto":
+            return True
+        raise RecipeError(
+            _one_vs_rest_reason(recipe.name, blockers, data) + ". Either use a recipe that "
+            "does (adaboost-mh, discrete-adaboost-mh, samme, real-adaboost; `boostkit "
+            "components` lists each component's capabilities), or fit one binary model per "
+            "class: Booster(..., multiclass='one-vs-rest') (or 'auto')"
+        )
 
     def fit(self, X, y, sample_weight=None, *, eval_set=None) -> BoostModel:
         """Run the boosting loop on ``(X, y)`` and return the fitted :class:`BoostModel`.
@@ -231,6 +280,10 @@ class Booster:
         )
         if data.is_sparse:
             check_sparse_input(recipe.name, components)
+        if data.n_columns > 1 and self._one_vs_rest(recipe, components, data):
+            from .multiclass import fit_one_vs_rest
+
+            return fit_one_vs_rest(self, X, y, sample_weight, eval_set, data)
         n_jobs = min(
             self.n_jobs if self.n_jobs > 0 else numba.config.NUMBA_NUM_THREADS,
             numba.config.NUMBA_NUM_THREADS,
@@ -242,6 +295,16 @@ class Booster:
                         self.callbacks)
         finally:
             numba.set_num_threads(previous_threads)
+
+
+def _one_vs_rest_reason(recipe_name: str, blockers, data: TrainingData) -> str:
+    role, component = blockers[0]
+    what = (f"a multi-label indicator matrix of {data.n_columns} labels" if data.multilabel
+            else f"{data.n_columns} classes")
+    return (
+        f"y has {what}, and recipe {recipe_name!r} is binary-only: {role} {component.name!r} "
+        "does not handle several classes (it does not provide 'multiclass')"
+    )
 
 
 def _fit_data(hook, owners, X, y, sample_weight, eval_set, *, max_bins, rng, allow_missing):
@@ -332,9 +395,9 @@ def _exp(x: float) -> float:
     return math.exp(x) if x < 709.0 else math.inf
 
 
-def _check_array(values, n: int, what: str, owner: str) -> None:
-    if values.shape != (n,):
-        raise HookError(f"{owner} returned {what} of shape {values.shape}, expected ({n},)")
+def _check_array(values, shape: tuple, what: str, owner: str) -> None:
+    if values.shape != shape:
+        raise HookError(f"{owner} returned {what} of shape {values.shape}, expected {shape}")
     if not np.isfinite(values).all():
         raise HookError(f"{owner} returned {what} containing NaN or infinite values")
 
@@ -352,7 +415,7 @@ def _update_validation(validation: ValidationData, t: int, hypothesis, calibrate
             f"round {t}: evaluating {hypothesis.describe()} ({calibrated.contribution.name!r}) on "
             f"the validation data failed: {type(exc).__name__}: {exc}"
         ) from exc
-    _check_array(np.asarray(change), validation.n_samples, "validation values",
+    _check_array(np.asarray(change), validation.margin.shape, "validation values",
                  f"contribution {calibrated.contribution.name!r}")
     validation.margin += change
 
@@ -400,13 +463,35 @@ def _best_round(hook, components, state, terms_after: list[int], backfits) -> in
     return n_terms
 
 
+def _initial_weights(hook, components, data: TrainingData) -> np.ndarray:
+    """D_1: the answer of ``boostkit_initial_weights``, checked, or ``data.initial_weights``."""
+    answer = _call(hook, "boostkit_initial_weights", components, data=data)
+    if answer is None:
+        return data.initial_weights
+    if (not isinstance(answer, np.ndarray) or answer.dtype != np.float64
+            or answer.shape != data.y.shape):
+        raise HookError(
+            f"boostkit_initial_weights returned {type(answer).__name__} "
+            f"{getattr(answer, 'dtype', '')} of shape {getattr(answer, 'shape', None)}, "
+            f"expected a float64 array of shape {data.y.shape}"
+        )
+    total = answer.sum()
+    if not np.isfinite(answer).all() or (answer < 0).any() or abs(total - 1.0) > 1e-9:
+        raise HookError(
+            "boostkit_initial_weights returned weights that are not a distribution "
+            f"(non-negative, finite, summing to 1): sum {total!r}"
+        )
+    return np.ascontiguousarray(answer)
+
+
 def _run(pm, recipe, components, data: TrainingData, validation: ValidationData | None,
          n_rounds: int, rng, n_jobs, callbacks=()) -> BoostModel:
     hook = pm.hook
-    n = data.n_samples
+    shape = data.y.shape  # (n,), or (n, C) over (example, class) pairs
+    d1 = _initial_weights(hook, components, data)
     state = BoostState(
-        data=data, weights=data.sample_weight.copy(), margin=np.zeros(n), n_rounds=n_rounds,
-        rng=rng, hook=hook, n_jobs=n_jobs, validation=validation,
+        data=data, weights=d1.copy(), margin=np.zeros(shape), initial_weights=d1,
+        n_rounds=n_rounds, rng=rng, hook=hook, n_jobs=n_jobs, validation=validation,
     )
     hypotheses, contributions = state.hypotheses, state.contributions
     terms_after: list[int] = []  # the number of terms after each round
@@ -426,7 +511,7 @@ def _run(pm, recipe, components, data: TrainingData, validation: ValidationData 
         calibrated = _call(hook, "boostkit_calibrate", components, state=state, candidate=candidate)
         if not isinstance(calibrated, Calibrated):
             raise HookError(f"boostkit_calibrate returned {type(calibrated).__name__}, expected a boostkit.Calibrated")
-        _check_array(calibrated.train_values, n, "training contributions", "boostkit_calibrate")
+        _check_array(calibrated.train_values, shape, "training contributions", "boostkit_calibrate")
         change = calibrated.train_values
         if calibrated.replaces is not None:
             if not 0 <= calibrated.replaces < len(contributions):
@@ -434,22 +519,22 @@ def _run(pm, recipe, components, data: TrainingData, validation: ValidationData 
                     f"boostkit_calibrate asked to replace term {calibrated.replaces}, but the model "
                     f"has {len(contributions)} terms"
                 )
-            _check_array(calibrated.removed_values, n, "removed values", "boostkit_calibrate")
+            _check_array(calibrated.removed_values, shape, "removed values", "boostkit_calibrate")
             change = calibrated.train_values - calibrated.removed_values
+        # Over (example, class) pairs the kernels see the C-contiguous arrays flattened: every
+        # pair is one more binary example (Schapire & Singer 1999, section 7).
+        flat = (state.margin.ravel(), change.ravel(), data.y.ravel(), d1.ravel(),
+                state.weights.ravel())
         if n_jobs > 1:
-            training_error, weighted_error = add_contribution_parallel(
-                state.margin, change, data.y, data.sample_weight, state.weights, n_jobs
-            )
+            training_error, weighted_error = add_contribution_parallel(*flat, n_jobs)
         else:
-            training_error, weighted_error = add_contribution(
-                state.margin, change, data.y, data.sample_weight, state.weights
-            )
+            training_error, weighted_error = add_contribution(*flat)
         if validation is not None:
             _update_validation(validation, t, candidate.hypothesis, calibrated, state)
         weights = _call(hook, "boostkit_reweight", components, state=state)
         if not isinstance(weights, Weights):
             raise HookError(f"boostkit_reweight returned {type(weights).__name__}, expected boostkit.Weights")
-        _check_array(weights.weights, n, "weights", "boostkit_reweight")
+        _check_array(weights.weights, shape, "weights", "boostkit_reweight")
         z = bound = None
         if weights.log_potential is not None:
             bound = _exp(weights.log_potential)
@@ -499,6 +584,7 @@ def _run(pm, recipe, components, data: TrainingData, validation: ValidationData 
     best_round = _best_round(hook, components, state, terms_after, backfits)
     model = BoostModel(
         classes=data.classes,
+        multilabel=data.multilabel,
         n_features=data.n_features,
         hypotheses=tuple(hypotheses),
         contributions=tuple(contributions),

@@ -22,6 +22,16 @@ calls, every round ``t``::
     boostkit_round_end(state, record)                   # observers
 
 and after the last round ``boostkit_best_round(state)`` names the round the model predicts with.
+Before ``boostkit_fit_start``, ``boostkit_initial_weights(data)`` may replace the engine's D_1.
+
+**Several classes.** With three or more classes, or a multi-label indicator matrix, boosting
+runs over (example, class) pairs (Schapire & Singer 1999, sections 7-9): ``state.data.y`` is the
+``(n, C)`` sign matrix Y(i, l), ``state.weights`` a distribution D(i, l) over the ``(n, C)``
+pairs, ``state.margin`` the ``(n, C)`` margins F(x_i, l), and calibrations return ``(n, C)``
+training values. Two classes keep one margin column and today's 1-D arrays (C = 1), so a
+component written for binary data sees nothing new. ``state.data.n_columns`` is C. A component
+that handles C > 1 provides the ``"multiclass"`` capability; a recipe with a component that does
+not is refused on such data, or run as one-vs-rest (``Booster(multiclass="one-vs-rest")``).
 
 A pluggy call costs microseconds: hooks run once per round, never per example.
 """
@@ -78,6 +88,27 @@ class DiscoverySpecs:
 class RoundSpecs:
     """Hooks called on the component instances of one fit (see the module docstring)."""
 
+    @hookspec(firstresult=True)
+    def boostkit_initial_weights(self, data):
+        """Return the initial distribution D_1 of this fit's weights, or ``None`` for the default.
+
+        ``data`` is the fit's :class:`boostkit.data.TrainingData`. The default is
+        ``data.initial_weights``: the sample weights (normalised) for one margin column, and
+        D_1(i) / C over the (example, class) pairs for C > 1 (Schapire & Singer's uniform start).
+        A rule whose weights live on part of the pairs answers here, e.g. SAMME's on the pairs
+        (i, y_i) of the true labels only. Return a float64 array of ``data.y``'s shape,
+        non-negative, summing to 1; the engine checks it. It is also the D_1 of the training error
+        and of the potential (``state.initial_weights``). The first answer (in recipe order) wins.
+
+        Example::
+
+            @boostkit.hookimpl
+            def boostkit_initial_weights(self, data):
+                d1 = np.zeros(data.y.shape)
+                d1[np.arange(data.n_samples), data.labels] = data.sample_weight
+                return d1
+        """
+
     @hookspec
     def boostkit_fit_start(self, state):
         """Called once before the first round; reset any per-fit state here.
@@ -102,7 +133,7 @@ class RoundSpecs:
         """
 
     @hookspec(firstresult=True)
-    def boostkit_partition_loss(self, wpos, wneg):
+    def boostkit_partition_loss(self, wpos, wneg, n_columns):
         """Return the loss this calibration reaches on each candidate partition, or ``None``.
 
         ``wpos`` and ``wneg`` have shape ``(..., K)``: the weight of the positive and negative
@@ -111,6 +142,11 @@ class RoundSpecs:
         smaller is better, e.g. the weighted error of the majority labelling for discrete
         AdaBoost, or Z = 2 sum_j sqrt(W+_j W-_j) for Schapire-Singer's domain partition. This
         is how a weak learner's criterion follows the calibration it is combined with.
+
+        ``n_columns`` is the fit's number of margin columns C. When C > 1 the sums are per
+        class, of shape ``(..., K, C)``: ``wpos[..., j, l]`` is the weight of the pairs (i, l)
+        with Y(i, l) = +1 in cell j (AdaBoost.MH's Z is then 2 sum_{j,l} sqrt(W+_jl W-_jl)).
+        A binary-only calibration may leave the argument out of its signature.
         """
 
     @hookspec(firstresult=True)
@@ -119,7 +155,8 @@ class RoundSpecs:
 
         Return a :class:`boostkit.Calibrated`: the :class:`boostkit.Contribution` value to store
         in the model (constant alpha, per-cell values, PAV steps, ...), its values on the training
-        examples, and a ``coefficients`` summary for the round record. Exactly one calibration
+        examples (shape ``(n,)``, or ``(n, C)`` with several margin columns), and a
+        ``coefficients`` summary for the round record. Exactly one calibration
         implements this hook in a fit; wrappers (``wrapper=True``) transform the result, e.g.
         truncation or an input-dependent regularizer that multiplies c_t(x) by a function of the
         running margin F_{t-1}(x) (``state.margin``).
@@ -131,10 +168,11 @@ class RoundSpecs:
 
         Called after the engine has added this round's contribution to ``state.margin``, so
         weights are computed from the margins F_t (and ``state.data.y``,
-        ``state.data.sample_weight``), never updated in place: back-fitting can then replace a
+        ``state.initial_weights``), never updated in place: back-fitting can then replace a
         round by removing its contribution. ``Weights.log_potential`` is the log of the surrogate
         loss sum_i D_1(i) L(y_i, F_t(x_i)) that bounds the training error, if the rule has one;
-        the engine derives Z_t and the bound prod Z_t from it.
+        the engine derives Z_t and the bound prod Z_t from it. With C > 1 margin columns the
+        weights are ``(n, C)``, over (example, class) pairs, and the sums run over the pairs.
         """
 
     @hookspec(firstresult=True)

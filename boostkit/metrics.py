@@ -10,6 +10,13 @@ are swept the same way; RankBoost's ranking loss counts misordered pairs within 
 is bounded by prod_t Z_t (``error_bound``). ``average_precision_11pt`` is the 11-point
 interpolated average precision of 000_ea597104f195fc85.txt (eq. 37-38), with its rule for ties.
 
+Several classes: :func:`accuracy` and :func:`confusion_matrix` compare labels of any kind
+(strings included); :func:`hamming_loss` is the fraction of wrong (example, label) pairs of a
+multi-label indicator matrix, the loss AdaBoost.MH minimises (Schapire & Singer 1999, section
+7); :func:`macro_roc_auc` averages the one-vs-rest AUCs of a score matrix's columns;
+:func:`multiclass_log_loss` is the cross-entropy of the class probabilities p_l proportional to
+1 / (1 + e^{-2 F_l}) that a multiclass model predicts from its (n, K) margins.
+
 :data:`METRICS` names every metric that scores a model's margins F(x) on labelled data (what
 validation-based early stopping and ``get_metric`` look up), with whether greater is better.
 """
@@ -26,13 +33,17 @@ __all__ = [
     "accuracy",
     "average_precision",
     "average_precision_11pt",
+    "confusion_matrix",
     "error_bound",
     "exponential_loss",
     "f1_score",
     "get_metric",
+    "hamming_loss",
     "log_loss",
+    "macro_roc_auc",
     "METRICS",
     "Metric",
+    "multiclass_log_loss",
     "precision_recall_curve",
     "ranking_loss",
     "roc_auc",
@@ -73,12 +84,39 @@ def _positive_mask(y_true) -> np.ndarray:
     return y == 1
 
 
-def accuracy(y_true, y_pred, sample_weight=None) -> float:
-    """The (weighted) fraction of predictions equal to the true labels."""
+def _label_pair(y_true, y_pred) -> tuple[np.ndarray, np.ndarray]:
+    """``y_true`` and ``y_pred`` as 1-D arrays of one length whose labels can be compared.
+
+    Text labels never equal numbers (``"1" != 1``), so a mix of the two, which would silently
+    count every prediction wrong, is refused.
+    """
+    for values, name in ((y_true, "y_true"), (y_pred, "y_pred")):
+        if np.ndim(values) == 2:
+            raise ValueError(
+                f"{name} must hold one label per example (1-D), got an array of shape "
+                f"{np.shape(values)}; for multi-label indicator matrices use hamming_loss"
+            )
     y_true = _vector(y_true, "y_true")
     y_pred = _vector(y_pred, "y_pred")
     if y_true.shape != y_pred.shape:
         raise ValueError(f"y_true has {y_true.shape[0]} labels but y_pred has {y_pred.shape[0]}")
+    text = [values.dtype.kind in "US" for values in (y_true, y_pred)]
+    if text[0] != text[1] and object not in (y_true.dtype, y_pred.dtype):
+        raise ValueError(
+            f"y_true holds {'text' if text[0] else 'numbers'} but y_pred holds "
+            f"{'text' if text[1] else 'numbers'}: labels of different kinds never compare equal"
+        )
+    return y_true, y_pred
+
+
+def accuracy(y_true, y_pred, sample_weight=None) -> float:
+    """The (weighted) fraction of predictions equal to the true labels.
+
+    Labels of any kind and any number of classes (numbers, strings), one per example: a model's
+    ``predict`` against the labels it was fitted on. For multi-label indicator matrices use
+    :func:`hamming_loss` (1 - Hamming loss is the fraction of right (example, label) pairs).
+    """
+    y_true, y_pred = _label_pair(y_true, y_pred)
     if y_true.shape[0] == 0:
         raise ValueError("accuracy of an empty set is undefined")
     w = _sample_weight(sample_weight, y_true.shape[0])
@@ -86,6 +124,97 @@ def accuracy(y_true, y_pred, sample_weight=None) -> float:
     if total <= 0:
         raise ValueError("sample_weight sums to 0")
     return float(w[y_true == y_pred].sum() / total)
+
+
+def _indicator(values, name: str) -> np.ndarray:
+    """A 2-D array of 0/1 (or booleans) as booleans; anything else is refused."""
+    arr = np.asarray(values)
+    if arr.dtype != bool:
+        if arr.dtype.kind not in "iuf" or not np.isin(arr, (0, 1)).all():
+            raise ValueError(f"{name} must be a multi-label indicator matrix of 0 and 1 only")
+        arr = arr == 1
+    return arr
+
+
+def hamming_loss(y_true, y_pred, sample_weight=None) -> float:
+    """The (weighted) fraction of wrong (example, label) pairs (Schapire & Singer 1999, section 7).
+
+    For multi-label data, ``y_true`` and ``y_pred`` are ``(n, K)`` indicator matrices of 0 and 1
+    (or booleans), such as a multi-label model's ``predict``: the loss is
+    sum_i w_i |Y_i xor h(x_i)| / (K sum_i w_i), the Hamming loss AdaBoost.MH minimises. For
+    one label per example (1-D arrays of any labels) a prediction is wrong or right as a whole,
+    so the loss is the error rate 1 - :func:`accuracy`. Both are scikit-learn's
+    ``hamming_loss``.
+    """
+    if np.ndim(y_true) != 2 and np.ndim(y_pred) != 2:
+        return 1.0 - accuracy(y_true, y_pred, sample_weight)
+    if np.ndim(y_true) != 2 or np.ndim(y_pred) != 2:
+        raise ValueError(
+            f"y_true (shape {np.shape(y_true)}) and y_pred (shape {np.shape(y_pred)}) must both "
+            "be 1-D labels or both (n, K) indicator matrices"
+        )
+    truth, predicted = _indicator(y_true, "y_true"), _indicator(y_pred, "y_pred")
+    if truth.shape != predicted.shape:
+        raise ValueError(f"y_true has shape {truth.shape} but y_pred has shape {predicted.shape}")
+    if truth.size == 0:
+        raise ValueError("the Hamming loss of an empty matrix is undefined")
+    w = _sample_weight(sample_weight, truth.shape[0])
+    if w.sum() <= 0:
+        raise ValueError("sample_weight sums to 0")
+    wrong = (truth != predicted).mean(axis=1)
+    return float(np.dot(w, wrong) / w.sum())
+
+
+def _class_index(values: np.ndarray, classes: np.ndarray, name: str) -> np.ndarray:
+    """The position in ``classes`` of each of ``values``; a value not among them is refused."""
+    order = np.argsort(classes, kind="stable")
+    ordered = classes[order]
+    at = np.clip(np.searchsorted(ordered, values), 0, ordered.shape[0] - 1)
+    unknown = ordered[at] != values
+    if unknown.any():
+        raise ValueError(
+            f"{name} holds labels that are not in the classes {classes[:20].tolist()}: "
+            f"{np.unique(values[unknown])[:10].tolist()}"
+        )
+    return order[at]
+
+
+def _classes(classes, name: str) -> np.ndarray:
+    """``classes`` as a 1-D array of at least one label, each given once."""
+    classes = _vector(classes, name)
+    if classes.shape[0] == 0:
+        raise ValueError(f"{name} is empty")
+    if np.unique(classes).shape[0] != classes.shape[0]:
+        raise ValueError(f"{name} names a class more than once: {classes[:20].tolist()}")
+    return classes
+
+
+def confusion_matrix(y_true, y_pred, labels=None, sample_weight=None) -> np.ndarray:
+    """The confusion matrix: entry (i, j) counts the examples of class i predicted as class j.
+
+    Rows are true classes and columns predicted classes, in the order of ``labels`` (default:
+    the sorted labels seen in ``y_true`` or ``y_pred``), as scikit-learn's
+    ``confusion_matrix``; the diagonal holds the right predictions. Without ``sample_weight``
+    the entries are int64 counts, with it float64 sums of weights. Unlike scikit-learn, a label
+    of ``y_true`` or ``y_pred`` missing from ``labels`` is refused rather than dropped.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(K, K)`` for the K ``labels``.
+    """
+    y_true, y_pred = _label_pair(y_true, y_pred)
+    if labels is None:
+        labels = np.unique(np.concatenate((y_true, y_pred)))
+        if labels.shape[0] == 0:
+            raise ValueError("y_true and y_pred are empty: there is no class to count")
+    labels = _classes(labels, "labels")
+    k = labels.shape[0]
+    cells = _class_index(y_true, labels, "y_true") * k + _class_index(y_pred, labels, "y_pred")
+    if sample_weight is None:
+        return np.bincount(cells, minlength=k * k).astype(np.int64).reshape(k, k)
+    w = _sample_weight(sample_weight, y_true.shape[0])
+    return np.bincount(cells, weights=w, minlength=k * k).reshape(k, k)
 
 
 def _signed_margins(y_true, margin, sample_weight):
@@ -109,6 +238,47 @@ def log_loss(y_true, margin, sample_weight=None) -> float:
     """
     y, margin, w = _signed_margins(y_true, margin, sample_weight)
     return float(np.dot(w, np.logaddexp(0.0, -2.0 * y * margin)) / w.sum())
+
+
+def multiclass_log_loss(y_index, margin, sample_weight=None) -> float:
+    """Mean (weighted) log loss of the class probabilities a multiclass boosted model predicts.
+
+    ``margin`` is the ``(n, K)`` decision function F(x) of a single-label model with K >= 3
+    classes, and ``y_index`` the index 0..K-1 of each example's class among its columns (the
+    position of the label in ``model.classes``). Each F_l is half the log-odds of class l
+    against the rest (Friedman, Hastie & Tibshirani 2000), so the model predicts
+    p_l = sigma(2 F_l) / sum_k sigma(2 F_k) with sigma(z) = 1 / (1 + e^{-z})
+    (``predict_proba``), and the loss of an example of class y is
+    -log p_y = log(1 + e^{-2 F_y}) + log sum_k sigma(2 F_k), computed in log space so that it
+    never overflows. For K = 2 the model has one margin column: use :func:`log_loss`.
+    """
+    margin = np.asarray(margin, dtype=np.float64)
+    if margin.ndim != 2 or margin.shape[1] < 2:
+        raise ValueError(
+            f"margin must be an (n, K) matrix with a column per class, got shape {margin.shape}"
+            + ("; for one margin column use log_loss" if margin.ndim == 1 else "")
+        )
+    if not np.isfinite(margin).all():
+        raise ValueError("margin contains NaN or infinite values")
+    y = _vector(y_index, "y_index")
+    if y.shape[0] != margin.shape[0]:
+        raise ValueError(f"y_index has {y.shape[0]} labels but margin has {margin.shape[0]} rows")
+    if y.shape[0] == 0:
+        raise ValueError("the loss of an empty set is undefined")
+    n_classes = margin.shape[1]
+    if y.dtype.kind not in "iu" or y.min() < 0 or y.max() >= n_classes:
+        raise ValueError(
+            f"y_index must hold class indices 0..{n_classes - 1} (the columns of margin), "
+            f"got {np.unique(y)[:10].tolist()}"
+        )
+    w = _sample_weight(sample_weight, y.shape[0])
+    if w.sum() <= 0:
+        raise ValueError("sample_weight sums to 0")
+    log_sigma = -np.logaddexp(0.0, -2.0 * margin)  # log sigma(2 F_l), <= 0
+    top = log_sigma.max(axis=1)
+    log_total = top + np.log(np.exp(log_sigma - top[:, None]).sum(axis=1))
+    losses = log_total - log_sigma[np.arange(y.shape[0]), y]
+    return float(np.dot(w, losses) / w.sum())
 
 
 def exponential_loss(y_true, margin, sample_weight=None) -> float:
@@ -201,6 +371,70 @@ def roc_auc(y_true, scores, sample_weight=None) -> float:
     """
     fpr, tpr, _ = roc_curve(y_true, scores, sample_weight)
     return float(np.sum(np.diff(fpr) * (tpr[1:] + tpr[:-1])) / 2.0)
+
+
+def macro_roc_auc(y_true, scores, classes=None, sample_weight=None) -> float:
+    """Macro one-vs-rest ROC AUC: the mean over classes of :func:`roc_auc` of class l against
+    the rest, scored by column l of ``scores``.
+
+    Each class's AUC ranks the examples by their score for that class (Fawcett 2006, "An
+    introduction to ROC analysis", section 9: one ROC curve per class against all others), with
+    ties counted half as in :func:`roc_auc`; the mean is unweighted (scikit-learn's
+    ``roc_auc_score(..., average="macro")``), so a rare class counts as much as a common one.
+
+    Parameters
+    ----------
+    y_true:
+        One label per example (1-D, any labels), or for multi-label data an ``(n, K)``
+        indicator matrix of 0 and 1 whose column l marks the examples with label l.
+    scores:
+        ``(n, K)`` scores, column l higher meaning more of class l: a model's
+        ``decision_function`` or ``predict_proba``.
+    classes:
+        The K labels of the columns of ``scores`` (``model.classes``); required for 1-D
+        ``y_true``, and every label of ``y_true`` must be among them. Not used with an
+        indicator matrix.
+    sample_weight:
+        Optional non-negative example weights.
+
+    Raises
+    ------
+    ValueError
+        If a class has no example, or every example, in ``y_true``: its AUC is undefined.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.ndim != 2 or scores.shape[1] < 2:
+        raise ValueError(
+            f"scores must be an (n, K) matrix with a column per class, got shape {scores.shape}"
+            + ("; for one score column use roc_auc" if scores.ndim == 1 else "")
+        )
+    if np.ndim(y_true) == 2:
+        members = _indicator(y_true, "y_true")
+        if members.shape != scores.shape:
+            raise ValueError(f"y_true has shape {members.shape} but scores has {scores.shape}")
+        names = list(range(members.shape[1]))
+    else:
+        if classes is None:
+            raise ValueError("classes (the labels of the columns of scores) is required "
+                             "when y_true holds one label per example")
+        classes = _classes(classes, "classes")
+        if classes.shape[0] != scores.shape[1]:
+            raise ValueError(f"classes has {classes.shape[0]} labels but scores has "
+                             f"{scores.shape[1]} columns")
+        labels = _vector(y_true, "y_true")
+        if labels.shape[0] != scores.shape[0]:
+            raise ValueError(f"y_true has {labels.shape[0]} labels but scores has "
+                             f"{scores.shape[0]} rows")
+        index = _class_index(labels, classes, "y_true")
+        members = index[:, None] == np.arange(classes.shape[0])
+        names = classes.tolist()
+    aucs = []
+    for column, name in enumerate(names):
+        try:
+            aucs.append(roc_auc(members[:, column], scores[:, column], sample_weight))
+        except ValueError as exc:
+            raise ValueError(f"class {name!r} against the rest: {exc}") from None
+    return float(np.mean(aucs))
 
 
 def precision_recall_curve(y_true, scores, sample_weight=None):

@@ -4,11 +4,13 @@ A model is the sequence of (weak hypothesis, contribution) pairs of its rounds. 
 evaluated in order and each contribution receives the running margin F_{t-1}(x), so contributions
 that depend on it (input-dependent regularizers) predict exactly as they were fitted.
 
-File format (version 2): one ``.npz`` archive (a zip of ``.npy`` arrays) holding the arrays of
+File format (version 3): one ``.npz`` archive (a zip of ``.npy`` arrays) holding the arrays of
 every component and one uint8 array ``__model__`` with the JSON structure: format name and
-version, class labels, recipe, the best round (``null`` for none), and for every round the
-registered component names, their JSON parameters and the keys of their arrays. Version 1 files,
-written before models had a best round, load with ``best_round=None``. Loading uses
+version, the model kind (``"boost"``, or ``"one-vs-rest"`` with one such structure per class),
+class labels, whether they are multi-label columns, the number of margin columns, recipe, the
+best round (``null`` for none), and for every round the registered component names, their JSON
+parameters and the keys of their arrays. Version 2 files (binary models, before multiclass) and
+version 1 files (before best rounds, which load with ``best_round=None``) still load. Loading uses
 ``allow_pickle=False``: nothing in a model file is ever executed. Components are rebuilt by
 registered name, so the plugins that fitted the model must be installed to load it.
 """
@@ -34,7 +36,7 @@ from .registry import Recipe
 __all__ = ["BoostModel", "FORMAT_NAME", "FORMAT_VERSION"]
 
 FORMAT_NAME = "boostkit-model"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 _JSON_KEY = "__model__"
 
 
@@ -108,14 +110,50 @@ def _logistic_2f(margin: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(margin))
 
 
+def margin_probabilities(margin: np.ndarray, multilabel: bool = False) -> np.ndarray:
+    """Class probabilities from margins F, as every boostkit model predicts them.
+
+    One column: ``(n, 2)``, p = 1 / (1 + e^{-2F}) for ``classes[1]``. Several columns, each
+    F_l being half the log-odds of label l against the rest (the population minimiser of the
+    exponential loss over pairs, Friedman, Hastie & Tibshirani 2000): multi-label data get the
+    ``(n, C)`` marginals sigma(2 F_l); single-label data get them normalised over the classes,
+    so rows sum to 1 and the argmax is the argmax of F (computed in log space: no 0/0).
+    """
+    if margin.ndim == 1:
+        p = _logistic_2f(margin)
+        return np.column_stack((1.0 - p, p))
+    if multilabel:
+        return _logistic_2f(margin)
+    log_p = -np.logaddexp(0.0, -2.0 * margin)
+    log_p -= log_p.max(axis=1, keepdims=True)
+    p = np.exp(log_p)
+    return p / p.sum(axis=1, keepdims=True)
+
+
+def margin_labels(margin: np.ndarray, classes: np.ndarray, multilabel: bool = False) -> np.ndarray:
+    """Predicted labels from margins: ``classes[1]`` where F > 0 (one column), the 0/1 indicator
+    matrix F > 0 (multi-label), or the class of the largest margin (ties: the first class)."""
+    if margin.ndim == 1:
+        return classes[(margin > 0).astype(np.intp)]
+    if multilabel:
+        return (margin > 0).astype(np.intp)
+    return classes[np.argmax(margin, axis=1)]
+
+
+def _margin_columns(classes: np.ndarray, multilabel: bool) -> int:
+    return 1 if classes.shape[0] == 2 and not multilabel else classes.shape[0]
+
+
 @attrs.frozen
 class BoostModel:
-    """A fitted additive model F_T(x) = sum_t c_t(x) for binary classification.
+    """A fitted additive model F_T(x) = sum_t c_t(x).
 
     Attributes
     ----------
     classes:
-        The two original label values; ``classes[1]`` is the positive class (F > 0).
+        The original label values. With two classes the margin has one column and
+        ``classes[1]`` is the positive class (F > 0); with C >= 3 classes, or C labels of a
+        multi-label indicator matrix (``classes`` = 0..C-1), F has C columns, one per class.
     n_features:
         Number of features the model was fitted on.
     hypotheses, contributions:
@@ -133,6 +171,8 @@ class BoostModel:
         as named by a stopping rule (validation-based early stopping keeps the round of lowest
         validation loss), or ``None``: every term. ``staged_*`` always go over every term; to
         predict with all of them, use ``attrs.evolve(model, best_round=None)``.
+    multilabel:
+        Whether the model was fitted on a multi-label indicator matrix.
     """
 
     classes: np.ndarray = attrs.field(eq=False)
@@ -143,6 +183,7 @@ class BoostModel:
     recipe: Recipe
     stop_reason: str
     best_round: int | None = attrs.field(default=None)
+    multilabel: bool = attrs.field(default=False, converter=bool)
 
     @best_round.validator
     def _check_best_round(self, attribute, value):
@@ -158,6 +199,16 @@ class BoostModel:
     def n_rounds(self) -> int:
         """The number of terms (h_t, c_t) of the model."""
         return len(self.hypotheses)
+
+    @property
+    def n_columns(self) -> int:
+        """C, the number of margin columns: 1 for two classes."""
+        return _margin_columns(self.classes, self.multilabel)
+
+    @property
+    def multiclass_strategy(self) -> str:
+        """``"binary"`` (one margin column) or ``"native"`` (the recipe ran on C columns)."""
+        return "binary" if self.n_columns == 1 else "native"
 
     # -- prediction ---------------------------------------------------------------------------
     def _check(self, X):
@@ -177,41 +228,45 @@ class BoostModel:
 
         return handles_missing_values(get_registry().instantiate(self.recipe))
 
+    def _zeros(self, X) -> np.ndarray:
+        n_columns = self.n_columns
+        return np.zeros(X.shape[0] if n_columns == 1 else (X.shape[0], n_columns))
+
     def staged_decision_function(self, X) -> Iterator[np.ndarray]:
         """Yield F_t(x) after each round t = 1..T (a new array each time)."""
         X = self._check(X)
-        margin = np.zeros(X.shape[0])
+        margin = self._zeros(X)
         for h, c in zip(self.hypotheses, self.contributions):
             margin = margin + c.values(Candidate(h, X), margin)
             yield margin
 
     def decision_function(self, X) -> np.ndarray:
-        """F(x) after ``best_round`` terms, or all T; positive means ``classes[1]``."""
+        """F(x) after ``best_round`` terms, or all T: ``(n,)``, positive meaning ``classes[1]``,
+        or ``(n, C)``, one column per class."""
         X = self._check(X)
-        margin = np.zeros(X.shape[0])
+        margin = self._zeros(X)
         used = slice(self.best_round)  # slice(None) when no round was named: every term
         for h, c in zip(self.hypotheses[used], self.contributions[used]):
             margin += c.values(Candidate(h, X), margin)
         return margin
 
     def predict(self, X) -> np.ndarray:
-        """``classes[1]`` where F(x) > 0 (:meth:`decision_function`), else ``classes[0]``."""
-        return self.classes[(self.decision_function(X) > 0).astype(np.intp)]
+        """The labels of :func:`margin_labels`: ``classes[1]`` where F(x) > 0 (two classes), the
+        class of the largest margin, or the 0/1 indicator matrix F > 0 (multi-label)."""
+        return margin_labels(self.decision_function(X), self.classes, self.multilabel)
 
     def staged_predict(self, X) -> Iterator[np.ndarray]:
         for margin in self.staged_decision_function(X):
-            yield self.classes[(margin > 0).astype(np.intp)]
+            yield margin_labels(margin, self.classes, self.multilabel)
 
     def predict_proba(self, X) -> np.ndarray:
-        """``(n, 2)`` probabilities of ``classes[0]`` and ``classes[1]``: p = 1 / (1 + e^{-2F}),
-        F from :meth:`decision_function`."""
-        p = _logistic_2f(self.decision_function(X))
-        return np.column_stack((1.0 - p, p))
+        """Class probabilities (:func:`margin_probabilities`): ``(n, 2)`` with p = 1 / (1 +
+        e^{-2F}) for ``classes[1]``; ``(n, C)`` rows summing to 1, or per-label marginals."""
+        return margin_probabilities(self.decision_function(X), self.multilabel)
 
     def staged_predict_proba(self, X) -> Iterator[np.ndarray]:
         for margin in self.staged_decision_function(X):
-            p = _logistic_2f(margin)
-            yield np.column_stack((1.0 - p, p))
+            yield margin_probabilities(margin, self.multilabel)
 
     @property
     def error_bound(self) -> float | None:
@@ -219,8 +274,8 @@ class BoostModel:
         return self.records[-1].error_bound if self.records else None
 
     # -- persistence --------------------------------------------------------------------------
-    def _payload(self) -> tuple[dict, dict[str, np.ndarray]]:
-        arrays: dict[str, np.ndarray] = {}
+    def _structure(self, arrays: dict[str, np.ndarray], prefix: str = "") -> dict:
+        """The JSON structure of this model; its arrays go into ``arrays`` under ``prefix``."""
         classes = np.asarray(self.classes)
         if classes.dtype == object:
             if not all(isinstance(c, str) for c in classes):
@@ -229,25 +284,25 @@ class BoostModel:
                     f"{classes.tolist()!r}"
                 )
             classes = classes.astype(str)
-        arrays["classes"] = classes
+        arrays[f"{prefix}classes"] = classes
         rounds = [
             {
-                "hypothesis": _component_state(h, arrays, f"r{t}.h"),
-                "contribution": _component_state(c, arrays, f"r{t}.c"),
+                "hypothesis": _component_state(h, arrays, f"{prefix}r{t}.h"),
+                "contribution": _component_state(c, arrays, f"{prefix}r{t}.c"),
             }
             for t, (h, c) in enumerate(zip(self.hypotheses, self.contributions))
         ]
-        structure = {
-            "format": FORMAT_NAME,
-            "version": FORMAT_VERSION,
+        return {
+            "kind": "boost",
             "n_features": int(self.n_features),
+            "multilabel": self.multilabel,
+            "margin_columns": self.n_columns,
             "recipe": _jsonable(self.recipe.to_json(), "recipe"),
             "stop_reason": self.stop_reason,
             "best_round": self.best_round,
             "rounds": rounds,
             "records": [_jsonable(attrs.asdict(r), "round record") for r in self.records],
         }
-        return structure, arrays
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write the model to ``path`` (an ``.npz`` archive), atomically.
@@ -255,51 +310,14 @@ class BoostModel:
         The file is first written beside the target and renamed over it, so a failed save never
         leaves a corrupt or half-written model behind.
         """
-        path = Path(path)
-        structure, arrays = self._payload()
-        blob = np.frombuffer(json.dumps(structure).encode("utf-8"), dtype=np.uint8)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                np.savez(fh, **{_JSON_KEY: blob}, **arrays)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
-        return path
+        arrays: dict[str, np.ndarray] = {}
+        return write_model_file(path, self._structure(arrays), arrays)
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> BoostModel:
-        """Read a model written by :meth:`save`. Never unpickles; fails clearly on bad files."""
+    def _from_structure(cls, structure: Mapping, arrays: Mapping, version: int, path,
+                        prefix: str = "") -> BoostModel:
         from .plugins import get_registry
 
-        path = Path(path)
-        try:
-            with np.load(path, allow_pickle=False) as npz:
-                arrays = {k: npz[k] for k in npz.files}
-        except FileNotFoundError:
-            raise
-        except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
-            raise ModelFormatError(f"{path} is not a boostkit model file (corrupt or not an .npz archive): {exc}") from exc
-        try:
-            structure = json.loads(arrays.pop(_JSON_KEY).tobytes().decode("utf-8"))
-        except KeyError:
-            raise ModelFormatError(f"{path} is an .npz archive but not a boostkit model (no {_JSON_KEY})") from None
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ModelFormatError(f"{path}: the model structure is corrupt: {exc}") from exc
-        if not isinstance(structure, dict) or structure.get("format") != FORMAT_NAME:
-            raise ModelFormatError(f"{path} is not a boostkit model file")
-        version = structure.get("version")
-        if not isinstance(version, int) or version < 1:
-            raise ModelFormatError(f"{path}: invalid format version {version!r}")
-        if version > FORMAT_VERSION:
-            raise ModelFormatError(
-                f"{path} was written in model format version {version}, newer than this boostkit "
-                f"reads ({FORMAT_VERSION}); upgrade boostkit to load it"
-            )
         registry = get_registry()
         try:
             hypotheses = tuple(
@@ -314,8 +332,18 @@ class BoostModel:
                 RoundRecord(**{**r, "coefficients": tuple(r["coefficients"])})
                 for r in structure["records"]
             )
+            classes = arrays[f"{prefix}classes"]
+            multilabel = bool(structure.get("multilabel", False))  # absent before version 3
+            if classes.ndim != 1 or classes.shape[0] < 2:
+                raise ModelFormatError(f"{path}: invalid classes of shape {classes.shape}")
+            columns = structure.get("margin_columns", 1)
+            if columns != _margin_columns(classes, multilabel):
+                raise ModelFormatError(
+                    f"{path}: {columns} margin columns do not match {classes.shape[0]} "
+                    f"{'labels' if multilabel else 'classes'}"
+                )
             return cls(
-                classes=arrays["classes"],
+                classes=classes,
                 n_features=int(structure["n_features"]),
                 hypotheses=hypotheses,
                 contributions=contributions,
@@ -323,9 +351,76 @@ class BoostModel:
                 recipe=Recipe.from_json(structure["recipe"]),
                 stop_reason=str(structure["stop_reason"]),
                 best_round=_saved_best_round(structure, version, len(hypotheses), path),
+                multilabel=multilabel,
             )
         except (KeyError, TypeError) as exc:
             raise ModelFormatError(f"{path}: the model structure is incomplete or corrupt: {exc!r}") from exc
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> BoostModel:
+        """Read a model written by :meth:`save`. Never unpickles; fails clearly on bad files.
+
+        A file written by ``OneVsRestModel.save`` loads as a
+        :class:`boostkit.multiclass.OneVsRestModel`, so ``boostkit.load_model`` reads both.
+        """
+        structure, arrays, version = read_model_file(path)
+        kind = structure.get("kind", "boost")
+        if kind == "one-vs-rest":
+            from .multiclass import OneVsRestModel
+
+            return OneVsRestModel._from_structure(structure, arrays, version, path)
+        if kind != "boost":
+            raise ModelFormatError(f"{path}: unknown model kind {kind!r}")
+        return cls._from_structure(structure, arrays, version, path)
+
+
+def write_model_file(path: str | os.PathLike, structure: dict, arrays: dict[str, np.ndarray]) -> Path:
+    """Write a model's JSON ``structure`` and ``arrays`` to ``path`` atomically (a temporary
+    file beside the target, renamed over it), so a failed save leaves nothing half-written."""
+    path = Path(path)
+    header = {"format": FORMAT_NAME, "version": FORMAT_VERSION, **structure}
+    blob = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, **{_JSON_KEY: blob}, **arrays)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def read_model_file(path: str | os.PathLike) -> tuple[dict, dict[str, np.ndarray], int]:
+    """``(structure, arrays, version)`` of a model file, checked up to its format version."""
+    path = Path(path)
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+    except FileNotFoundError:
+        raise
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
+        raise ModelFormatError(f"{path} is not a boostkit model file (corrupt or not an .npz archive): {exc}") from exc
+    try:
+        structure = json.loads(arrays.pop(_JSON_KEY).tobytes().decode("utf-8"))
+    except KeyError:
+        raise ModelFormatError(f"{path} is an .npz archive but not a boostkit model (no {_JSON_KEY})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelFormatError(f"{path}: the model structure is corrupt: {exc}") from exc
+    if not isinstance(structure, dict) or structure.get("format") != FORMAT_NAME:
+        raise ModelFormatError(f"{path} is not a boostkit model file")
+    version = structure.get("version")
+    if not isinstance(version, int) or version < 1:
+        raise ModelFormatError(f"{path}: invalid format version {version!r}")
+    if version > FORMAT_VERSION:
+        raise ModelFormatError(
+            f"{path} was written in model format version {version}, newer than this boostkit "
+            f"reads ({FORMAT_VERSION}); upgrade boostkit to load it"
+        )
+    return structure, arrays, version
 
 
 def _saved_best_round(structure: Mapping, version: int, n_terms: int, path) -> int | None:

@@ -13,7 +13,15 @@ from typing import Callable
 import attrs
 import numpy as np
 
-from .kernels.histogram import class_histogram, class_histogram_parallel, threshold_class_sums
+from .kernels.histogram import (
+    class_histogram,
+    class_histogram_parallel,
+    pair_histogram,
+    pair_histogram_parallel,
+    split_pair_weights,
+    threshold_class_sums,
+    threshold_pair_sums,
+)
 
 __all__ = ["Split", "best_split", "histogram", "valid_splits"]
 
@@ -25,7 +33,8 @@ _TIE_TOLERANCE = 1e-12
 class Split:
     """The best split found: cut ``feature`` after bin ``bin`` (left: codes <= bin).
 
-    ``wneg``/``wpos`` are the class weights of the (left, right) sides; ``loss`` the criterion.
+    ``wneg``/``wpos`` are the class weights of the (left, right) sides, shape ``(2,)``, or
+    ``(2, C)`` per class with C > 1 margin columns; ``loss`` the criterion.
     """
 
     feature: int
@@ -39,8 +48,19 @@ def histogram(codes: np.ndarray, weights: np.ndarray, is_pos: np.ndarray, n_bins
               n_jobs: int = 1) -> np.ndarray:
     """The ``(d, n_bins, 2)`` weighted class histogram of binned features (0: neg, 1: pos).
 
-    With ``n_jobs > 1`` the examples are split into ``n_jobs`` blocks summed on numba's threads.
+    With ``(n, C)`` pair weights and signs (C > 1 margin columns) it is the ``(d, n_bins, C, 2)``
+    histogram of the (example, class) pairs. With ``n_jobs > 1`` the examples are split into
+    ``n_jobs`` blocks summed on numba's threads.
     """
+    if weights.ndim == 2:
+        signed = np.empty(weights.shape + (2,))
+        split_pair_weights(weights, is_pos, signed)
+        out = np.empty((codes.shape[0], n_bins, weights.shape[1], 2))
+        if n_jobs > 1:
+            pair_histogram_parallel(codes, signed, out, n_jobs)
+        else:
+            pair_histogram(codes, signed, out)
+        return out
     out = np.empty((codes.shape[0], n_bins, 2))
     if n_jobs > 1:
         class_histogram_parallel(codes, weights, is_pos, out, n_jobs)
@@ -62,16 +82,22 @@ def valid_splits(counts: np.ndarray) -> np.ndarray:
 def best_split(hist: np.ndarray, valid: np.ndarray, loss: PartitionLoss) -> Split | None:
     """The split minimising ``loss`` over all features and valid bin edges, or ``None``.
 
-    ``hist`` is ``(d, B, 2)`` (class weights per bin) and ``valid`` the ``(d, B - 1)`` mask of
+    ``hist`` is ``(d, B, 2)`` (class weights per bin), or ``(d, B, C, 2)`` per class (the loss
+    then gets ``(d, B - 1, 2, C)`` sums), and ``valid`` the ``(d, B - 1)`` mask of
     :func:`valid_splits`. Ties (losses within 1e-12, relative, of the minimum) go to the lowest
     feature, then the lowest threshold.
     """
     if not valid.any():
         return None
-    d, n_bins, _ = hist.shape
-    wneg = np.empty((d, n_bins - 1, 2))
-    wpos = np.empty((d, n_bins - 1, 2))
-    threshold_class_sums(hist, wneg, wpos)
+    d, n_bins = hist.shape[:2]
+    if hist.ndim == 4:
+        wneg = np.empty((d, n_bins - 1, 2, hist.shape[2]))
+        wpos = np.empty_like(wneg)
+        threshold_pair_sums(hist, wneg, wpos)
+    else:
+        wneg = np.empty((d, n_bins - 1, 2))
+        wpos = np.empty((d, n_bins - 1, 2))
+        threshold_class_sums(hist, wneg, wpos)
     scores = np.where(valid, loss(wpos, wneg), np.inf)
     # Losses within 1e-12 (relative) of the minimum are ties: summation order (threads, blocks)
     # must not decide between two equally good splits, so the lowest index always wins.

@@ -1,8 +1,10 @@
-"""boostkit_adaboost: discrete AdaBoost and confidence-rated (real) AdaBoost with stumps.
+"""boostkit_adaboost: discrete, confidence-rated (real) and multi-class AdaBoost with stumps.
 
 Components: ``stump`` (proposal) and its hypothesis ``decision-stump``; the calibrations
-``constant-alpha``, ``newton-alpha`` and ``domain-partition``; the ``exponential`` reweighting;
-the ``no-edge`` stopping rule. Algorithms: ``adaboost`` and ``real-adaboost``.
+``constant-alpha``, ``newton-alpha``, ``domain-partition`` (real AdaBoost, and AdaBoost.MH on
+several classes), ``vote-alpha`` (discrete AdaBoost.MH) and ``samme-alpha``; the reweightings
+``exponential`` and ``samme-weights``; the stopping rules ``no-edge`` and ``samme-no-edge``.
+Algorithms: ``adaboost``, ``real-adaboost``, ``adaboost-mh``, ``discrete-adaboost-mh``, ``samme``.
 
 Papers: 000_ea597104f195fc85.txt section 3.1 (AdaBoost after Schapire & Singer, eq. 6-12),
 004_0d8ee714c410b779.txt Fig. 2 (AdaBoost), 003_e8f9baceaf668295.txt (slides: stumps from the
@@ -14,6 +16,7 @@ from __future__ import annotations
 import boostkit
 
 from .coefficients import ConstantAlpha, DomainPartition, NewtonAlpha
+from .multiclass import CLASS_ERROR, SammeAlpha, SammeNoEdge, SammeWeights, VoteAlpha
 from .reweighting import ExponentialReweighting
 from .stopping import NoEdge
 from .stumps import Stump, StumpLearner
@@ -24,6 +27,10 @@ __all__ = [
     "ExponentialReweighting",
     "NewtonAlpha",
     "NoEdge",
+    "SammeAlpha",
+    "SammeNoEdge",
+    "SammeWeights",
+    "VoteAlpha",
     "Stump",
     "StumpLearner",
 ]
@@ -31,8 +38,10 @@ __all__ = [
 
 @boostkit.hookimpl
 def boostkit_register_components(registry):
+    registry.add_capability(CLASS_ERROR)
     for component in (StumpLearner, Stump, ConstantAlpha, NewtonAlpha, DomainPartition,
-                      ExponentialReweighting, NoEdge):
+                      ExponentialReweighting, NoEdge, VoteAlpha, SammeAlpha, SammeWeights,
+                      SammeNoEdge):
         registry.add_component(component)
 
 
@@ -55,4 +64,34 @@ def boostkit_register_algorithms(registry):
         stopping=("no-edge",),
         paper="Schapire & Singer (1999); 000 eq. 10-12",
         description="Confidence-rated AdaBoost: stumps minimising Z, c_j = 1/2 ln(W+_j/W-_j).",
+    ))
+    registry.add_algorithm(boostkit.Recipe(
+        name="adaboost-mh",
+        proposal="stump",
+        calibration="domain-partition",
+        reweighting="exponential",
+        stopping=("no-edge",),
+        paper="Schapire & Singer (1999), sections 7-8",
+        description="Real AdaBoost.MH: boosting over (example, class) pairs, stumps minimising "
+                    "Z, c_jl = 1/2 ln(W+_jl/W-_jl); on two classes it is real-adaboost.",
+    ))
+    registry.add_algorithm(boostkit.Recipe(
+        name="discrete-adaboost-mh",
+        proposal="stump",
+        calibration="vote-alpha",
+        reweighting="exponential",
+        stopping=("no-edge",),
+        paper="Kégl (2013), The return of AdaBoost.MH, section 3",
+        description="Discrete AdaBoost.MH: factorised stumps h(x, l) = alpha v_l phi(x) with a "
+                    "vote vector v.",
+    ))
+    registry.add_algorithm(boostkit.Recipe(
+        name="samme",
+        proposal="stump",
+        calibration="samme-alpha",
+        reweighting="samme-weights",
+        stopping=("samme-no-edge",),
+        paper="Zhu, Zou, Rosset & Hastie (2009), Multi-class AdaBoost, Algorithm 2",
+        description="SAMME: K-ary stumps, alpha = ln((1-eps)/eps) + ln(K-1); scikit-learn's "
+                    "AdaBoostClassifier.",
     ))

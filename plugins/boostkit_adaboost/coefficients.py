@@ -98,15 +98,22 @@ class DomainPartition(boostkit.Calibration):
     D_t (000 eq. 10-11), these values minimise Z = 2 sum_j sqrt(W+_j W-_j) (eq. 12), which is also
     the partition loss offered to the weak learner. ``smoothing`` s defaults to 1/m, the order
     Schapire & Singer recommend, so a pure cell gets a finite value.
+
+    With C > 1 margin columns this is real AdaBoost.MH with domain partitioning (Schapire &
+    Singer 1999, sections 7-8): one value c_jl = 1/2 ln((W+_jl + s) / (W-_jl + s)) per cell j and
+    class l, over the weights of the (example, class) pairs, minimising
+    Z = 2 sum_{j,l} sqrt(W+_jl W-_jl); m is then the number of pairs n C, so s = 1/(nC).
     """
 
     name = "domain-partition"
     needs = frozenset({"cells"})
+    provides = frozenset({"running-margin", "multiclass"})
     smoothing: float | None = attrs.field(default=None, validator=check_smoothing)
 
     @boostkit.hookimpl
-    def boostkit_partition_loss(self, wpos, wneg):
-        return z_loss(wpos, wneg)
+    def boostkit_partition_loss(self, wpos, wneg, n_columns):
+        loss = z_loss(wpos, wneg)
+        return loss if n_columns == 1 else loss.sum(axis=-1)
 
     @boostkit.hookimpl
     def boostkit_calibrate(self, state, candidate):
@@ -116,8 +123,8 @@ class DomainPartition(boostkit.Calibration):
                 f"{candidate.hypothesis.name!r} gives only scores"
             )
         wneg, wpos = state.cell_weights(candidate)
-        s = resolve_smoothing(self.smoothing, state.data.n_samples)
+        s = resolve_smoothing(self.smoothing, state.weights.size)
         values = 0.5 * np.log((wpos + s) / (wneg + s))
         return boostkit.Calibrated(
-            boostkit.CellContribution(values), values[candidate.cells], tuple(values)
+            boostkit.CellContribution(values), values[candidate.cells], values.ravel()
         )

@@ -52,6 +52,9 @@ class Stump(boostkit.WeakHypothesis):
         return f"x[{self.feature}] <= {self.threshold:.6g} ? {lo:+g} : {hi:+g}"
 
 
+_PHI = np.array([-1.0, 1.0])  # phi(x) of a factorised multi-class stump: left -1, right +1
+
+
 @attrs.define
 class StumpLearner(boostkit.Proposal):
     """Propose the stump minimising the partition loss over all features and bin edges.
@@ -66,10 +69,15 @@ class StumpLearner(boostkit.Proposal):
 
     Each cell is labelled by its weighted majority (ties: -1), as a depth-1 classification tree
     does, so ``cell_scores`` may be equal on both sides.
+
+    With C > 1 margin columns the histogram holds per-class sums over the (example, class)
+    pairs, the loss scores the ``(..., 2, C)`` side sums, and the stump is the phi(x) of
+    Kégl's factorised hypotheses h(x, l) = alpha v_l phi(x) (2013): ``cell_scores`` = (-1, +1),
+    the calibration giving each side its per-class values.
     """
 
     name = "stump"
-    provides = frozenset({"real-scores", "sign-scores", "cells", "two-cells"})
+    provides = frozenset({"real-scores", "sign-scores", "cells", "two-cells", "multiclass"})
     criterion: str | None = attrs.field(default=None, validator=check_criterion)
 
     @boostkit.hookimpl
@@ -78,15 +86,16 @@ class StumpLearner(boostkit.Proposal):
         hist = histogram(binned.codes, state.weights, state.data.is_pos, binned.max_bins, state.n_jobs)
         split = best_split(hist, binned.split_mask, partition_loss(state, self.criterion))
         if split is None:  # every feature is constant: propose the constant hypothesis
-            totals = hist[0].sum(axis=0)
-            wneg, wpos = np.array([totals[0], 0.0]), np.array([totals[1], 0.0])
+            totals = hist[0].sum(axis=0)  # (2,) or, per class, (C, 2)
+            wneg = np.stack([totals[..., 0], np.zeros_like(totals[..., 0])])
+            wpos = np.stack([totals[..., 1], np.zeros_like(totals[..., 1])])
             feature, threshold = 0, np.inf
             cells = np.zeros(state.data.n_samples, dtype=np.uint8)
         else:
             wneg, wpos = split.wneg, split.wpos
             feature, threshold = split.feature, binned.thresholds[split.feature][split.bin]
             cells = np.greater(binned.codes[feature], split.bin).view(np.uint8)
-        cell_scores = np.where(wpos > wneg, 1.0, -1.0)
+        cell_scores = np.where(wpos > wneg, 1.0, -1.0) if wpos.ndim == 1 else _PHI
         return boostkit.Candidate(
             Stump(feature, threshold, cell_scores),
             cells=cells,

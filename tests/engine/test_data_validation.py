@@ -94,13 +94,15 @@ def test_wrong_number_of_features_at_predict():
 
 
 def test_one_class_is_refused():
-    with pytest.raises(DataError, match=r"y has only one class \(\[1\]\).*needs two classes"):
+    with pytest.raises(DataError, match=r"y has only one class \(\[1\]\).*needs at least two"):
         fit(X, np.ones(len(X), dtype=int))
 
 
-def test_three_classes_are_refused():
+def test_three_classes_with_a_binary_only_recipe_name_the_ways_out():
     y = np.arange(len(X)) % 3
-    with pytest.raises(DataError, match=r"y has 3 classes \(\[0, 1, 2\]\).*exactly two"):
+    with pytest.raises(boostkit.RecipeError,
+                       match=r"y has 3 classes, and recipe 'adaboost' is binary-only: calibration "
+                             r"'constant-alpha'.*adaboost-mh.*multiclass='one-vs-rest'"):
         fit(X, y)
 
 

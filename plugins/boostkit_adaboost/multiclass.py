@@ -1,0 +1,210 @@
+"""Multi-class AdaBoost: Kégl's discrete AdaBoost.MH and SAMME.
+
+Both run on the engine's (example, class) pairs (Schapire & Singer 1999, sections 7-9): margins
+F(x, l), signs Y(i, l) = +1 for the label(s) of example i, weights D(i, l).
+
+* ``vote-alpha``: discrete AdaBoost.MH with factorised hypotheses h(x, l) = alpha v_l phi(x),
+  phi a two-cell partition valued -1 / +1 and v in {-1, +1}^C a vote vector (Kégl 2013, "The
+  return of AdaBoost.MH: multi-class Hamming trees", section 3).
+* ``samme-alpha``, ``samme-weights``, ``samme-no-edge``: SAMME (Zhu, Zou, Rosset & Hastie 2009,
+  "Multi-class AdaBoost", Algorithm 2), the algorithm of scikit-learn's ``AdaBoostClassifier``: a
+  K-ary labelling of the cells, alpha = ln((1 - eps) / eps) + ln(K - 1), and example weights
+  multiplied by e^alpha where the labelling is wrong.
+
+SAMME in the pair form. Each term adds c(x, l) = alpha (1 - 1/K) where the cell's label is l and
+-alpha/K elsewhere (Zhu et al.'s symmetric, sum-to-zero coding), so
+F(x, l) = sum_t alpha_t ([h_t(x) = l] - 1/K): its argmax is SAMME's (scikit-learn's
+``sum_t alpha_t [h_t(x) = l]`` less a constant per row). The weights live on the pairs (i, y_i)
+of the true labels: D(i, y_i) proportional to D_1(i) exp(-F(x_i, y_i)), which is proportional
+to D_1(i) exp(sum_t alpha_t [h_t(x_i) != y_i]), SAMME's weights exactly. The engine's weighted
+error of a term is then eps_t, and its potential sum_i D_1(i) exp(-F(x_i, y_i)) is Zhu et al.'s
+multi-class exponential loss exp(-y^T f / K) (section 2.1), with
+Z_t = (1 - eps) e^{-alpha (K-1)/K} + eps e^{alpha/K} < 1 whenever eps < 1 - 1/K; it bounds
+sum_i D_1(i) [F(x_i, y_i) <= 0]. With two classes SAMME is discrete AdaBoost.
+"""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+import numpy as np
+
+import boostkit
+from boostkit.criteria import MULTICLASS_CRITERIA, weighted_error
+from boostkit.smoothing import check_smoothing, resolve_smoothing
+
+from .reweighting import ExponentialReweighting
+
+#: A plugin capability: the calibration records SAMME's weighted K-ary error eps_t.
+CLASS_ERROR = boostkit.Capability(
+    "class-error",
+    "the round's weighted error of a K-ary labelling, recorded as record.extra['class_error']",
+    "calibration",
+)
+
+
+def _per_class(wpos: np.ndarray, wneg: np.ndarray):
+    """Cell sums as ``(..., K, C)``: binary ``(..., K)`` sums are one column."""
+    if wpos.ndim == 1:
+        return wpos[:, None], wneg[:, None]
+    return wpos, wneg
+
+
+@attrs.define
+class VoteAlpha(boostkit.Calibration):
+    """Discrete AdaBoost.MH: h(x, l) = alpha v_l phi(x) on a two-cell partition (Kégl 2013).
+
+    phi is -1 on cell 0 and +1 on cell 1. Per class l the edge of phi is
+    mu_l = sum_j phi_j (W+_jl - W-_jl); the best vote is v_l = sign(mu_l) (+1 when mu_l = 0),
+    the edge of the whole hypothesis gamma = sum_l |mu_l|, and alpha = 1/2 ln((1 + gamma) /
+    (1 - gamma)), written as 1/2 ln((1 - eps + s) / (eps + s)) with eps = (1 - gamma) / 2, the
+    weighted Hamming error, so ``smoothing`` s (default 0, floored) keeps a perfect hypothesis
+    finite. The partition loss offered to the weak learner is that eps. The contribution stores
+    the per-cell, per-class values alpha phi_j v_l. With one margin column it is discrete
+    AdaBoost on phi.
+    """
+
+    name = "vote-alpha"
+    needs = frozenset({"cells", "two-cells"})
+    provides = frozenset({"running-margin", "multiclass"})
+    smoothing: float | None = attrs.field(default=0.0, validator=check_smoothing)
+
+    @staticmethod
+    def _edges(wpos, wneg):
+        """mu_l of every candidate: ``(..., C)``."""
+        wpos, wneg = _per_class(wpos, wneg)
+        net = wpos - wneg
+        return net[..., 1, :] - net[..., 0, :]
+
+    @boostkit.hookimpl
+    def boostkit_partition_loss(self, wpos, wneg, n_columns):
+        if n_columns == 1:  # (..., 2): one class axis to add
+            wpos, wneg = wpos[..., None], wneg[..., None]
+        return 0.5 * (1.0 - np.abs(self._edges(wpos, wneg)).sum(axis=-1))
+
+    @boostkit.hookimpl
+    def boostkit_calibrate(self, state, candidate):
+        if candidate.hypothesis.n_cells != 2:
+            raise ValueError(
+                f"{self.name} needs a two-cell hypothesis, got {candidate.hypothesis.n_cells} cells"
+            )
+        wneg, wpos = state.cell_weights(candidate)
+        mu = self._edges(wpos, wneg)
+        votes = np.where(mu >= 0.0, 1.0, -1.0)
+        gamma = min(float(np.abs(mu).sum()), 1.0)
+        eps = 0.5 * (1.0 - gamma)
+        s = resolve_smoothing(self.smoothing, state.weights.size)
+        alpha = 0.5 * math.log((1.0 - eps + s) / (eps + s))
+        values = alpha * np.outer([-1.0, 1.0], votes)  # (2 cells, C)
+        if state.data.n_columns == 1:
+            values = values[:, 0]
+        return boostkit.Calibrated(
+            boostkit.CellContribution(values), values[candidate.cells], (alpha, *votes),
+            extra={"gamma": gamma},
+        )
+
+
+@attrs.define
+class SammeAlpha(boostkit.Calibration):
+    """SAMME's coefficient alpha = ln((1 - eps + s) / (eps + s)) + ln(K - 1) (Zhu et al. 2009,
+    Algorithm 2, step 2(c)).
+
+    Each cell j is labelled with its heaviest class k_j = argmax_l W+_jl (ties: the first class,
+    as a classification tree predicts), eps is the weight of the examples whose class is not
+    their cell's label, over the total (the weights of the true-label pairs; with
+    ``samme-weights`` all the weight is there). When eps >= 1 - 1/K the labelling is no better
+    than chance: alpha is 0, the term changes nothing, and ``samme-no-edge`` ends the run, as
+    scikit-learn drops such an estimator and stops. The contribution is alpha (1 - 1/K) on each
+    cell's class and -alpha/K on the others (see the module docstring). The partition loss offered to
+    the weak learner is the weighted K-ary error; ``smoothing`` (default 0, floored) keeps a
+    perfect labelling's alpha finite. Needs single-label classes.
+    """
+
+    name = "samme-alpha"
+    needs = frozenset({"cells"})
+    provides = frozenset({"running-margin", "multiclass", "class-error"})
+    smoothing: float | None = attrs.field(default=0.0, validator=check_smoothing)
+
+    @boostkit.hookimpl
+    def boostkit_partition_loss(self, wpos, wneg, n_columns):
+        if n_columns == 1:  # two classes: the majority labelling's error
+            return weighted_error(wpos, wneg)
+        return MULTICLASS_CRITERIA["error"](wpos, wneg)
+
+    @boostkit.hookimpl
+    def boostkit_calibrate(self, state, candidate):
+        data = state.data
+        if data.multilabel:
+            raise ValueError(f"{self.name} needs single-label classes, got a multi-label matrix")
+        wneg, wpos = state.cell_weights(candidate)
+        if data.n_columns == 1:  # the two classes' weights per cell: (K, 2)
+            class_weights = np.stack([wneg, wpos], axis=-1)
+        else:
+            class_weights = wpos
+        n_classes = class_weights.shape[-1]
+        cell_labels = np.argmax(class_weights, axis=-1)
+        total = class_weights.sum()
+        right = np.take_along_axis(class_weights, cell_labels[:, None], axis=-1).sum()
+        eps = max(0.0, float((total - right) / total)) if total > 0 else 0.0
+        s = resolve_smoothing(self.smoothing, data.n_samples)
+        if eps >= 1.0 - 1.0 / n_classes:
+            alpha = 0.0
+        else:
+            alpha = math.log((1.0 - eps + s) / (eps + s)) + math.log(n_classes - 1.0)
+        coded = np.full(class_weights.shape, -alpha / n_classes)
+        coded[np.arange(coded.shape[0]), cell_labels] = alpha * (1.0 - 1.0 / n_classes)
+        values = coded[:, 1] if data.n_columns == 1 else coded
+        return boostkit.Calibrated(
+            boostkit.CellContribution(values), values[candidate.cells], (alpha,),
+            extra={"class_error": eps, "n_classes": n_classes},
+        )
+
+
+@attrs.define
+class SammeWeights(ExponentialReweighting):
+    """SAMME's example weights as a distribution on the true-label pairs (i, y_i).
+
+    D_1(i, y_i) = D_1(i) and 0 on every other pair (``boostkit_initial_weights``); then, as
+    ``exponential``, D_{t+1}(i, l) proportional to D_1(i, l) exp(-Y(i, l) F_t(x_i, l)), which on
+    the true-label pairs is D_1(i) exp(-F_t(x_i, y_i)), SAMME's weights (Zhu et al. 2009,
+    Algorithm 2, step 2(d); module docstring). With two classes it is ``exponential``.
+    """
+
+    name = "samme-weights"
+
+    @boostkit.hookimpl
+    def boostkit_initial_weights(self, data):
+        if data.n_columns == 1:
+            return None
+        if data.labels is None:
+            raise ValueError(
+                f"{self.name} needs single-label classes (one true class per example), got a "
+                "multi-label indicator matrix; use adaboost-mh for multi-label data"
+            )
+        d1 = np.zeros(data.y.shape)
+        d1[np.arange(data.n_samples), data.labels] = data.sample_weight
+        return d1
+
+
+@attrs.define
+class SammeNoEdge(boostkit.Stopping):
+    """Stop when SAMME's labelling is no better than chance, or perfect.
+
+    ``"no-edge"`` when eps_t >= 1 - 1/K (Zhu et al. 2009: the weak learner must beat random
+    guessing among K classes, not 1/2), ``"perfect-fit"`` when eps_t = 0. Reads the error the
+    calibration records (``record.extra["class_error"]``).
+    """
+
+    name = "samme-no-edge"
+    needs = frozenset({"class-error"})
+    provides = frozenset({"multiclass"})
+
+    @boostkit.hookimpl
+    def boostkit_should_stop(self, state, record):
+        eps, n_classes = record.extra["class_error"], record.extra["n_classes"]
+        if eps <= 0.0:
+            return "perfect-fit"
+        if eps >= 1.0 - 1.0 / n_classes:
+            return "no-edge"
+        return None
