@@ -14,13 +14,18 @@
     on a CSV file or a bundled dataset (``spambase`` by
     default) with seeded stratified folds, print a results table and write ``results.csv``,
     ``results.md`` and ``roc.json`` into ``--output``, and with the ``plot`` extra the figures
-    ``roc.png``, ``pr.png``, ``learning_curves.png`` and ``margins.png``.
+    ``roc.png``, ``pr.png``, ``learning_curves.png`` and ``margins.png``. Labels of three or
+    more classes (and no ``--positive``) are compared as multiclass data: every algorithm runs
+    with ``Booster(..., multiclass="auto")`` (natively if its recipe handles several classes,
+    else one-vs-rest), the table reports accuracy and macro one-vs-rest ROC AUC, and
+    ``confusion.json`` and one ``confusion_<algorithm>.png`` per algorithm are written instead
+    of the two-class figures.
 
 Only the core dependencies are needed: folds and metrics come from :mod:`boostkit.metrics`;
 tqdm (the ``progress`` extra) draws a progress bar and matplotlib (the ``plot`` extra) the
 figures, each imported only when used; without them compare says so and goes on.
-User errors (unknown algorithm or dataset, unreadable CSV, missing target column, labels that are
-not two classes) print one line on standard error and exit with status 2; no traceback.
+User errors (unknown algorithm or dataset, unreadable CSV, missing target column, a single class)
+print one line on standard error and exit with status 2; no traceback.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import gzip
 import json
 import math
 import os
+import re
 import sys
 import time
 from collections import Counter
@@ -46,7 +52,14 @@ from .capabilities import capabilities_of
 from .engine import Booster
 from .errors import BoostkitError, DataError, RecipeError
 from .hookspecs import hookimpl
-from .metrics import accuracy, roc_auc, roc_curve, stratified_folds
+from .metrics import (
+    accuracy,
+    confusion_matrix,
+    macro_roc_auc,
+    roc_auc,
+    roc_curve,
+    stratified_folds,
+)
 from .plot import StagedEvaluation, staged_evaluation
 from .plugins import get_registry, plugin_info
 from .progress import FitProgress
@@ -56,6 +69,7 @@ __all__ = [
     "AlgorithmResult",
     "BinaryData",
     "FoldResult",
+    "MulticlassData",
     "UsageError",
     "cross_validate",
     "main",
@@ -66,6 +80,7 @@ __all__ = [
 
 DEFAULT_DATASET = "spambase"
 RESULT_FILES = ("results.csv", "results.md", "roc.json")
+MULTICLASS_RESULT_FILES = (*RESULT_FILES, "confusion.json")
 PLOT_FILES = ("roc.png", "pr.png", "learning_curves.png", "margins.png")
 
 
@@ -100,6 +115,31 @@ class BinaryData:
             f"{self.name}: {self.y.shape[0]} rows, {self.X.shape[1]} features, target "
             f"{self.target!r}, positive class {self.positive!r} ({n_pos} positive, "
             f"{self.y.shape[0] - n_pos} {self.negative!r})"
+        )
+
+
+@attrs.frozen
+class MulticlassData:
+    """A problem of three or more classes ready for cross-validation.
+
+    ``y`` holds the labels as text and ``classes`` the distinct labels, sorted: the order of the
+    columns of a fitted model's margins (``model.classes``). ``n_dropped`` rows with a missing
+    value were removed before anything else.
+    """
+
+    name: str
+    X: np.ndarray = attrs.field(eq=False)
+    y: np.ndarray = attrs.field(eq=False)
+    classes: tuple[str, ...]
+    feature_names: tuple[str, ...]
+    target: str
+    n_dropped: int = 0
+
+    def describe(self) -> str:
+        counts = ", ".join(f"{label!r}: {int((self.y == label).sum())}" for label in self.classes)
+        return (
+            f"{self.name}: {self.y.shape[0]} rows, {self.X.shape[1]} features, target "
+            f"{self.target!r}, {len(self.classes)} classes ({counts})"
         )
 
 
@@ -203,8 +243,11 @@ def read_csv(path: str | Path, target: str | None = None):
     return X, labels[keep], tuple(names), target, n_dropped
 
 
-def _binary(name, X, labels, feature_names, target, positive, suggested, n_dropped) -> BinaryData:
-    """Map the labels to +1 (``positive``) and -1, or explain why they are not a binary problem."""
+def _problem(name, X, labels, feature_names, target, positive, suggested,
+             n_dropped) -> BinaryData | MulticlassData:
+    """Two classes, or one label against the rest (``positive``), as a :class:`BinaryData` (+1
+    for the positive label, -1 for the rest); three or more classes without ``positive`` as a
+    :class:`MulticlassData`; a single class is refused."""
     classes = np.unique(labels).tolist()
     if positive is not None:
         if positive not in classes:
@@ -212,16 +255,13 @@ def _binary(name, X, labels, feature_names, target, positive, suggested, n_dropp
                 f"--positive {positive!r} is not a label of {name}; its labels are {classes}"
             )
     elif len(classes) > 2:
-        hint = f" (suggested: --positive {suggested})" if suggested in classes else ""
-        raise UsageError(
-            f"{name} has {len(classes)} classes {classes[:20]}, but the algorithms are binary: "
-            f"pass --positive LABEL to compare one label against the rest{hint}"
-        )
+        return MulticlassData(name=name, X=X, y=labels, classes=tuple(classes),
+                              feature_names=feature_names, target=target, n_dropped=n_dropped)
     else:
         # The engine's convention: the larger of two labels is the positive class.
         positive = suggested if suggested in classes else classes[-1]
     if len(classes) < 2:
-        raise UsageError(f"{name} has a single class {classes}: a binary comparison needs two")
+        raise UsageError(f"{name} has a single class {classes}: a comparison needs two or more")
     negative = next(c for c in classes if c != positive) if len(classes) == 2 else "rest"
     return BinaryData(
         name=name, X=X, y=np.where(labels == positive, 1.0, -1.0), feature_names=feature_names,
@@ -230,8 +270,12 @@ def _binary(name, X, labels, feature_names, target, positive, suggested, n_dropp
 
 
 def load_data(csv_path: str | None, target: str | None, dataset: str | None,
-              positive: str | None) -> BinaryData:
-    """The comparison's data: a CSV file, a named dataset, or the default ``spambase``."""
+              positive: str | None) -> BinaryData | MulticlassData:
+    """The comparison's data: a CSV file, a named dataset, or the default ``spambase``.
+
+    Two classes, or ``positive`` against the rest, give a :class:`BinaryData`; three or more
+    classes without ``positive`` a :class:`MulticlassData`.
+    """
     if csv_path is not None and dataset is not None:
         raise UsageError("give either a CSV file or --dataset, not both")
     if csv_path is not None:
@@ -256,7 +300,7 @@ def load_data(csv_path: str | None, target: str | None, dataset: str | None,
             raise UsageError(f"dataset {name!r}: every row has a missing value")
     if n_dropped:
         _note(f"dropped {n_dropped} of {n_dropped + labels.shape[0]} rows with a missing value")
-    return _binary(name, X, labels, names, target, positive, suggested, n_dropped)
+    return _problem(name, X, labels, names, target, positive, suggested, n_dropped)
 
 
 # -- cross-validation ---------------------------------------------------------------------------
@@ -270,6 +314,11 @@ class FoldResult:
     curves and plots can be drawn afterwards; so are the staged evaluations on the training and
     test examples (error and AUC after every round, normalised training margins) and
     ``final_weights``, n D_{T+1}(i) over the n training examples.
+
+    For multiclass data ``y_test`` holds the labels, ``scores`` the ``(n, K)`` margins,
+    ``predictions`` the predicted labels (for the confusion matrix) and ``roc_auc`` the macro
+    one-vs-rest AUC (:func:`boostkit.metrics.macro_roc_auc`); the staged evaluations and the
+    final weights, which are two-class quantities, are ``None``.
     """
 
     fold: int
@@ -283,15 +332,26 @@ class FoldResult:
     train_curve: StagedEvaluation | None = attrs.field(default=None, eq=False, repr=False)
     test_curve: StagedEvaluation | None = attrs.field(default=None, eq=False, repr=False)
     final_weights: np.ndarray | None = attrs.field(default=None, eq=False, repr=False)
+    predictions: np.ndarray | None = attrs.field(default=None, eq=False, repr=False)
 
 
 @attrs.frozen
 class AlgorithmResult:
-    """The folds of one algorithm, and their summary (mean ± std over folds)."""
+    """The folds of one algorithm, and their summary (mean ± std over folds).
+
+    ``multiclass`` is ``None`` for two-class data, else how the recipe ran on the classes:
+    ``"native"`` or ``"one-vs-rest"`` (``model.multiclass_strategy``); the summary then has a
+    ``multiclass`` entry and its AUC is the macro one-vs-rest AUC (``macro_roc_auc_*``).
+    """
 
     algorithm: str
     paper: str
     folds: tuple[FoldResult, ...]
+    multiclass: str | None = None
+
+    def pooled(self, field: str) -> np.ndarray:
+        """A per-fold array (``y_test``, ``scores``, ``predictions``) of every fold together."""
+        return np.concatenate([getattr(fold, field) for fold in self.folds])
 
     def _values(self, field: str) -> np.ndarray:
         return np.array([getattr(fold, field) for fold in self.folds], dtype=np.float64)
@@ -300,13 +360,15 @@ class AlgorithmResult:
         """One table row. Standard deviations are over folds (ddof=0, as numpy's default)."""
         stops = Counter(fold.stop_reason for fold in self.folds)
         stop_reason, stop_count = stops.most_common(1)[0]
+        auc = "roc_auc" if self.multiclass is None else "macro_roc_auc"
         return {
             "algorithm": self.algorithm,
             "paper": self.paper,
+            **({} if self.multiclass is None else {"multiclass": self.multiclass}),
             "accuracy_mean": float(self._values("accuracy").mean()),
             "accuracy_std": float(self._values("accuracy").std()),
-            "roc_auc_mean": float(self._values("roc_auc").mean()),
-            "roc_auc_std": float(self._values("roc_auc").std()),
+            f"{auc}_mean": float(self._values("roc_auc").mean()),
+            f"{auc}_std": float(self._values("roc_auc").std()),
             "fit_seconds_median": float(np.median(self._values("fit_seconds"))),
             "rounds_mean": float(self._values("n_rounds").mean()),
             "stop_reason": stop_reason,
@@ -325,18 +387,63 @@ class _FinalWeights:
         self.weights = state.weights * state.data.n_samples
 
 
-def cross_validate(data: BinaryData, algorithms: Sequence[str | Recipe], *, n_rounds: int,
-                   n_folds: int, seed: int, max_bins: int, n_jobs: int,
+def _binary_fold(k: int, model, data: BinaryData, train, test, fit_seconds: float,
+                 final_weights: _FinalWeights) -> FoldResult:
+    scores = model.decision_function(data.X[test])
+    y_test = data.y[test]
+    return FoldResult(
+        fold=k,
+        accuracy=accuracy(y_test, np.where(scores > 0, 1.0, -1.0)),
+        roc_auc=roc_auc(y_test, scores),
+        fit_seconds=fit_seconds,
+        n_rounds=model.n_rounds,
+        stop_reason=model.stop_reason,
+        y_test=y_test,
+        scores=scores,
+        train_curve=staged_evaluation(model, data.X[train], data.y[train]),
+        test_curve=staged_evaluation(model, data.X[test], y_test),
+        final_weights=final_weights.weights,
+    )
+
+
+def _multiclass_fold(k: int, model, data: MulticlassData, test,
+                     fit_seconds: float) -> FoldResult:
+    scores = model.decision_function(data.X[test])
+    predictions = model.predict(data.X[test])
+    y_test = data.y[test]
+    return FoldResult(
+        fold=k,
+        accuracy=accuracy(y_test, predictions),
+        roc_auc=macro_roc_auc(y_test, scores, model.classes),
+        fit_seconds=fit_seconds,
+        n_rounds=model.n_rounds,
+        stop_reason=model.stop_reason,
+        y_test=y_test,
+        scores=scores,
+        predictions=predictions,
+    )
+
+
+def cross_validate(data: BinaryData | MulticlassData, algorithms: Sequence[str | Recipe], *,
+                   n_rounds: int, n_folds: int, seed: int, max_bins: int, n_jobs: int,
                    progress: bool) -> list[AlgorithmResult]:
     """Fit every algorithm (a registered name, a recipe string or a :class:`Recipe`) on the same
-    seeded stratified folds and evaluate on the held-out fold."""
-    class_names = np.where(data.y > 0, data.positive, data.negative)
+    seeded stratified folds and evaluate on the held-out fold.
+
+    Multiclass data are fitted with ``Booster(..., multiclass="auto")``: natively when the
+    recipe handles several classes, else one binary model per class (one-vs-rest), which
+    ``AlgorithmResult.multiclass`` records. A one-vs-rest model's rounds are those of its
+    longest class model and its stop reason lists its class models' reasons.
+    """
+    multiclass = isinstance(data, MulticlassData)
+    class_names = data.y if multiclass else np.where(data.y > 0, data.positive, data.negative)
     try:
         folds = stratified_folds(class_names, n_folds, seed)
     except ValueError as exc:
         raise UsageError(f"{exc}; pass a smaller --folds") from None
     registry = get_registry()
     recipes = [registry.resolve(algorithm) for algorithm in algorithms]
+    auc_name = "macro ROC AUC" if multiclass else "ROC AUC"
     results = []
     with FitProgress(len(recipes) * n_folds, enabled=progress, description="compare") as bar:
         for recipe in recipes:
@@ -345,35 +452,27 @@ def cross_validate(data: BinaryData, algorithms: Sequence[str | Recipe], *, n_ro
             for k, (train, test) in enumerate(folds, start=1):
                 label = f"{name} fold {k}/{n_folds}"
                 observer = bar.observer(label)
-                final_weights = _FinalWeights()
+                # n D_{T+1}(i) is drawn for two classes only (the margins figure).
+                final_weights = None if multiclass else _FinalWeights()
                 booster = Booster(
                     recipe, n_rounds=n_rounds, max_bins=max_bins, n_jobs=n_jobs, random_state=seed,
-                    observers=[final_weights] + ([observer] if observer is not None else []),
+                    observers=[o for o in (final_weights, observer) if o is not None],
+                    multiclass="auto",
                 )
                 started = time.perf_counter()
                 model = booster.fit(data.X[train], data.y[train])
                 fit_seconds = time.perf_counter() - started
-                scores = model.decision_function(data.X[test])
-                y_test = data.y[test]
-                fold = FoldResult(
-                    fold=k,
-                    accuracy=accuracy(y_test, np.where(scores > 0, 1.0, -1.0)),
-                    roc_auc=roc_auc(y_test, scores),
-                    fit_seconds=fit_seconds,
-                    n_rounds=model.n_rounds,
-                    stop_reason=model.stop_reason,
-                    y_test=y_test,
-                    scores=scores,
-                    train_curve=staged_evaluation(model, data.X[train], data.y[train]),
-                    test_curve=staged_evaluation(model, data.X[test], y_test),
-                    final_weights=final_weights.weights,
-                )
+                if multiclass:
+                    fold = _multiclass_fold(k, model, data, test, fit_seconds)
+                else:
+                    fold = _binary_fold(k, model, data, train, test, fit_seconds, final_weights)
                 fold_results.append(fold)
                 bar.fit_done(
                     f"{label}: {fold.n_rounds} rounds in {fit_seconds:.2f} s ({fold.stop_reason}), "
-                    f"accuracy {fold.accuracy:.4f}, ROC AUC {fold.roc_auc:.4f}"
+                    f"accuracy {fold.accuracy:.4f}, {auc_name} {fold.roc_auc:.4f}"
                 )
-            results.append(AlgorithmResult(name, recipe.paper, tuple(fold_results)))
+            strategy = model.multiclass_strategy if multiclass else None
+            results.append(AlgorithmResult(name, recipe.paper, tuple(fold_results), strategy))
     return results
 
 
@@ -381,17 +480,30 @@ def cross_validate(data: BinaryData, algorithms: Sequence[str | Recipe], *, n_ro
 
 _COLUMNS = ("algorithm", "paper", "accuracy", "ROC AUC", "fit s/fold (median)", "rounds (mean)",
             "stop reason")
+_MULTICLASS_COLUMNS = ("algorithm", "paper", "multiclass", "accuracy", "macro ROC AUC",
+                       "fit s/fold (median)", "rounds (mean)", "stop reason")
+_MULTICLASS_LEGEND = (
+    "multiclass: native = the recipe boosts over (example, class) pairs; one-vs-rest = one "
+    "binary model per class, predicting the class of the largest margin. macro ROC AUC: the "
+    "mean over classes of the AUC of each class against the rest."
+)
+
+
+def _columns(rows: Sequence[dict]) -> tuple[str, ...]:
+    return _MULTICLASS_COLUMNS if rows and "multiclass" in rows[0] else _COLUMNS
 
 
 def _cells(row: dict) -> list[str]:
     stop = row["stop_reason"]
     if row["stop_reason_folds"] < row["n_folds"]:
         stop += f" ({row['stop_reason_folds']}/{row['n_folds']} folds)"
+    auc = "roc_auc" if "multiclass" not in row else "macro_roc_auc"
     return [
         row["algorithm"],
         row["paper"],
+        *([row["multiclass"]] if "multiclass" in row else []),
         f"{row['accuracy_mean']:.4f} ± {row['accuracy_std']:.4f}",
-        f"{row['roc_auc_mean']:.4f} ± {row['roc_auc_std']:.4f}",
+        f"{row[f'{auc}_mean']:.4f} ± {row[f'{auc}_std']:.4f}",
         f"{row['fit_seconds_median']:.3f}",
         f"{row['rounds_mean']:g}",
         stop,
@@ -400,8 +512,9 @@ def _cells(row: dict) -> list[str]:
 
 def format_table(rows: Sequence[dict]) -> str:
     """The results as a plain-text table with aligned columns."""
-    lines = [list(_COLUMNS)] + [_cells(row) for row in rows]
-    widths = [max(len(line[i]) for line in lines) for i in range(len(_COLUMNS))]
+    columns = _columns(rows)
+    lines = [list(columns)] + [_cells(row) for row in rows]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(columns))]
     text = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in lines]
     text.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(text)
@@ -411,12 +524,15 @@ def _markdown(rows: Sequence[dict], run: dict) -> str:
     def line(cells):
         return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
+    columns = _columns(rows)
     header = (
         f"# boostkit compare: {run['data']}\n\n"
         f"{run['n_folds']} stratified folds (seed {run['seed']}), at most {run['n_rounds']} "
         f"rounds, {run['max_bins']} bins per feature; mean ± std over folds.\n\n"
     )
-    table = [line(_COLUMNS), line(["---"] * len(_COLUMNS))] + [line(_cells(row)) for row in rows]
+    if "multiclass" in columns:
+        header += _MULTICLASS_LEGEND + "\n\n"
+    table = [line(columns), line(["---"] * len(columns))] + [line(_cells(row)) for row in rows]
     return header + "\n".join(table) + "\n"
 
 
@@ -425,27 +541,85 @@ def _curve(y, scores) -> dict:
     return {"auc": roc_auc(y, scores), "fpr": fpr.tolist(), "tpr": tpr.tolist()}
 
 
+def _is_multiclass(results: Sequence[AlgorithmResult]) -> bool:
+    return bool(results) and results[0].multiclass is not None
+
+
+def _classes(result: AlgorithmResult) -> np.ndarray:
+    # Stratified folds put every class in every test fold: these are the model's classes.
+    return np.unique(result.pooled("y_test"))
+
+
+def _confusion(result: AlgorithmResult) -> np.ndarray:
+    """The confusion matrix of the out-of-fold predictions of every fold together."""
+    return confusion_matrix(result.pooled("y_test"), result.pooled("predictions"),
+                            labels=_classes(result))
+
+
+def _roc_entry(result: AlgorithmResult) -> dict:
+    """``roc.json``'s entry for one algorithm: per-fold and pooled ROC curves and AUCs (two
+    classes), or per-fold macro AUCs and pooled one-vs-rest curves per class (multiclass)."""
+    y, scores = result.pooled("y_test"), result.pooled("scores")
+    if result.multiclass is None:
+        return {
+            "paper": result.paper,
+            "folds": [{"fold": f.fold, **_curve(f.y_test, f.scores)} for f in result.folds],
+            "pooled": _curve(y, scores),
+        }
+    classes = _classes(result)
+    return {
+        "paper": result.paper,
+        "multiclass": result.multiclass,
+        "folds": [{"fold": f.fold, "macro_auc": f.roc_auc} for f in result.folds],
+        "pooled": {
+            "macro_auc": macro_roc_auc(y, scores, classes),
+            "classes": {str(label): _curve(y == label, scores[:, l])
+                        for l, label in enumerate(classes.tolist())},
+        },
+    }
+
+
+def _file_name(algorithm: str) -> str:
+    return re.sub(r"[^\w.-]+", "_", algorithm)
+
+
 def write_plots(
     directory: str | Path, results: Sequence[AlgorithmResult], run: dict
 ) -> list[Path]:
-    """Draw the comparison's figures into ``directory`` (:data:`PLOT_FILES`), all algorithms
-    together in each.
+    """Draw the comparison's figures into ``directory`` and return their paths.
 
-    ``roc.png`` and ``pr.png``: the ROC and precision-recall curves of the pooled out-of-fold
-    scores (the ``pooled`` curves of ``roc.json``); ``learning_curves.png``: training and test
-    error and AUC against rounds, means over folds; ``margins.png``: the distributions of the
-    normalised training margins and of the final weights, pooled over folds
-    (:mod:`boostkit.plot`). Raises ImportError naming the ``plot`` extra without matplotlib.
+    Two classes (:data:`PLOT_FILES`, all algorithms together in each): ``roc.png`` and
+    ``pr.png``, the ROC and precision-recall curves of the pooled out-of-fold scores (the
+    ``pooled`` curves of ``roc.json``); ``learning_curves.png``: training and test error and
+    AUC against rounds, means over folds; ``margins.png``: the distributions of the normalised
+    training margins and of the final weights, pooled over folds (:mod:`boostkit.plot`).
+
+    Multiclass: ``confusion_<algorithm>.png`` for each algorithm, its confusion matrix of the
+    out-of-fold predictions pooled over folds (:func:`boostkit.plot.confusion_matrix_figure`);
+    the two-class figures are not drawn, and a note says so. Raises ImportError naming the
+    ``plot`` extra without matplotlib.
     """
     from . import plot
 
     plot.require_matplotlib()
     data = run.get("data", "").split(":")[0]
-    pooled = {
-        r.algorithm: (np.concatenate([f.y_test for f in r.folds]),
-                      np.concatenate([f.scores for f in r.folds]))
-        for r in results
-    }
+    folds = f"{run.get('n_folds', '?')}-fold out-of-fold"
+    if _is_multiclass(results):
+        _note("ROC, precision-recall, learning-curve and margin figures are drawn for two "
+              "classes only; for several classes compare draws a confusion matrix per algorithm")
+        figures = {
+            f"confusion_{_file_name(r.algorithm)}.png": plot.confusion_matrix_figure(
+                _confusion(r), _classes(r).tolist(),
+                title=f"{r.algorithm} ({r.multiclass})\n{data}, {folds} predictions")
+            for r in results
+        }
+    else:
+        figures = _binary_figures(plot, results, data, folds)
+    return [plot.save(figure, Path(directory) / name) for name, figure in figures.items()]
+
+
+def _binary_figures(plot, results: Sequence[AlgorithmResult], data: str, folds: str) -> dict:
+    pooled = {r.algorithm: (r.pooled("y_test"), r.pooled("scores")) for r in results}
     train = {r.algorithm: [f.train_curve for f in r.folds if f.train_curve] for r in results}
     test = {r.algorithm: [f.test_curve for f in r.folds if f.test_curve] for r in results}
     margins = {name: np.concatenate([c.margins for c in curves]) for name, curves in train.items()
@@ -454,14 +628,12 @@ def write_plots(
         r.algorithm: np.concatenate([f.final_weights for f in r.folds])
         for r in results if all(f.final_weights is not None for f in r.folds)
     }
-    folds = f"{run.get('n_folds', '?')}-fold out-of-fold scores"
-    figures = {
-        "roc.png": plot.roc_figure(pooled, title=f"ROC, {data} ({folds})"),
-        "pr.png": plot.pr_figure(pooled, title=f"Precision-recall, {data} ({folds})"),
+    return {
+        "roc.png": plot.roc_figure(pooled, title=f"ROC, {data} ({folds} scores)"),
+        "pr.png": plot.pr_figure(pooled, title=f"Precision-recall, {data} ({folds} scores)"),
         "learning_curves.png": plot.learning_curve_figure(train, test, title=data),
         "margins.png": plot.margin_figure(margins, weights, title=data),
     }
-    return [plot.save(figure, Path(directory) / name) for name, figure in figures.items()]
 
 
 def write_outputs(
@@ -469,33 +641,25 @@ def write_outputs(
 ) -> list[Path]:
     """Write ``results.csv``, ``results.md``, ``roc.json`` and the figures into ``directory``.
 
-    ``run`` describes the comparison (``data``, ``positive``, ``n_folds``, ``n_rounds``, ``seed``,
-    ``max_bins``). ``roc.json`` holds, per algorithm, the ROC points (``fpr``, ``tpr``) and AUC of
-    every fold, and ``pooled``: the curve of all out-of-fold scores together. With ``plots``
-    the figures (:func:`write_plots`) follow; they need the ``plot`` extra, and without it a
-    note says so and they are skipped. Returns the paths written.
+    ``run`` describes the comparison (``data``, ``positive`` or ``classes``, ``n_folds``,
+    ``n_rounds``, ``seed``, ``max_bins``). ``roc.json`` holds, per algorithm, the ROC points
+    (``fpr``, ``tpr``) and AUC of every fold, and ``pooled``: the curve of all out-of-fold
+    scores together; for multiclass results, the macro AUC of every fold, and pooled, the macro
+    AUC and each class's one-vs-rest curve. Multiclass results also get ``confusion.json``: the
+    pooled confusion matrix of each algorithm (rows true classes, columns predicted, in the
+    order of ``classes``). With ``plots`` the figures (:func:`write_plots`) follow; they need
+    the ``plot`` extra, and without it a note says so and they are skipped. Returns the paths
+    written.
     """
     directory = Path(directory)
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UsageError(f"cannot create the output directory {directory}: {exc}") from None
+    multiclass = _is_multiclass(results)
     rows = [result.summary() for result in results]
-    paths = [directory / name for name in RESULT_FILES]
-    roc = {
-        **run,
-        "algorithms": {
-            result.algorithm: {
-                "paper": result.paper,
-                "folds": [{"fold": f.fold, **_curve(f.y_test, f.scores)} for f in result.folds],
-                "pooled": _curve(
-                    np.concatenate([f.y_test for f in result.folds]),
-                    np.concatenate([f.scores for f in result.folds]),
-                ),
-            }
-            for result in results
-        },
-    }
+    paths = [directory / name for name in (MULTICLASS_RESULT_FILES if multiclass else RESULT_FILES)]
+    roc = {**run, "algorithms": {result.algorithm: _roc_entry(result) for result in results}}
     try:
         with open(paths[0], "w", newline="", encoding="utf-8") as fh:
             writer = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else [])
@@ -503,6 +667,13 @@ def write_outputs(
             writer.writerows(rows)
         paths[1].write_text(_markdown(rows, run), encoding="utf-8")
         paths[2].write_text(json.dumps(roc), encoding="utf-8")
+        if multiclass:
+            confusion = {
+                **run, "rows": "true class", "columns": "predicted class",
+                "algorithms": {r.algorithm: {"classes": _classes(r).tolist(),
+                                             "matrix": _confusion(r).tolist()} for r in results},
+            }
+            paths[3].write_text(json.dumps(confusion), encoding="utf-8")
         if plots:
             paths += write_plots(directory, results, run)
     except ImportError as exc:
@@ -634,8 +805,13 @@ def _cmd_compare(args) -> int:
     )
     print()
     print(format_table([result.summary() for result in results]))
-    run = {"data": data.describe(), "positive": data.positive, "n_folds": args.folds,
-           "n_rounds": args.rounds, "seed": args.seed, "max_bins": args.max_bins}
+    if isinstance(data, MulticlassData):
+        print(f"\n{_MULTICLASS_LEGEND}")
+        labels = {"classes": list(data.classes)}
+    else:
+        labels = {"positive": data.positive}
+    run = {"data": data.describe(), **labels, "n_folds": args.folds, "n_rounds": args.rounds,
+           "seed": args.seed, "max_bins": args.max_bins}
     paths = write_outputs(args.output, results, run, plots=not args.no_plots)
     print(f"\nwrote {', '.join(str(p) for p in paths)}")
     return 0
@@ -703,7 +879,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="Cross-validate registered algorithms with seeded stratified folds; print "
                     "accuracy and ROC AUC (mean ± std over folds), fit time, rounds and stop "
                     "reason; write results.csv, results.md, roc.json and (with matplotlib) "
-                    "roc.png, pr.png, learning_curves.png and margins.png into --output.",
+                    "roc.png, pr.png, learning_curves.png and margins.png into --output. Data "
+                    "of three or more classes (without --positive) are compared as multiclass: "
+                    "each algorithm runs natively if its recipe handles several classes, else "
+                    "one-vs-rest; the table shows accuracy and macro one-vs-rest ROC AUC, and "
+                    "confusion.json and one confusion_<algorithm>.png per algorithm are written.",
     )
     compare.add_argument("csv", nargs="?", metavar="CSV",
                          help="a CSV file with a header row (.csv or .csv.gz); default: a bundled "
@@ -735,8 +915,9 @@ def build_parser() -> argparse.ArgumentParser:
                          help="where to write results.csv, results.md, roc.json and the "
                               "figures (default ./compare-output)")
     compare.add_argument("--positive", metavar="LABEL",
-                         help="the positive label; required for more than two classes "
-                              "(one-vs-rest)")
+                         help="the positive label, compared against the rest (default for "
+                              "two classes: the dataset's suggested one, else the larger label); "
+                              "without it, three or more classes are compared as multiclass")
     compare.add_argument("--no-progress", action="store_true", help="do not show progress")
     compare.add_argument("--no-plots", action="store_true",
                          help="write the tables only, no figures (drawing takes a second or two)")

@@ -23,6 +23,7 @@ __all__ = [
     "is_sparse",
     "check_labels",
     "encode_labels",
+    "encode_like",
     "LabelCoding",
     "label_array",
     "check_sample_weight",
@@ -178,6 +179,35 @@ class LabelCoding:
     def n_columns(self) -> int:
         """C, the number of margin columns: 1 for two classes."""
         return 1 if self.y.ndim == 1 else self.y.shape[1]
+
+
+def encode_like(coding: LabelCoding, y, n_samples: int, *, name: str = "y",
+                x_name: str = "X") -> LabelCoding:
+    """Map the labels ``y`` of other examples (an ``eval_set``) with the classes of ``coding``.
+
+    Labels must be among ``coding.classes``; a multi-label matrix must have the same columns.
+    """
+    if coding.multilabel:
+        arr = np.asarray(y)
+        if arr.ndim != 2 or arr.shape != (n_samples, coding.classes.shape[0]):
+            raise DataError(
+                f"{name} must be a ({n_samples}, {coding.classes.shape[0]}) indicator matrix like "
+                f"the training labels, got shape {arr.shape}"
+            )
+        return _indicator_matrix(arr, n_samples)
+    labels = label_array(y, n_samples, name=name, x_name=x_name)
+    unknown = ~np.isin(labels, coding.classes)
+    if unknown.any():
+        raise DataError(
+            f"{name} has labels {np.unique(labels[unknown])[:10].tolist()} that are not among the "
+            f"training classes {coding.classes.tolist()}"
+        )
+    codes = np.searchsorted(coding.classes, labels).astype(np.intp)
+    if coding.n_columns == 1:
+        return LabelCoding(coding.classes, np.where(codes == 1, 1.0, -1.0), codes, False)
+    signs = np.full((n_samples, coding.classes.shape[0]), -1.0)
+    signs[np.arange(n_samples), codes] = 1.0
+    return LabelCoding(coding.classes, signs, codes, False)
 
 
 def _indicator_matrix(arr: np.ndarray, n_samples: int) -> LabelCoding:

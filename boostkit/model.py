@@ -110,21 +110,25 @@ def _logistic_2f(margin: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(margin))
 
 
+_TINY = np.finfo(np.float64).tiny
+
+
 def margin_probabilities(margin: np.ndarray, multilabel: bool = False) -> np.ndarray:
     """Class probabilities from margins F, as every boostkit model predicts them.
 
     One column: ``(n, 2)``, p = 1 / (1 + e^{-2F}) for ``classes[1]``. Several columns, each
     F_l being half the log-odds of label l against the rest (the population minimiser of the
     exponential loss over pairs, Friedman, Hastie & Tibshirani 2000): multi-label data get the
-    ``(n, C)`` marginals sigma(2 F_l); single-label data get them normalised over the classes,
+    ``(n, C)`` marginals sigma(2 F_l) (kept strictly inside (0, 1)); single-label data get them normalised over the classes,
     so rows sum to 1 and the argmax is the argmax of F (computed in log space: no 0/0).
     """
     if margin.ndim == 1:
         p = _logistic_2f(margin)
         return np.column_stack((1.0 - p, p))
+    log_p = -np.logaddexp(0.0, -2.0 * margin)  # log sigma(2F): positive down to F ~ -372
     if multilabel:
-        return _logistic_2f(margin)
-    log_p = -np.logaddexp(0.0, -2.0 * margin)
+        # A finite margin never makes a label certain: marginals stay strictly inside (0, 1).
+        return np.clip(np.exp(log_p), _TINY, 1.0 - np.finfo(np.float64).epsneg)
     log_p -= log_p.max(axis=1, keepdims=True)
     p = np.exp(log_p)
     return p / p.sum(axis=1, keepdims=True)

@@ -11,7 +11,9 @@ straight segments between the points of :func:`boostkit.metrics.roc_curve` and
 :func:`boostkit.metrics.precision_recall_curve`, so tied scores draw one segment. Learning curves
 show the training and test error and AUC of the staged predictions F_t against t; the margin
 plot shows the cumulative distribution of the normalised training margins
-y F_T(x) / sum_t max_i |c_t(x_i)| (in [-1, 1]) and of the final weights n D_{T+1}(i).
+y F_T(x) / sum_t max_i |c_t(x_i)| (in [-1, 1]) and of the final weights n D_{T+1}(i). For several
+classes, the confusion-matrix figure colours each true class's row by the share of its examples
+predicted as each class (recall on the diagonal) and writes the counts in the cells.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ __all__ = [
     "DPI",
     "PANEL_SIZE",
     "StagedEvaluation",
+    "confusion_matrix_figure",
     "learning_curve_figure",
     "margin_figure",
     "pr_figure",
@@ -244,4 +247,49 @@ def margin_figure(margins: Mapping[str, np.ndarray],
     weight_ax.axvline(1.0, color="0.6", linewidth=1)
     for ax in (margin_ax, weight_ax):
         ax.grid(alpha=0.3)
+    return figure
+
+
+def confusion_matrix_figure(matrix, labels: Sequence, title: str = "Confusion matrix"):
+    """A confusion matrix (:func:`boostkit.metrics.confusion_matrix`) as a heat map.
+
+    ``matrix[i, j]`` counts the examples of true class ``labels[i]`` predicted as
+    ``labels[j]``. Each row is normalised by its total, so a cell's colour is the share of that
+    class predicted as the column's class (the diagonal is each class's recall, rows with no
+    example stay blank) and the colour scale is the same for rare and common classes; the cell
+    shows the count and, up to ten classes, that share in per cent. Legible up to about ten
+    classes; the row totals are in the row labels, and ``title`` may take two lines.
+    """
+    matrix = np.asarray(matrix, dtype=np.float64)
+    labels = [str(label) for label in labels]
+    if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1] or matrix.shape[0] == 0:
+        raise ValueError(f"matrix must be a square (K, K) array, got shape {matrix.shape}")
+    if not np.isfinite(matrix).all() or (matrix < 0).any():
+        raise ValueError("matrix must hold finite, non-negative counts")
+    if len(labels) != matrix.shape[0]:
+        raise ValueError(f"labels has {len(labels)} names but matrix has {matrix.shape[0]} rows")
+    k = matrix.shape[0]
+    totals = matrix.sum(axis=1)
+    shares = np.divide(matrix, totals[:, None], out=np.zeros_like(matrix),
+                       where=totals[:, None] > 0)
+    # Counts as integers; sums of example weights with three significant digits.
+    number = "{:.0f}" if np.array_equal(matrix, np.round(matrix)) else "{:.3g}"
+    figure, (ax,) = _figure()
+    # Room for the row labels with their totals, slanted column labels, the colour bar and a
+    # title of two lines.
+    figure.subplots_adjust(left=0.2, right=0.9, bottom=0.16, top=0.88)
+    image = ax.imshow(shares, cmap="Blues", vmin=0.0, vmax=1.0)
+    figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="share of the true class")
+    size = "medium" if k <= 5 else "small" if k <= 7 else "x-small" if k <= 10 else "xx-small"
+    for i in range(k):
+        for j in range(k):
+            count = number.format(matrix[i, j])
+            text = f"{count}\n{100 * shares[i, j]:.0f}%" if k <= 10 else count
+            ax.text(j, i, text, ha="center", va="center", fontsize=size,
+                    color="white" if shares[i, j] > 0.6 else "black")
+    slanted = max(map(len, labels)) > 3  # long names would overlap side by side
+    ax.set_xticks(range(k), labels, rotation=30 if slanted else 0,
+                  ha="right" if slanted else "center")
+    ax.set_yticks(range(k), [f"{name} ({number.format(t)})" for name, t in zip(labels, totals)])
+    ax.set(xlabel="predicted class", ylabel="true class (examples)", title=title)
     return figure

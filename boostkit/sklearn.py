@@ -17,7 +17,12 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_is_fitted,
+    column_or_1d,
+    validate_data,
+)
 
 from .data import MAX_BINS
 from .engine import Booster
@@ -26,7 +31,12 @@ __all__ = ["BoostClassifier"]
 
 
 class BoostClassifier(ClassifierMixin, BaseEstimator):
-    """A boosting classifier for two classes, any registered algorithm.
+    """A boosting classifier, any registered algorithm: two classes, several, or multi-label.
+
+    With three or more classes, or a multi-label 0/1 indicator matrix ``y``, a recipe that
+    handles several margin columns (``adaboost-mh``, ``discrete-adaboost-mh``, ``samme``,
+    ``real-adaboost``) runs natively on the (example, class) pairs, and any other recipe runs as
+    one-vs-rest (one binary model per class); ``multiclass_strategy_`` records which.
 
     Parameters
     ----------
@@ -52,11 +62,16 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
     Attributes
     ----------
     model_:
-        The fitted :class:`boostkit.BoostModel` (save it with ``model_.save(path)``).
+        The fitted :class:`boostkit.BoostModel`, or :class:`boostkit.multiclass.OneVsRestModel`
+        (save either with ``model_.save(path)``).
     classes_:
-        The two class labels; ``classes_[1]`` is predicted where the decision function is > 0.
+        The class labels (two: ``classes_[1]`` is predicted where the decision function is > 0;
+        the column indices 0..C-1 for multi-label ``y``).
+    multiclass_strategy_:
+        ``"binary"``, ``"native"`` (the recipe ran on the pairs) or ``"one-vs-rest"``.
     records_:
-        One :class:`boostkit.RoundRecord` per round (weighted error, edge, Z_t, bound, ...).
+        One :class:`boostkit.RoundRecord` per round (weighted error, edge, Z_t, bound, ...); for
+        one-vs-rest, a tuple of each class model's records.
     stop_reason_:
         Why boosting stopped.
     best_round_:
@@ -89,7 +104,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
+        tags.classifier_tags.multi_class = True
+        tags.classifier_tags.multi_label = True
         return tags
 
     # -- nested component parameters ------------------------------------------------------------
@@ -118,7 +134,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
 
     # -- fitting --------------------------------------------------------------------------------
     def fit(self, X, y, sample_weight=None, *, eval_set=None):
-        """Fit on ``X`` (n_samples, n_features) and two-class labels ``y``.
+        """Fit on ``X`` (n_samples, n_features) and labels ``y``: 1-D with two or more classes,
+        or an (n_samples, C) 0/1 indicator matrix of C labels.
 
         ``eval_set``, ``(X_val, y_val)`` or ``(X_val, y_val, sample_weight_val)``, is the
         validation data of validation-based early stopping (the ``validation`` stopping rule
@@ -137,20 +154,22 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             raise
 
     def _fit(self, X, y, sample_weight, eval_set):
-        X, y = validate_data(self, X, y)
+        X, y = validate_data(self, X, y, multi_output=True)
         check_classification_targets(y)
         y_type = type_of_target(y, input_name="y", raise_unknown=True)
-        if y_type not in ("binary",):
+        if y_type not in ("binary", "multiclass", "multilabel-indicator"):
             raise ValueError(
-                "Only binary classification is supported. "
+                "Only binary, multiclass and multilabel-indicator targets are supported. "
                 f"The type of the target is {y_type}."
             )
-        classes = np.unique(y)
-        if classes.shape[0] < 2:
-            raise ValueError(
-                f"{type(self).__name__} needs two classes, but y has only one class "
-                f"({classes[0]!r})"
-            )
+        if y_type != "multilabel-indicator":
+            y = column_or_1d(y, warn=True)  # a column vector: DataConversionWarning, as usual
+            classes = np.unique(y)
+            if classes.shape[0] < 2:
+                raise ValueError(
+                    f"{type(self).__name__} needs at least two classes, but y has only one "
+                    f"class ({classes[0]!r})"
+                )
         sample_weight = _check_sample_weight(
             sample_weight, X, dtype=np.float64, copy=True, ensure_non_negative=True
         )
@@ -169,6 +188,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             random_state=self.random_state,
             callbacks=self.callbacks or (),
             verbose=self.verbose,
+            multiclass="auto",
         )
         if isinstance(eval_set, (tuple, list)) and len(eval_set) in (2, 3):
             # Validation features are checked like those of predict (count, names).
@@ -177,9 +197,14 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         # Fitted attributes are set only once the fit has succeeded: never half-fitted.
         self.model_ = model
         self.classes_ = model.classes
-        self.records_ = model.records
+        self.multiclass_strategy_ = model.multiclass_strategy
+        if model.multiclass_strategy == "one-vs-rest":
+            self.records_ = tuple(m.records for m in model.models)
+            self.best_round_ = tuple(m.best_round for m in model.models)
+        else:
+            self.records_ = model.records
+            self.best_round_ = model.best_round
         self.stop_reason_ = model.stop_reason
-        self.best_round_ = model.best_round
         return self
 
     # -- prediction -----------------------------------------------------------------------------
@@ -188,7 +213,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         return validate_data(self, X, reset=False)
 
     def decision_function(self, X):
-        """F_T(x): positive for ``classes_[1]``."""
+        """F_T(x): ``(n,)``, positive for ``classes_[1]``; ``(n, C)`` with several classes."""
         X = self._validated(X)
         return self.model_.decision_function(X)
 
@@ -197,7 +222,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         return self.model_.predict(X)
 
     def predict_proba(self, X):
-        """Class probabilities p(classes_[1] | x) = 1 / (1 + exp(-2 F_T(x)))."""
+        """Class probabilities: ``(n, 2)`` with p(classes_[1] | x) = 1 / (1 + exp(-2 F_T(x)));
+        ``(n, C)`` rows summing to 1 (several classes) or per-label marginals (multi-label)."""
         X = self._validated(X)
         return self.model_.predict_proba(X)
 

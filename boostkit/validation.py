@@ -21,12 +21,12 @@ import math
 import attrs
 import numpy as np
 
-from .capabilities import RUNNING_MARGIN
+from .capabilities import MULTICLASS, RUNNING_MARGIN
 from .components import Stopping
-from .data import TrainingData, check_features, check_sample_weight, label_array
+from .data import TrainingData, check_features, check_sample_weight, encode_like
 from .errors import DataError
 from .hookspecs import hookimpl
-from .metrics import get_metric
+from .metrics import get_metric, log_loss, exponential_loss, multiclass_log_loss
 
 __all__ = ["ValidationData", "ValidationStopping", "stratified_holdout", "eval_set_data"]
 
@@ -40,15 +40,18 @@ class ValidationData:
     X:
         Finite float64 features (dense, or CSR like the training data).
     y:
-        Labels in {-1, +1}, mapped with the training data's classes.
+        Labels in {-1, +1}, mapped with the training data's classes: ``(n,)``, or the ``(n, C)``
+        sign matrix with several margin columns.
     sample_weight:
         Weights normalised to sum to 1.
     margin:
         F_t on the validation examples, kept current by the engine after every round's
-        contribution (before ``boostkit_reweight``).
+        contribution (before ``boostkit_reweight``), of ``y``'s shape.
     rows:
         The indices, in the ``X`` given to ``fit``, of the rows held out of training, or ``None``
         when the data came as ``eval_set``.
+    labels:
+        The class index of each example (single-label data), or ``None`` (multi-label).
     """
 
     X: object
@@ -56,6 +59,7 @@ class ValidationData:
     sample_weight: np.ndarray
     margin: np.ndarray
     rows: np.ndarray | None = None
+    labels: np.ndarray | None = None
 
     @property
     def n_samples(self) -> int:
@@ -63,8 +67,14 @@ class ValidationData:
 
     @property
     def error(self) -> float:
-        """Weighted error sum_i w_i [y_i F(x_i) <= 0], counted like the training error."""
-        return float(np.dot(self.sample_weight, self.y * self.margin <= 0.0))
+        """The weighted error of the model's predictions: sum_i w_i [y_i F(x_i) <= 0] with one
+        margin column, the weight of the examples whose largest margin is not their class, or
+        the Hamming loss (the mean over labels of [Y F <= 0]) for multi-label data."""
+        if self.y.ndim == 1:
+            return float(np.dot(self.sample_weight, self.y * self.margin <= 0.0))
+        if self.labels is not None:
+            return float(np.dot(self.sample_weight, np.argmax(self.margin, axis=1) != self.labels))
+        return float(np.dot(self.sample_weight, (self.y * self.margin <= 0.0).mean(axis=1)))
 
 
 def _normalised(weights: np.ndarray, what: str) -> np.ndarray:
@@ -74,16 +84,24 @@ def _normalised(weights: np.ndarray, what: str) -> np.ndarray:
     return weights / total
 
 
-def stratified_holdout(y: np.ndarray, fraction: float, rng: np.random.Generator):
+def stratified_holdout(y: np.ndarray, fraction: float, rng: np.random.Generator,
+                       labels: np.ndarray | None = None):
     """Split example indices into ``(train, held_out)``, keeping the class proportions.
 
     round(fraction * n) examples are held out, shared between the classes in proportion to their
     sizes (the largest remainders get the rounding), each class keeping at least one training
     example. The examples of each class are drawn by ``rng`` (the fit's generator), so the same
-    seed holds out the same rows. Both arrays are sorted.
+    seed holds out the same rows. Both arrays are sorted. ``y`` holds the binary signs; with
+    several classes, ``labels`` their indices. Multi-label data (a 2-D ``y`` and no labels)
+    are one stratum: an example may have any set of labels.
     """
     n = y.shape[0]
-    members = [np.flatnonzero(y < 0), np.flatnonzero(y > 0)]
+    if labels is not None and y.ndim == 2:
+        members = [np.flatnonzero(labels == k) for k in range(y.shape[1])]
+    elif y.ndim == 2:
+        members = [np.arange(n)]
+    else:
+        members = [np.flatnonzero(y < 0), np.flatnonzero(y > 0)]
     counts = np.array([m.shape[0] for m in members])
     quotas = fraction * counts
     most = counts - 1
@@ -114,12 +132,13 @@ def holdout_data(X, y, sample_weight, fraction: float, *, max_bins: int, rng,
     everything = TrainingData(X, y, sample_weight, max_bins=max_bins, rng=rng,
                               allow_missing=allow_missing)
     X, signed, weights = everything.X, everything.y, everything.sample_weight
-    train, held_out = stratified_holdout(signed, fraction, rng)
+    train, held_out = stratified_holdout(signed, fraction, rng, everything.labels)
     data = everything.subset(train)
     validation = ValidationData(
         X=X[held_out], y=signed[held_out],
         sample_weight=_normalised(weights[held_out], "the held-out examples"),
-        margin=np.zeros(held_out.shape[0]), rows=held_out,
+        margin=np.zeros(signed[held_out].shape), rows=held_out,
+        labels=None if everything.labels is None else everything.labels[held_out],
     )
     return data, validation
 
@@ -139,20 +158,35 @@ def eval_set_data(eval_set, data: TrainingData, *, allow_missing: bool = False) 
     X = check_features(eval_set[0], name="eval_set X", n_features=data.n_features,
                        accept_sparse=True, allow_missing=allow_missing)
     n = X.shape[0]
-    labels = label_array(eval_set[1], n, name="eval_set y", x_name="eval_set X")
-    unknown = ~np.isin(labels, data.classes)
-    if unknown.any():
-        raise DataError(
-            f"eval_set y has labels {np.unique(labels[unknown])[:10].tolist()} that are not "
-            f"among the training classes {data.classes.tolist()}"
-        )
+    coding = encode_like(data.coding, eval_set[1], n, name="eval_set y", x_name="eval_set X")
     try:
         weights = check_sample_weight(eval_set[2] if len(eval_set) == 3 else None, n)
     except DataError as exc:
         raise DataError(f"eval_set sample weights: {exc}") from None
     return ValidationData(
-        X=X, y=np.where(labels == data.classes[1], 1.0, -1.0), sample_weight=weights,
-        margin=np.zeros(n),
+        X=X, y=coding.y, sample_weight=weights, margin=np.zeros(coding.y.shape),
+        labels=coding.labels,
+    )
+
+
+#: The metrics that score C > 1 margin columns (see :class:`ValidationStopping`).
+COLUMN_METRICS = ("log_loss", "exponential_loss", "accuracy")
+
+
+def _column_score(metric: str, validation: ValidationData) -> float:
+    """``metric`` of ``(n, C)`` validation margins."""
+    w = validation.sample_weight
+    if metric == "accuracy":
+        return 1.0 - validation.error
+    if metric == "log_loss" and validation.labels is not None:
+        return multiclass_log_loss(validation.labels, validation.margin, w)
+    if metric in ("log_loss", "exponential_loss"):
+        # Over the (example, class) pairs, each example's weight shared by its C labels.
+        loss = log_loss if metric == "log_loss" else exponential_loss
+        c = validation.margin.shape[1]
+        return loss(validation.y.ravel(), validation.margin.ravel(), np.repeat(w / c, c))
+    raise ValueError(
+        f"metric {metric!r} does not score several classes; use one of {', '.join(COLUMN_METRICS)}"
     )
 
 
@@ -197,13 +231,17 @@ class ValidationStopping(Stopping):
         ``"no-validation-improvement"``).
     metric:
         A name of :data:`boostkit.metrics.METRICS` scoring the validation margins; the default
-        ``"log_loss"`` is the cross-entropy of ``predict_proba`` (p = 1 / (1 + e^{-2F})).
+        ``"log_loss"`` is the cross-entropy of ``predict_proba`` (p = 1 / (1 + e^{-2F})). With
+        several margin columns: ``"log_loss"`` (of the class probabilities, or the mean over
+        labels for multi-label data), ``"exponential_loss"`` (over the pairs) or
+        ``"accuracy"`` (1 - the validation error: argmax, or 1 - Hamming loss).
     min_delta:
         A round improves only if it beats the best score so far by more than this.
     """
 
     name = "validation"
     needs = frozenset({RUNNING_MARGIN})
+    provides = frozenset({MULTICLASS})
     validation_fraction: float = attrs.field(default=0.1, validator=_fraction)
     patience: int = attrs.field(default=10, validator=_patience)
     metric: str = attrs.field(default="log_loss", validator=_metric)
@@ -223,6 +261,8 @@ class ValidationStopping(Stopping):
     @hookimpl
     def boostkit_validation_score(self, state):
         validation = state.validation
+        if validation.margin.ndim == 2:
+            return {self.metric: _column_score(self.metric, validation)}
         score = get_metric(self.metric)(validation.y, validation.margin, validation.sample_weight)
         return {self.metric: score}
 

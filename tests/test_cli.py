@@ -73,7 +73,8 @@ def test_plugins_json_lists_adaboost_with_its_components(capsys):
     assert adaboost["distribution"] == "boostkit"
     assert adaboost["components"]["stump"] == "proposal"
     assert adaboost["components"]["no-edge"] == "stopping"
-    assert set(adaboost["algorithms"]) == {"adaboost", "real-adaboost"}
+    assert set(adaboost["algorithms"]) == {"adaboost", "real-adaboost", "adaboost-mh",
+                                           "discrete-adaboost-mh", "samme", "boostexter"}
     assert "boostkit_register_components" in adaboost["hooks"]
     assert plugins["boostkit"]["entry_point"] == "built-in"
 
@@ -172,9 +173,13 @@ def test_compare_one_vs_rest_with_positive(capsys, tmp_path, small_csv):
     three = tmp_path / "three.csv"
     with open(three, "w", newline="") as fh:
         csv.writer(fh).writerows(rows)
-    status, _, err = run(capsys, "compare", str(three), "--no-progress", "--output", str(tmp_path))
-    assert status == 2
-    assert "has 4 classes" in err and "--positive LABEL" in err
+    # Without --positive the four classes are compared as multiclass (tests/test_cli_multiclass.py).
+    status, out, err = run(
+        capsys, "compare", str(three), "--rounds", "5", "--folds", "2", "--algorithms", "adaboost",
+        "--no-progress", "--output", str(tmp_path / "multiclass"), "--no-plots",
+    )
+    assert status == 0, err
+    assert "4 classes ('a': " in out and "one-vs-rest" in out
     status, out, err = run(
         capsys, "compare", str(three), "--positive", "yes", "--rounds", "5", "--folds", "2",
         "--algorithms", "adaboost", "--no-progress", "--output", str(tmp_path / "ovr"),
@@ -250,7 +255,7 @@ def test_components_lists_roles_and_capabilities(capsys):
     assert "sign-scores" in table["constant-alpha"].split("calibration")[1]
     status, out, _ = run(capsys, "components", "--json")
     rows = {row["name"]: row for row in json.loads(out)}
-    assert rows["stump"]["provides"] == "cells, real-scores, sign-scores, two-cells"
+    assert rows["stump"]["provides"] == "cells, multiclass, real-scores, sign-scores, two-cells"
     assert rows["input-dependent"]["needs"] == "running-margin"
     status, _, err = run(capsys, "components", "--role", "nothing")
     assert status == 2 and "no component has role 'nothing'" in err

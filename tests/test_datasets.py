@@ -23,9 +23,10 @@ BUNDLED = [
     "breast_cancer_recurrence",
     "spambase",
     "mushroom",
+    "contraceptive",
 ]
 # Tabular datasets expected in the shared data directory besides the bundled ones.
-DATA_DIR_TABULAR = ["pima_diabetes", "musk1", "musk2", "adult", "contraceptive"]
+DATA_DIR_TABULAR = ["pima_diabetes", "musk1", "musk2", "adult"]
 
 
 def _manifest_entries(directory: Path) -> dict[str, dict]:
@@ -136,6 +137,10 @@ def test_bundled_dataset_matches_file_and_manifest(name):
     assert "CC BY 4.0" in onehot.licence
     assert entry["origin"] in onehot.source
     assert entry["source"]["path_in_package"] in onehot.source
+    if entry["positive_class_suggested"] is None:  # several classes, none of them positive
+        with pytest.raises(ValueError, match="at most two classes"):
+            onehot.binary_target()
+        return
     target = onehot.binary_target()
     assert target.dtype == np.float64
     assert set(np.unique(target).tolist()) == {-1.0, 1.0}
@@ -404,14 +409,12 @@ def test_musk2_groups_are_bags():
     assert Counter(labels.pop() for labels in bag_labels.values()) == {"0": 63, "1": 39}
 
 
-def test_contraceptive_is_multiclass():
-    _require_data_dir()
-    if "contraceptive" not in datasets.available():
-        pytest.skip("contraceptive is not in the data directory")
-    ds = _load_shared("contraceptive", "onehot")
+def test_contraceptive_is_bundled_with_three_string_classes():
+    ds = datasets.load("contraceptive")
     assert ds.positive is None
-    with pytest.raises(ValueError, match="at most two classes"):
-        ds.binary_target()
+    assert ds.X.shape == (1473, 9) and ds.y.dtype.kind == "U"
+    assert np.unique(ds.y).tolist() == ["1", "2", "3"]
+    assert ds.feature_names[0] == "wife_age" and ds.feature_names[-1] == "media_exposure"
 
 
 def test_reuters_text_datasets():

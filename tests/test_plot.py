@@ -85,6 +85,36 @@ def test_learning_curve_and_margin_figures(fitted, tmp_path):
     assert _png_shape(plot.save(figure, tmp_path / "margins.png")) == (480, 1280)
 
 
+
+def test_confusion_matrix_figure_colours_row_shares_and_writes_counts(tmp_path):
+    matrix = np.array([[420, 80, 129], [90, 150, 93], [0, 0, 0]])  # class "3" has no example
+    figure = plot.confusion_matrix_figure(matrix, ["1", "2", "3"], title="three classes")
+    ax = figure.axes[0]
+    (image,) = ax.get_images()
+    np.testing.assert_allclose(image.get_array(), [[420 / 629, 80 / 629, 129 / 629],
+                                                   [90 / 333, 150 / 333, 93 / 333], [0, 0, 0]])
+    cells = [text.get_text() for text in ax.texts]
+    assert cells[:2] == ["420\n67%", "80\n13%"] and len(cells) == 9
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["1 (629)", "2 (333)", "3 (0)"]
+    path = plot.save(figure, tmp_path / "confusion.png")
+    assert _png_shape(path) == (480, 640)
+    assert matplotlib_image.imread(path)[..., :3].std() > 0.05  # drawn, not a blank canvas
+    # Weighted counts keep three significant digits; twelve classes show counts only.
+    weighted = plot.confusion_matrix_figure(np.array([[1.25, 0.5], [0.0, 2.0]]), ["a", "b"])
+    assert weighted.axes[0].texts[0].get_text() == "1.25\n71%"
+    twelve = plot.confusion_matrix_figure(np.eye(12) * 5, [f"class {k}" for k in range(12)])
+    assert twelve.axes[0].texts[0].get_text() == "5"
+
+
+@pytest.mark.parametrize("matrix, labels, message", [
+    (np.ones((2, 3)), ["a", "b"], r"square \(K, K\) array, got shape \(2, 3\)"),
+    (-np.ones((2, 2)), ["a", "b"], "finite, non-negative counts"),
+    (np.ones((2, 2)), ["a", "b", "c"], "labels has 3 names but matrix has 2 rows"),
+])
+def test_confusion_matrix_figure_errors(matrix, labels, message):
+    with pytest.raises(ValueError, match=message):
+        plot.confusion_matrix_figure(matrix, labels)
+
 def test_without_matplotlib_the_error_names_the_plot_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib", None)
     monkeypatch.setitem(sys.modules, "matplotlib.figure", None)

@@ -1,6 +1,6 @@
 """Real datasets for boostkit's tests, examples and benchmarks.
 
-Six small UCI datasets (CC BY 4.0) ship with the package in ``boostkit/datasets/data``; see the
+Seven small UCI datasets (CC BY 4.0) ship with the package in ``boostkit/datasets/data``; see the
 ``README.md`` there for their attribution. Larger or differently licensed datasets load from a data
 directory laid out the same way (``NAME.csv.gz`` files described by a ``manifest.json``): the
 directory named by the environment variable ``BOOSTKIT_DATA``, or else a ``shared/datasets``
@@ -215,8 +215,8 @@ def _lookup(name: str) -> tuple[Path, dict]:
     )
     raise ValueError(
         f"name: expected one of the available datasets {sorted(bundled.keys() | shared.keys())}; "
-        f"got {name!r}. Larger datasets (adult, musk1, musk2, pima_diabetes, contraceptive, "
-        f"reuters_*) load from the directory named by the environment variable {_ENV_VAR} (or a "
+        f"got {name!r}. Larger datasets (adult, musk1, musk2, pima_diabetes, reuters_*) "
+        f"load from the directory named by the environment variable {_ENV_VAR} (or a "
         f"shared/datasets directory beside an ancestor of the working directory); {where}."
     )
 

@@ -1,10 +1,12 @@
 """boostkit_adaboost: discrete, confidence-rated (real) and multi-class AdaBoost with stumps.
 
-Components: ``stump`` (proposal) and its hypothesis ``decision-stump``; the calibrations
+Components: ``stump`` (proposal) and its hypothesis ``decision-stump``; ``term-stump``, the
+term-presence stumps of BoosTexter over sparse term counts (hypothesis ``term-presence-stump``); the calibrations
 ``constant-alpha``, ``newton-alpha``, ``domain-partition`` (real AdaBoost, and AdaBoost.MH on
 several classes), ``vote-alpha`` (discrete AdaBoost.MH) and ``samme-alpha``; the reweightings
 ``exponential`` and ``samme-weights``; the stopping rules ``no-edge`` and ``samme-no-edge``.
-Algorithms: ``adaboost``, ``real-adaboost``, ``adaboost-mh``, ``discrete-adaboost-mh``, ``samme``.
+Algorithms: ``adaboost``, ``real-adaboost``, ``adaboost-mh``, ``discrete-adaboost-mh``, ``samme``,
+``boostexter``.
 
 Papers: 000_ea597104f195fc85.txt section 3.1 (AdaBoost after Schapire & Singer, eq. 6-12),
 004_0d8ee714c410b779.txt Fig. 2 (AdaBoost), 003_e8f9baceaf668295.txt (slides: stumps from the
@@ -20,6 +22,7 @@ from .multiclass import CLASS_ERROR, SammeAlpha, SammeNoEdge, SammeWeights, Vote
 from .reweighting import ExponentialReweighting
 from .stopping import NoEdge
 from .stumps import Stump, StumpLearner
+from .terms import TermStump, TermStumpLearner
 
 __all__ = [
     "ConstantAlpha",
@@ -33,6 +36,8 @@ __all__ = [
     "VoteAlpha",
     "Stump",
     "StumpLearner",
+    "TermStump",
+    "TermStumpLearner",
 ]
 
 
@@ -41,7 +46,7 @@ def boostkit_register_components(registry):
     registry.add_capability(CLASS_ERROR)
     for component in (StumpLearner, Stump, ConstantAlpha, NewtonAlpha, DomainPartition,
                       ExponentialReweighting, NoEdge, VoteAlpha, SammeAlpha, SammeWeights,
-                      SammeNoEdge):
+                      SammeNoEdge, TermStumpLearner, TermStump):
         registry.add_component(component)
 
 
@@ -94,4 +99,13 @@ def boostkit_register_algorithms(registry):
         paper="Zhu, Zou, Rosset & Hastie (2009), Multi-class AdaBoost, Algorithm 2",
         description="SAMME: K-ary stumps, alpha = ln((1-eps)/eps) + ln(K-1); scikit-learn's "
                     "AdaBoostClassifier.",
+    ))
+    registry.add_algorithm(boostkit.Recipe(
+        name="boostexter",
+        proposal="term-stump",
+        calibration="domain-partition",
+        reweighting="exponential",
+        stopping=("no-edge",),
+        paper="Schapire & Singer (2000), BoosTexter",
+        description="Real AdaBoost.MH with term-presence stumps, on sparse term counts.",
     ))

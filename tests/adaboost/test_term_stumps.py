@@ -162,7 +162,8 @@ def test_multiclass_cell_sums_by_hand():
     np.testing.assert_allclose(wneg.sum(axis=1), np.tile([21, 24, 36], (3, 1)) / 120)
 
     # AdaBoost.MH's Z = 2 sum_{j,l} sqrt(W+_jl W-_jl), in units of 1/120:
-    # t0 2 (sqrt 7 + sqrt 27 + sqrt 182 + sqrt 224) = 72.6, t1 77.5, t2 2 (sqrt 128 + sqrt 162) = 48.1
+    # t0 2 (sqrt 7 + sqrt 27 + sqrt 182 + sqrt 224) = 72.6, t1 77.5,
+    # t2 2 (sqrt 128 + sqrt 162) = 48.1
     candidate = TermStumpLearner(criterion="z").boostkit_propose(state)
     assert candidate.hypothesis.feature == 2
     assert candidate.cells.tolist() == [1, 0, 0, 0, 1]
@@ -240,7 +241,6 @@ def test_candidate_sums_are_the_sums_over_its_cells(problem, criterion):
     # TrainingData needs every class to occur; the sums do not depend on the labels' names
     labels = np.concatenate([y, np.arange(is_pos.shape[1])]) if is_pos.ndim == 2 else \
         np.concatenate([y, [-1, 1]])
-    rows = np.arange(n)
     X_full = sp.vstack([X, sp.csr_matrix((len(labels) - n, X.shape[1]))], format="csr")
     w_full = np.concatenate([weights, np.zeros((len(labels) - n,) + weights.shape[1:])])
     state = _state(X_full, labels, w_full)
@@ -256,7 +256,6 @@ def test_candidate_sums_are_the_sums_over_its_cells(problem, criterion):
     assert np.array_equal(candidate.hypothesis.cells(X_full), cells)
     assert np.array_equal(candidate.hypothesis.cells(X_full.toarray()), cells)
     assert np.array_equal(candidate.hypothesis.scores(X_full), candidate.scores)
-    del rows
 
 
 def _binary_features(seed=0, n=300, d=15):
@@ -274,7 +273,8 @@ def test_same_choice_as_the_dense_stump_on_binary_features(criterion):
         w /= w.sum()
         state = _state(X, y, w)
         stump = StumpLearner(criterion=criterion).boostkit_propose(state)
-        term = TermStumpLearner(criterion=criterion).boostkit_propose(_state(sp.csr_matrix(X), y, w))
+        term = TermStumpLearner(criterion=criterion).boostkit_propose(
+            _state(sp.csr_matrix(X), y, w))
         assert term.hypothesis.feature == stump.hypothesis.feature
         assert np.array_equal(np.asarray(term.cells), np.asarray(stump.cells))
         np.testing.assert_allclose(term.cell_wneg, stump.cell_wneg, rtol=1e-12, atol=1e-15)

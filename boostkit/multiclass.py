@@ -1,0 +1,206 @@
+"""One-vs-rest: any binary recipe on three or more classes, or on multi-label data.
+
+``Booster(..., multiclass="one-vs-rest")`` (or ``"auto"`` for a recipe that does not handle
+several margin columns natively) fits one binary model per class, class l against the rest
+(per label column for a multi-label indicator matrix: binary relevance), with the same recipe,
+parameters and seed, and combines them into one :class:`OneVsRestModel`. Its margin column l is
+model l's F_l(x), half the log-odds of class l against the rest for the exponential loss, so the
+columns are on one scale: ``predict`` takes the argmax, ``predict_proba`` normalises
+sigma(2 F_l) over the classes, exactly as for a native multi-class model
+(:func:`boostkit.model.margin_probabilities`).
+
+With ``n_jobs > 1`` the classes are fitted in parallel on threads (each fit single-threaded, so
+the models are those of a serial run: the kernels release the GIL).
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Iterator, Mapping
+
+import attrs
+import numpy as np
+
+from .data import TrainingData
+from .errors import DataError, ModelFormatError
+from .model import BoostModel, margin_labels, margin_probabilities, read_model_file, write_model_file
+from .registry import Recipe
+
+__all__ = ["OneVsRestModel", "fit_one_vs_rest"]
+
+
+def _class_targets(labels, data: TrainingData, column: int) -> np.ndarray:
+    """Class ``column`` against the rest as labels 0/1, for the rows of ``labels`` (the ``y``
+    given to ``fit``, or an ``eval_set``'s)."""
+    if data.multilabel:
+        return (np.asarray(labels) > 0)[:, column].astype(np.intp)
+    labels = np.asarray(labels)
+    if labels.ndim == 2:
+        labels = labels.ravel()
+    return (labels == data.classes[column]).astype(np.intp)
+
+
+def fit_one_vs_rest(booster, X, y, sample_weight, eval_set, data: TrainingData) -> OneVsRestModel:
+    """Fit ``booster``'s recipe once per class of ``data`` (already validated) and combine."""
+    if data.multilabel:
+        constant = [l for l in range(data.n_columns) if np.unique(data.y[:, l]).shape[0] < 2]
+        if constant:
+            l = constant[0]
+            kind = "no" if data.y[0, l] < 0 else "only"
+            raise DataError(
+                f"y column {l} has {kind} positive examples: one-vs-rest cannot fit a binary "
+                f"model for it; drop the column, or use a native multi-label recipe "
+                "(adaboost-mh), which learns such a label as never (always) present"
+            )
+    # The validated features are passed on: each binary fit then only re-reads them.
+    binary = attrs.evolve(booster, multiclass="native", n_jobs=1)
+    columns = range(data.n_columns)
+
+    def fit(column: int) -> BoostModel:
+        val = None
+        if eval_set is not None:
+            val = (eval_set[0], _class_targets(eval_set[1], data, column), *eval_set[2:])
+        return binary.fit(data.X, _class_targets(y, data, column), sample_weight, eval_set=val)
+
+    n_jobs = booster.n_jobs if booster.n_jobs > 0 else (os.cpu_count() or 1)
+    if n_jobs > 1 and data.n_columns > 1:
+        with ThreadPoolExecutor(max_workers=min(n_jobs, data.n_columns)) as pool:
+            models = tuple(pool.map(fit, columns))
+    else:
+        models = tuple(fit(column) for column in columns)
+    return OneVsRestModel(classes=data.classes, models=models, multilabel=data.multilabel)
+
+
+def _check_models(instance, attribute, value):
+    if len(value) != _n_columns(instance.classes):
+        raise ValueError(f"one-vs-rest needs one binary model per class: {len(instance.classes)} "
+                         f"classes, {len(value)} models")
+    for model in value:
+        if model.n_columns != 1:
+            raise ValueError("the models of one-vs-rest must be binary (one margin column)")
+    if len({model.n_features for model in value}) > 1:
+        raise ValueError("the models of one-vs-rest were fitted on different numbers of features")
+
+
+def _n_columns(classes) -> int:
+    return np.asarray(classes).shape[0]
+
+
+@attrs.frozen
+class OneVsRestModel:
+    """One binary :class:`boostkit.BoostModel` per class (per label), predicting together.
+
+    Attributes
+    ----------
+    classes:
+        The original label values (column indices 0..C-1 for multi-label data).
+    models:
+        ``models[l]`` separates class l (its label 1) from the rest (label 0).
+    multilabel:
+        Whether the model was fitted on a multi-label indicator matrix.
+
+    ``decision_function`` is ``(n, C)``: column l is ``models[l].decision_function``; the other
+    methods are those of a native multi-class :class:`boostkit.BoostModel`.
+    """
+
+    classes: np.ndarray = attrs.field(eq=False)
+    models: tuple[BoostModel, ...] = attrs.field(converter=tuple, validator=_check_models)
+    multilabel: bool = attrs.field(default=False, converter=bool)
+
+    multiclass_strategy = "one-vs-rest"
+
+    @property
+    def n_features(self) -> int:
+        return self.models[0].n_features
+
+    @property
+    def n_columns(self) -> int:
+        return len(self.models)
+
+    @property
+    def recipe(self) -> Recipe:
+        """The recipe every class was fitted with."""
+        return self.models[0].recipe
+
+    @property
+    def n_rounds(self) -> int:
+        """The most terms of any class's model."""
+        return max(model.n_rounds for model in self.models)
+
+    @property
+    def stop_reason(self) -> str:
+        """The stop reasons of the class models, e.g. ``"max-rounds"`` or
+        ``"max-rounds, no-edge"`` when they differ."""
+        return ", ".join(dict.fromkeys(model.stop_reason for model in self.models))
+
+    def decision_function(self, X) -> np.ndarray:
+        """``(n, C)``: each class's model's margin F_l(x) (at its own best round, if any)."""
+        return np.column_stack([model.decision_function(X) for model in self.models])
+
+    def staged_decision_function(self, X) -> Iterator[np.ndarray]:
+        """Yield the ``(n, C)`` margins after each round t = 1..max T; a class whose model has
+        fewer terms keeps its final margin."""
+        stages = [model.staged_decision_function(X) for model in self.models]
+        current = [None] * len(stages)
+        while True:
+            advanced = False
+            for l, stage in enumerate(stages):
+                margin = next(stage, None)
+                if margin is not None:
+                    current[l], advanced = margin, True
+            if not advanced:
+                return
+            yield np.column_stack(current)
+
+    def predict(self, X) -> np.ndarray:
+        """The class of the largest margin, or the 0/1 indicator matrix F > 0 (multi-label)."""
+        return margin_labels(self.decision_function(X), self.classes, self.multilabel)
+
+    def staged_predict(self, X) -> Iterator[np.ndarray]:
+        for margin in self.staged_decision_function(X):
+            yield margin_labels(margin, self.classes, self.multilabel)
+
+    def predict_proba(self, X) -> np.ndarray:
+        """``(n, C)``: sigma(2 F_l) normalised over the classes (rows sum to 1), or the per-label
+        marginals for multi-label data (:func:`boostkit.model.margin_probabilities`)."""
+        return margin_probabilities(self.decision_function(X), self.multilabel)
+
+    def staged_predict_proba(self, X) -> Iterator[np.ndarray]:
+        for margin in self.staged_decision_function(X):
+            yield margin_probabilities(margin, self.multilabel)
+
+    # -- persistence --------------------------------------------------------------------------
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the model to ``path`` atomically; ``boostkit.load_model`` reads it back."""
+        arrays: dict[str, np.ndarray] = {}
+        structure = {
+            "kind": "one-vs-rest",
+            "multilabel": self.multilabel,
+            "models": [model._structure(arrays, f"m{l}.") for l, model in enumerate(self.models)],
+        }
+        classes = np.asarray(self.classes)
+        arrays["classes"] = classes.astype(str) if classes.dtype == object else classes
+        return write_model_file(path, structure, arrays)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> OneVsRestModel:
+        """Read a one-vs-rest model written by :meth:`save`."""
+        structure, arrays, version = read_model_file(path)
+        if structure.get("kind") != "one-vs-rest":
+            raise ModelFormatError(f"{path} does not hold a one-vs-rest model")
+        return cls._from_structure(structure, arrays, version, path)
+
+    @classmethod
+    def _from_structure(cls, structure: Mapping, arrays: Mapping, version: int,
+                        path) -> OneVsRestModel:
+        try:
+            models = [BoostModel._from_structure(sub, arrays, version, path, f"m{l}.")
+                      for l, sub in enumerate(structure["models"])]
+            return cls(classes=arrays["classes"], models=models,
+                       multilabel=bool(structure.get("multilabel", False)))
+        except (KeyError, TypeError) as exc:
+            raise ModelFormatError(f"{path}: the one-vs-rest structure is incomplete or corrupt: {exc!r}") from exc
+        except ValueError as exc:
+            raise ModelFormatError(f"{path}: {exc}") from exc
