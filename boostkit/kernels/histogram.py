@@ -362,3 +362,25 @@ def threshold_pair_sums(hist, wneg, wpos):
                 right_pos += hist[f, b, l, 1]
                 wneg[f, b - 1, 1, l] = right_neg
                 wpos[f, b - 1, 1, l] = right_pos
+
+
+@numba.njit(cache=True, nogil=True)
+def true_pair_weights(weights, labels, out):
+    """Whether the ``(n, C)`` pair weights are zero off the true-label pairs (i, labels[i]).
+
+    If so, ``out[i]`` receives D(i, labels[i]) and the per-class histogram of the pairs is one
+    pass over the examples (:func:`class_histogram` with ``labels`` for ``is_pos`` and an
+    ``(d, n_bins, C)`` output), as for SAMME's weights. Counting the non-zero weights in all
+    and on the true pairs keeps both loops branch-free (vectorised).
+    """
+    n = weights.shape[0]
+    flat = weights.ravel()
+    nonzero = 0
+    for k in range(flat.shape[0]):
+        nonzero += flat[k] != 0.0
+    on_labels = 0
+    for i in range(n):
+        w = weights[i, labels[i]]
+        out[i] = w
+        on_labels += w != 0.0
+    return nonzero == on_labels

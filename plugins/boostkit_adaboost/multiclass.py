@@ -32,6 +32,7 @@ import numpy as np
 
 import boostkit
 from boostkit.criteria import MULTICLASS_CRITERIA, weighted_error
+from boostkit.kernels.boosting import exponential_distribution
 from boostkit.smoothing import check_smoothing, resolve_smoothing
 
 from .reweighting import ExponentialReweighting
@@ -172,6 +173,21 @@ class SammeWeights(ExponentialReweighting):
     """
 
     name = "samme-weights"
+
+    @boostkit.hookimpl
+    def boostkit_reweight(self, state):
+        data = state.data
+        if data.n_columns == 1:
+            return super().boostkit_reweight(state)
+        # Only the true-label pairs carry weight: the exponential over those n margins, not nC.
+        pairs = np.arange(data.n_samples) * data.n_columns + data.labels
+        on_labels, log_potential = exponential_distribution(
+            state.margin.ravel().take(pairs), np.ones(data.n_samples),
+            state.initial_weights.ravel().take(pairs), state.n_jobs,
+        )
+        weights = np.zeros(state.margin.shape)
+        weights.ravel()[pairs] = on_labels
+        return boostkit.Weights(weights, log_potential)
 
     @boostkit.hookimpl
     def boostkit_initial_weights(self, data):

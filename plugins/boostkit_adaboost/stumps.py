@@ -83,7 +83,8 @@ class StumpLearner(boostkit.Proposal):
     @boostkit.hookimpl
     def boostkit_propose(self, state):
         binned = state.data.binned
-        hist = histogram(binned.codes, state.weights, state.data.is_pos, binned.max_bins, state.n_jobs)
+        hist = histogram(binned.codes, state.weights, state.data.is_pos, binned.max_bins,
+                         state.n_jobs, labels=state.data.labels)
         split = best_split(hist, binned.split_mask, partition_loss(state, self.criterion))
         if split is None:  # every feature is constant: propose the constant hypothesis
             totals = hist[0].sum(axis=0)  # (2,) or, per class, (C, 2)

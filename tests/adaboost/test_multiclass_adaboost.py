@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -23,6 +24,10 @@ from boostkit.metrics import stratified_folds
 from boostkit_adaboost import DomainPartition, SammeAlpha, VoteAlpha
 
 MULTICLASS = ("adaboost-mh", "discrete-adaboost-mh", "samme")
+
+# CI also runs these tests with NUMBA_DISABLE_JIT=1 to cover the kernels' Python: the
+# reproductions on real data would take minutes that way, and add no kernel coverage.
+needs_jit = pytest.mark.skipif(numba.config.DISABLE_JIT, reason="a reproduction; slow without the JIT")
 
 
 def three_classes(n=150, seed=0):
@@ -135,6 +140,7 @@ def digits():
     return X[:1400], y[:1400], X[1400:], y[1400:]
 
 
+@needs_jit
 def test_samme_agrees_with_scikit_learn_on_digits(digits):
     """scikit-learn's AdaBoostClassifier(DecisionTreeClassifier(max_depth=1)) is SAMME with
     Gini stumps; digits' features take at most 17 values, so every value has its own bin."""
@@ -155,6 +161,7 @@ def test_samme_agrees_with_scikit_learn_on_digits(digits):
                                0.9 * theirs.decision_function(X_test), atol=1e-9)
 
 
+@needs_jit
 def test_adaboost_mh_reaches_096_on_digits_in_5_fold_cv():
     X, y = load_digits(return_X_y=True)
     accuracies = []
@@ -164,6 +171,7 @@ def test_adaboost_mh_reaches_096_on_digits_in_5_fold_cv():
     assert np.mean(accuracies) >= 0.96
 
 
+@needs_jit
 def test_two_classes_through_the_multiclass_path_predict_as_the_binary_path():
     """A two-column one-hot indicator matrix runs AdaBoost.MH over pairs; it must predict
     what real AdaBoost predicts on the binary labels (the second column mirrors the first)."""

@@ -13,6 +13,7 @@ The floors below leave a margin under those numbers.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -23,10 +24,15 @@ from boostkit_adaboost.terms import TermStump, TermStumpLearner
 from boostkit_onepass import TermCounts
 
 R8 = ("reuters_r8_train", "reuters_r8_test")
-pytestmark = pytest.mark.skipif(
-    not set(R8) <= set(boostkit.datasets.available()),
-    reason="the R8 data (reuters_r8_train/test) are not in the data directory",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not set(R8) <= set(boostkit.datasets.available()),
+        reason="the R8 data (reuters_r8_train/test) are not in the data directory",
+    ),
+    # CI also runs tests/adaboost with NUMBA_DISABLE_JIT=1 to cover the kernels' Python; a fit
+    # on R8 would take minutes that way (the kernels are covered by test_term_stumps.py).
+    pytest.mark.skipif(numba.config.DISABLE_JIT, reason="a fit on real data; slow without the JIT"),
+]
 SPARSE_CLASSES = tuple(
     getattr(sp, name) for name in ("csr_matrix", "csc_matrix", "coo_matrix", "csr_array",
                                    "csc_array", "coo_array") if hasattr(sp, name)
