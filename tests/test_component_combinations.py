@@ -141,3 +141,52 @@ def test_the_cookbook_recipes_are_accepted_and_fit(text):
     recipe = REGISTRY.resolve(text)
     assert recipe.name and "=" not in recipe.name
     _fit(recipe)
+
+
+# -- several classes ------------------------------------------------------------------------------
+
+Y3 = np.array(["a", "b", "c"])[(X[:, 0] > 1).astype(int) + (X[:, 2] > 1).astype(int)]
+Y_LABELS = np.column_stack([X[:, 0] > 1, X[:, 1] > 0, X[:, 2] + X[:, 3] > 2]).astype(int)
+
+
+def _native(recipe: Recipe) -> bool:
+    from boostkit.capabilities import binary_only_components
+
+    return not binary_only_components(REGISTRY.instantiate(recipe))
+
+
+NATIVE = [recipe for recipe in ACCEPTED if _native(recipe)]
+
+
+def _fit_classes(recipe: Recipe, y, **booster):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        model = boostkit.Booster(recipe, n_rounds=N_ROUNDS, random_state=0, **booster).fit(X, y)
+    F = model.decision_function(X)
+    assert F.shape == (len(X), model.n_columns) and np.isfinite(F).all(), recipe.to_string()
+    return model
+
+
+def test_every_accepted_multiclass_combination_fits_three_classes_and_labels():
+    assert {r.proposal.name for r in NATIVE} >= {"stump"}
+    for recipe in NATIVE:
+        for stopping in [(), *((ComponentSpec(n),) for n in REGISTRY.components("stopping"))]:
+            import attrs
+
+            with_rule = attrs.evolve(recipe, stopping=stopping)
+            if not (_accepted(with_rule) and _native(with_rule)):
+                continue
+            assert set(_fit_classes(with_rule, Y3).predict(X)) <= {"a", "b", "c"}
+            try:
+                _fit_classes(with_rule, Y_LABELS)
+            except boostkit.HookError as exc:  # SAMME's weights need one true class per example
+                assert "needs single-label classes" in str(exc), exc
+
+
+def test_every_proposal_runs_one_vs_rest_on_three_classes():
+    first_per_proposal = {}
+    for recipe in ACCEPTED:
+        first_per_proposal.setdefault(recipe.proposal.name, recipe)
+    for recipe in first_per_proposal.values():
+        model = _fit_classes(recipe, Y3, multiclass="one-vs-rest")
+        assert model.multiclass_strategy == "one-vs-rest" and len(model.models) == 3
