@@ -107,3 +107,17 @@ def noisy_data():
     X = rng.normal(size=(200, 2))
     y = np.where(X[:, 0] > 0, 1, -1)
     return X, np.where(rng.random(200) < 0.15, -y, y)
+
+
+@pytest.fixture
+def never_densify(monkeypatch):
+    """Make densifying any scipy.sparse matrix or array an error while the test runs."""
+    import scipy.sparse as sp
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("a sparse matrix was densified")
+
+    for name in ("csr_matrix", "csc_matrix", "coo_matrix", "csr_array", "csc_array", "coo_array"):
+        if hasattr(sp, name):
+            monkeypatch.setattr(getattr(sp, name), "toarray", refuse)
+            monkeypatch.setattr(getattr(sp, name), "todense", refuse)

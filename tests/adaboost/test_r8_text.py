@@ -20,7 +20,6 @@ import scipy.sparse as sp
 
 import boostkit
 from boostkit.datasets import load_text
-from boostkit_adaboost.terms import TermStump, TermStumpLearner
 from boostkit_onepass import TermCounts
 
 R8 = ("reuters_r8_train", "reuters_r8_test")
@@ -33,10 +32,6 @@ pytestmark = [
     # on R8 would take minutes that way (the kernels are covered by test_term_stumps.py).
     pytest.mark.skipif(numba.config.DISABLE_JIT, reason="a fit on real data; slow without the JIT"),
 ]
-SPARSE_CLASSES = tuple(
-    getattr(sp, name) for name in ("csr_matrix", "csc_matrix", "coo_matrix", "csr_array",
-                                   "csc_array", "coo_array") if hasattr(sp, name)
-)
 
 
 @pytest.fixture(scope="module")
@@ -47,23 +42,6 @@ def r8():
     vectoriser = TermCounts(prefix_length=5)
     X = vectoriser.fit_transform(texts)
     return X, y, vectoriser.transform(test_texts), y_test, vectoriser.terms_
-
-
-@pytest.fixture(autouse=True)
-def term_plugin(in_process_plugin):
-    """The term-stump components, registered in-process (a no-op once boostkit_adaboost
-    registers the same classes)."""
-    in_process_plugin("term_stump_r8_test", components=(TermStumpLearner, TermStump))
-
-
-@pytest.fixture
-def never_densify(monkeypatch):
-    def refuse(self, *args, **kwargs):
-        raise AssertionError("a sparse matrix was densified")
-
-    for cls in SPARSE_CLASSES:
-        monkeypatch.setattr(cls, "toarray", refuse)
-        monkeypatch.setattr(cls, "todense", refuse)
 
 
 def test_r8_is_sparse_and_has_eight_topics(r8):

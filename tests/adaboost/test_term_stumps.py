@@ -36,25 +36,6 @@ TERM_RECIPE = {"proposal": "term-stump", "calibration": "domain-partition",
                "reweighting": "exponential"}
 
 
-@pytest.fixture(autouse=True)
-def term_plugin(in_process_plugin):
-    """The term-stump components, registered in-process (a no-op once boostkit_adaboost
-    registers the same classes)."""
-    in_process_plugin("term_stump_test", components=(TermStumpLearner, TermStump))
-
-
-@pytest.fixture
-def never_densify(monkeypatch):
-    """Make densifying any sparse matrix an error while the test runs."""
-
-    def refuse(self, *args, **kwargs):
-        raise AssertionError("a sparse matrix was densified")
-
-    for cls in SPARSE_CLASSES:
-        monkeypatch.setattr(cls, "toarray", refuse)
-        monkeypatch.setattr(cls, "todense", refuse)
-
-
 def _state(X, y, weights=None, *, loss=None, n_jobs=1) -> boostkit.BoostState:
     """A BoostState as the engine builds it; ``loss`` answers boostkit_partition_loss."""
     sparse = hasattr(X, "tocsr") and hasattr(X, "nnz")

@@ -51,18 +51,6 @@ X_SPARSE, Y = term_counts()
 X_DENSE = X_SPARSE.toarray()
 
 
-@pytest.fixture
-def never_densify(monkeypatch):
-    """Make densifying any sparse matrix an error while the test runs."""
-
-    def refuse(self, *args, **kwargs):
-        raise AssertionError("a sparse matrix was densified")
-
-    for cls in SPARSE_CLASSES:
-        monkeypatch.setattr(cls, "toarray", refuse)
-        monkeypatch.setattr(cls, "todense", refuse)
-
-
 def assert_same_scores(sparse, dense):
     scale = max(np.abs(dense).max(), 1.0)
     np.testing.assert_allclose(sparse, dense, rtol=1e-12, atol=1e-12 * scale)
