@@ -85,6 +85,8 @@ def check_features(X, *, name: str = "X", n_features: int | None = None, accept_
             f"{name} is a sparse matrix, which this path does not accept; convert it with "
             "X.toarray() or use components that support sparse input"
         )
+    if np.iscomplexobj(X):
+        raise DataError(f"{name} has complex values; boosting needs real features")
     try:
         arr = np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -287,6 +289,11 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
     total = w.sum()
     if total <= 0:
         raise DataError("sample_weight sums to 0: at least one example needs positive weight")
+    if not np.isfinite(total):
+        # The sum overflowed (weights near 1e308 are proportions like any others): scale by the
+        # largest first, rather than return a distribution of zeros.
+        w = w / w.max()
+        total = w.sum()
     return w / total
 
 
@@ -394,10 +401,25 @@ class TrainingData:
         self.X = check_features(X, accept_sparse=True, allow_missing=allow_missing)
         self._set_labels(encode_labels(y, self.X.shape[0]))
         self.sample_weight = check_sample_weight(sample_weight, self.X.shape[0])
+        self._check_class_weights()
         if not (isinstance(max_bins, (int, np.integer)) and 2 <= max_bins <= MAX_BINS):
             raise DataError(f"max_bins must be an integer in [2, {MAX_BINS}], got {max_bins!r}")
         self.max_bins = int(max_bins)
         self._rng = rng
+
+    def _check_class_weights(self) -> None:
+        """Every class (of single-label data) needs positive weight: a class of weight 0 is a
+        class with no example, and the fit would silently learn one class fewer."""
+        if self.labels is None:
+            return
+        weight = np.bincount(self.labels, weights=self.sample_weight,
+                             minlength=self.classes.shape[0])
+        if (weight <= 0).any():
+            missing = self.classes[weight <= 0].tolist()
+            raise DataError(
+                f"class(es) {missing} have total sample_weight 0: give them positive weight, or "
+                "remove their examples"
+            )
 
     def _set_labels(self, coding: LabelCoding) -> None:
         self.classes, self.y = coding.classes, coding.y
@@ -428,6 +450,12 @@ class TrainingData:
     def n_columns(self) -> int:
         """C, the number of margin columns: 1 for two classes, else the number of classes."""
         return 1 if self.y.ndim == 1 else self.y.shape[1]
+
+    @functools.cached_property
+    def n_weighted(self) -> int:
+        """m, the number of examples of positive initial weight: what smoothing defaults such as
+        1/m count, so that an example of weight 0 is the same as no example."""
+        return int(np.count_nonzero(self.sample_weight))
 
     @functools.cached_property
     def initial_weights(self) -> np.ndarray:

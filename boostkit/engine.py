@@ -22,13 +22,13 @@ from . import hookspecs
 from .capabilities import binary_only_components, check_sparse_input, handles_missing_values
 from .components import Calibrated, Candidate, RoundRecord, Weights
 from .data import MAX_BINS, TrainingData
-from .errors import HookError, RecipeError
+from .errors import DataError, HookError, RecipeError
 from .kernels.boosting import add_contribution, add_contribution_parallel
 from .kernels.histogram import cell_class_sums, cell_pair_sums
 from .model import BoostModel
 from .observers import RoundLog
 from .plugins import enable_tracing, get_registry, tracing_enabled
-from .registry import Recipe, compose
+from .registry import ComponentSpec, Recipe, compose
 from .validation import ValidationData, eval_set_data, holdout_data
 
 __all__ = ["Booster", "BoostState"]
@@ -139,6 +139,18 @@ def _callbacks(instance, attribute, value):
 
 MULTICLASS_STRATEGIES = ("native", "one-vs-rest", "auto")
 
+#: The engine's learning-rate contract: ``Booster(learning_rate=nu)`` adds the calibration wrapper
+#: registered under this name, with parameter ``rate`` = nu, outermost. The engine reaches it only
+#: through the registry (the first-party ``boostkit_additive`` plugin provides it); without it the
+#: recipe is refused as naming an unknown calibration wrapper.
+LEARNING_RATE_WRAPPER = "learning-rate"
+
+
+def _learning_rate(instance, attribute, value):
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                              or not 0.0 < value <= 1.0):
+        raise ValueError(f"learning_rate must be None or a number in (0, 1], got {value!r}")
+
 
 def _multiclass(instance, attribute, value):
     if value not in MULTICLASS_STRATEGIES:
@@ -197,6 +209,11 @@ class Booster:
         (:class:`boostkit.multiclass.OneVsRestModel`); ``n_jobs`` then fits classes in parallel.
         ``"auto"``: native when the recipe handles several columns, else one-vs-rest. Two
         classes are always the binary fit.
+    learning_rate:
+        Shrinkage nu in (0, 1]: every round's contribution is multiplied by nu,
+        F_t = F_{t-1} + nu c_t (Friedman 2001, section 5; epsilon-Boost's small steps), by adding
+        the ``learning-rate`` calibration wrapper (:data:`LEARNING_RATE_WRAPPER`) outermost.
+        ``None`` (default) leaves the recipe as it is.
     proposal, calibration, reweighting, stopping:
         Components by role, replacing those of ``algorithm``, or making the whole recipe when
         ``algorithm`` is ``None`` (:func:`boostkit.registry.compose`). A component is
@@ -225,6 +242,7 @@ class Booster:
     calibration: Any = attrs.field(default=None, kw_only=True)
     reweighting: Any = attrs.field(default=None, kw_only=True)
     stopping: Any = attrs.field(default=None, kw_only=True)
+    learning_rate: float | None = attrs.field(default=None, kw_only=True, validator=_learning_rate)
 
     def recipe(self) -> Recipe:
         """The resolved recipe, with the components given by role and ``params`` applied."""
@@ -238,7 +256,12 @@ class Booster:
             recipe = registry.resolve(self.algorithm)
             if given:
                 recipe = compose(recipe, **roles)
-        return recipe.with_params(self.params) if self.params else recipe
+        if self.params:
+            recipe = recipe.with_params(self.params)
+        if self.learning_rate is not None:
+            shrink = ComponentSpec(LEARNING_RATE_WRAPPER, {"rate": float(self.learning_rate)})
+            recipe = attrs.evolve(recipe, calibration_wrappers=(shrink, *recipe.calibration_wrappers))
+        return recipe
 
     def _one_vs_rest(self, recipe: Recipe, components, data: TrainingData) -> bool:
         """Whether a fit with C > 1 margin columns runs as one-vs-rest (or is refused)."""
@@ -251,9 +274,9 @@ class Booster:
             return True
         raise RecipeError(
             _one_vs_rest_reason(recipe.name, blockers, data) + ". Either use a recipe that "
-            "does (adaboost-mh, discrete-adaboost-mh, samme, real-adaboost; `boostkit "
-            "components` lists each component's capabilities), or fit one binary model per "
-            "class: Booster(..., multiclass='one-vs-rest') (or 'auto')"
+            "does (adaboost-mh, discrete-adaboost-mh, samme, real-adaboost, gentle-adaboost; "
+            "`boostkit components` lists each component's capabilities), or fit one binary "
+            "model per class: Booster(..., multiclass='one-vs-rest') (or 'auto')"
         )
 
     def fit(self, X, y, sample_weight=None, *, eval_set=None) -> BoostModel:
@@ -383,6 +406,8 @@ def _call(hook, name: str, components, **kwargs):
         return getattr(hook, name)(**kwargs)
     except HookError:
         raise
+    except DataError as exc:  # the data, not the component, are at fault: keep the ValueError
+        raise DataError(f"{name} in {_culprit(exc, components)}: {exc}") from exc
     except Exception as exc:
         raise HookError(
             f"{name} failed in {_culprit(exc, components)}: {type(exc).__name__}: {exc}"

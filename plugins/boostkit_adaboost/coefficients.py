@@ -45,7 +45,7 @@ class ConstantAlpha(boostkit.Calibration):
         h = candidate.scores
         eps, n_not_pm1 = sign_error(h, state.data.y, state.weights)
         _require_pm1(h, n_not_pm1, self.name)
-        s = resolve_smoothing(self.smoothing, state.data.n_samples)
+        s = resolve_smoothing(self.smoothing, state.data.n_weighted)
         alpha = 0.5 * math.log((1.0 - eps + s) / (eps + s))
         return boostkit.Calibrated(boostkit.LinearContribution(alpha), alpha * h, (alpha,))
 
@@ -85,7 +85,7 @@ class NewtonAlpha(boostkit.Calibration):
     @boostkit.hookimpl
     def boostkit_calibrate(self, state, candidate):
         h = candidate.scores
-        s = resolve_smoothing(self.smoothing, state.data.n_samples)
+        s = resolve_smoothing(self.smoothing, state.data.n_weighted)
         alpha = newton_alpha(state.data.y * h, state.weights, s, self.tol, self.max_iter)
         return boostkit.Calibrated(boostkit.LinearContribution(alpha), alpha * h, (alpha,))
 
@@ -123,7 +123,7 @@ class DomainPartition(boostkit.Calibration):
                 f"{candidate.hypothesis.name!r} gives only scores"
             )
         wneg, wpos = state.cell_weights(candidate)
-        s = resolve_smoothing(self.smoothing, state.weights.size)
+        s = resolve_smoothing(self.smoothing, state.data.n_weighted * state.data.n_columns)
         values = 0.5 * np.log((wpos + s) / (wneg + s))
         return boostkit.Calibrated(
             boostkit.CellContribution(values), values[candidate.cells], values.ravel()

@@ -95,7 +95,7 @@ class VoteAlpha(boostkit.Calibration):
         votes = np.where(mu >= 0.0, 1.0, -1.0)
         gamma = min(float(np.abs(mu).sum()), 1.0)
         eps = 0.5 * (1.0 - gamma)
-        s = resolve_smoothing(self.smoothing, state.weights.size)
+        s = resolve_smoothing(self.smoothing, state.data.n_weighted * state.data.n_columns)
         alpha = 0.5 * math.log((1.0 - eps + s) / (eps + s))
         values = alpha * np.outer([-1.0, 1.0], votes)  # (2 cells, C)
         if state.data.n_columns == 1:
@@ -148,7 +148,7 @@ class SammeAlpha(boostkit.Calibration):
         total = class_weights.sum()
         right = np.take_along_axis(class_weights, cell_labels[:, None], axis=-1).sum()
         eps = max(0.0, float((total - right) / total)) if total > 0 else 0.0
-        s = resolve_smoothing(self.smoothing, data.n_samples)
+        s = resolve_smoothing(self.smoothing, data.n_weighted)
         if eps >= 1.0 - 1.0 / n_classes:
             alpha = 0.0
         else:

@@ -61,7 +61,7 @@ class OnePassAlpha(boostkit.Calibration):
     @boostkit.hookimpl
     def boostkit_calibrate(self, state, candidate):
         h = candidate.scores
-        s = resolve_smoothing(self.smoothing, state.data.n_samples)
+        s = resolve_smoothing(self.smoothing, state.data.n_weighted)
         alpha = potential_alpha(h, state.data.y, state.weights, s, self.tol, self.max_iter)
         return boostkit.Calibrated(boostkit.LinearContribution(alpha), alpha * h, (alpha,))
 

@@ -105,7 +105,8 @@ class OnePass:
         order = np.random.default_rng(random_state).permutation(d)
         alpha = np.zeros(d)
         one_pass_signs(self._signs, self.y, self.sample_weight, order, gamma_bar,
-                       resolve_smoothing(smoothing, self.X.shape[0]), alpha, False)
+                       resolve_smoothing(smoothing, np.count_nonzero(self.sample_weight)), alpha,
+                       False)
         return LinearVotes(np.zeros(d), 2.0 * alpha, -alpha.sum())
 
     def fit(self, *, gamma_bar: float = 0.0, smoothing: float | None = None, random_state=None,
@@ -120,7 +121,7 @@ class OnePass:
         m, d = self.X.shape
         y, d1 = self.y, self.sample_weight
         order = np.random.default_rng(random_state).permutation(d)
-        s = resolve_smoothing(smoothing, m)
+        s = resolve_smoothing(smoothing, np.count_nonzero(d1))
         alpha = np.zeros(d)
         if self.base == "count":
             column_ptr, entries, raw = self._columns

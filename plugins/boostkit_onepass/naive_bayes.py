@@ -119,7 +119,7 @@ class NaiveBayes(boostkit.Proposal):
         self._proposed = True
         data = state.data
         hypothesis = fit_naive_bayes(
-            data.X, data.y, data.sample_weight * data.n_samples,
+            data.X, data.y, data.sample_weight * data.n_weighted,
             event_model=self.event_model, smoothing=self.smoothing,
         )
         return boostkit.Candidate(hypothesis, scores=hypothesis.scores(data.X))

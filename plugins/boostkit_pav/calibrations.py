@@ -176,7 +176,7 @@ class PavCalibration(_BackFitting, boostkit.Calibration):
     @boostkit.hookimpl
     def boostkit_calibrate(self, state, candidate):
         replaces, removed, weights = self._target(state, candidate)
-        epsilon = resolve_epsilon(self.epsilon, state.data.n_samples)
+        epsilon = resolve_epsilon(self.epsilon, state.data.n_weighted)
         hypothesis = candidate.hypothesis
         if self.bins is None:
             fit = isotonic_regression(candidate.scores, weights, state.data.is_pos)
@@ -220,7 +220,9 @@ def minimise_exponential_loss(scores: np.ndarray, y: np.ndarray, weights: np.nda
     converge; they stop when the next step would move the coefficients by at most ``tol``
     (so an optimum at 0, as in 000 Table 2, stays exactly 0).
     """
-    lo, hi = float(scores.min()), float(scores.max())
+    # The score range of the examples of positive weight: one of weight 0 is no example.
+    weighted = scores[weights > 0]
+    lo, hi = float(weighted.min()), float(weighted.max())
     center = 0.5 * (lo + hi) if intercept else 0.0
     scale = max(abs(hi - center), abs(lo - center))
     if scale == 0.0:  # a constant score: only the intercept can move
@@ -285,7 +287,7 @@ class SigmoidCalibration(_BackFitting, boostkit.Calibration):
     @boostkit.hookimpl
     def boostkit_calibrate(self, state, candidate):
         replaces, removed, weights = self._target(state, candidate)
-        smoothing = resolve_epsilon(self.smoothing, state.data.n_samples)
+        smoothing = resolve_epsilon(self.smoothing, state.data.n_weighted)
         slope, intercept = minimise_exponential_loss(
             candidate.scores, state.data.y, weights, smoothing, self.intercept
         )

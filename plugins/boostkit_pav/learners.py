@@ -173,6 +173,18 @@ class Projection(boostkit.WeakHypothesis):
         return f"w.x (|w| = {np.linalg.norm(self.direction):.3g}, largest |w_j| at j = {top})"
 
 
+def _weighted_std(X, d1: np.ndarray, mean: np.ndarray, sparse: bool) -> np.ndarray:
+    """The D_1-weighted standard deviation of every column of X about ``mean``."""
+    if sparse:
+        X = _csr(X)
+        # The stored entries' squared deviations, plus mean_j^2 for each example whose x_j = 0
+        # is not stored, weighted by the rest of D_1: X - mean would be dense.
+        squared = d1 @ _with_data(X, (X.data - mean[X.indices]) ** 2)
+        stored_weight = d1 @ _with_data(X, np.ones_like(X.data))
+        return np.sqrt(squared + np.maximum(d1.sum() - stored_weight, 0.0) * mean ** 2)
+    return np.sqrt(d1 @ (X - mean) ** 2)
+
+
 @attrs.define
 class Cmass(boostkit.Proposal):
     """The Cmass weak learner (000 section 7.1).
@@ -195,15 +207,20 @@ class Cmass(boostkit.Proposal):
         X, d1 = state.data.X, state.data.sample_weight
         if self.standardize:
             mean = d1 @ X
-            if state.data.is_sparse:
-                X = _csr(X)
-                # The stored entries' squared deviations, plus mean_j^2 for each example whose
-                # x_j = 0 is not stored, weighted by the rest of D_1: X - mean would be dense.
-                squared = d1 @ _with_data(X, (X.data - mean[X.indices]) ** 2)
-                stored_weight = d1 @ _with_data(X, np.ones_like(X.data))
-                std = np.sqrt(squared + np.maximum(d1.sum() - stored_weight, 0.0) * mean ** 2)
-            else:
-                std = np.sqrt(d1 @ (X - mean) ** 2)
+            with np.errstate(over="ignore", invalid="ignore"):
+                std = _weighted_std(X, d1, mean, state.data.is_sparse)
+            if not np.isfinite(std).all():
+                # |x| beyond ~1e154 overflows the squares: the same spread, computed on the
+                # columns divided by their largest |x| and scaled back.
+                if state.data.is_sparse:
+                    top = abs(X).max(axis=0).toarray().ravel()
+                    top = np.where(top > 0, top, 1.0)
+                    unit = _csr(X.multiply(1.0 / top))
+                else:
+                    top = np.abs(X).max(axis=0)
+                    top = np.where(top > 0, top, 1.0)
+                    unit = X / top
+                std = top * _weighted_std(unit, d1, mean / top, state.data.is_sparse)
             # A constant column's spread is rounding (~1e-16 of its mean), not signal.
             std = np.where(std > 1e-12 * np.abs(mean), std, 0.0)
             self._scale = np.where(std > 0, 1.0 / np.where(std > 0, std, 1.0), 0.0)
@@ -315,7 +332,7 @@ class BinaryNaiveBayes(boostkit.Proposal):
         w_pos, w_neg = pos.sum(), neg.sum()
         if w_pos <= 0 or w_neg <= 0:
             return None
-        s = 1.0 / state.data.n_samples if self.smoothing is None else self.smoothing
+        s = 1.0 / state.data.n_weighted if self.smoothing is None else self.smoothing
         present = self._present
         if isinstance(present, _SparsePresence):
             n_pos, n_neg = present.weighted_counts(pos), present.weighted_counts(neg)

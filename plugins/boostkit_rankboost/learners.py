@@ -161,8 +161,10 @@ class FeatureRanker(boostkit.Proposal):
 
     @boostkit.hookimpl
     def boostkit_fit_start(self, state):
-        self._low = state.data.X.min(axis=0)
-        self._high = state.data.X.max(axis=0)
+        # The range of the examples of positive weight: one of weight 0 is no example.
+        X = state.data.X[state.data.sample_weight > 0]
+        self._low = X.min(axis=0)
+        self._high = X.max(axis=0)
 
     @boostkit.hookimpl
     def boostkit_propose(self, state):

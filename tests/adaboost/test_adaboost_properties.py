@@ -37,7 +37,9 @@ def weighted_datasets(draw):
     y = draw(arrays(np.float64, n, elements=st.sampled_from([-1.0, 1.0])))
     y[:2] = (-1.0, 1.0)
     sample_weight = draw(arrays(np.float64, n, elements=st.floats(0.0, 10.0)))
-    assume(sample_weight.sum() > 0)
+    # Each class needs positive weight (a class of weight 0 is refused as having no example).
+    share = sample_weight[y > 0].sum() / max(sample_weight.sum(), 1e-300)
+    assume(0.0 < share < 1.0)
     return X, y, sample_weight
 
 
@@ -140,6 +142,12 @@ def test_all_weight_on_one_example(algorithm, index):
     X, y = _noisy(20, 3, seed=4)
     sample_weight = np.zeros(20)
     sample_weight[index] = 1.0
+    # The other class then has no weight: that is a one-class fit, refused by name.
+    other = -y[index]
+    with pytest.raises(boostkit.DataError, match=rf"class\(es\) \[{other}\] have total sample_weight 0"):
+        _fit(algorithm, X, y, sample_weight)
+    # With one example of each class weighted, the stump separates them.
+    sample_weight[np.flatnonzero(y == other)[0]] = 1.0
     model = _fit(algorithm, X, y, sample_weight)
     assert model.stop_reason == "perfect-fit"
     assert np.sign(model.decision_function(X[index:index + 1]))[0] == y[index]
