@@ -13,12 +13,20 @@ parameters and the keys of their arrays. Version 2 files (binary models, before 
 version 1 files (before best rounds, which load with ``best_round=None``) still load. Loading uses
 ``allow_pickle=False``: nothing in a model file is ever executed. Components are rebuilt by
 registered name, so the plugins that fitted the model must be installed to load it.
+
+The one exception is explicit on both sides: a value that is neither JSON nor a numeric or string
+array (a fitted scikit-learn estimator in a hypothesis, an estimator object among a recipe's
+parameters) is refused by ``save``, unless ``save(path, allow_pickle=True)``: it is then pickled
+into one uint8 array entry, referenced from the JSON as ``{"__pickled__": key}`` and listed under
+the structure's ``"pickled"`` key. Such a file loads only with ``allow_pickle=True``; without it,
+loading stops before anything is unpickled.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import pickle
 import tempfile
 import zipfile
 from pathlib import Path
@@ -38,9 +46,38 @@ __all__ = ["BoostModel", "FORMAT_NAME", "FORMAT_VERSION"]
 FORMAT_NAME = "boostkit-model"
 FORMAT_VERSION = 3
 _JSON_KEY = "__model__"
+_PICKLED = "__pickled__"  # {"__pickled__": key}: a pickled object, in the array entry ``key``
 
 
-def _jsonable(value: Any, where: str) -> Any:
+class _Pickler:
+    """What ``save`` does with a foreign object (neither JSON nor a plain array): refuse it,
+    naming where it is and the two ways out, or, when ``allow``, pickle it into ``arrays``."""
+
+    def __init__(self, arrays: dict[str, np.ndarray], allow: bool = False):
+        self.arrays, self.allow, self.keys = arrays, allow, []
+
+    def __call__(self, value: Any, where: str) -> dict:
+        kind = f"{type(value).__module__}.{type(value).__qualname__}"
+        if not self.allow:
+            raise ModelFormatError(
+                f"cannot save {where}: {type(value).__name__} is not a JSON value or a numeric "
+                f"or string array ({kind}). "
+                "Either use a component whose fields are JSON values and numpy arrays (it then "
+                "saves itself without pickle), or save with allow_pickle=True: the object is "
+                "pickled into the file, which then loads only with allow_pickle=True (unpickling "
+                "runs code: only load files you trust)"
+            )
+        try:
+            blob = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:
+            raise ModelFormatError(f"cannot save {where}: pickling the {kind} failed: {exc}") from exc
+        key = f"{_PICKLED}.{len(self.keys)}"
+        self.arrays[key] = np.frombuffer(blob, dtype=np.uint8)
+        self.keys.append(key)
+        return {_PICKLED: key}
+
+
+def _jsonable(value: Any, where: str, pickler: _Pickler | None = None) -> Any:
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, (int, np.integer)):
@@ -48,13 +85,52 @@ def _jsonable(value: Any, where: str) -> Any:
     if isinstance(value, (float, np.floating)):
         return float(value)
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v, where) for v in value]
+        return [_jsonable(v, where, pickler) for v in value]
     if isinstance(value, Mapping):
-        return {str(k): _jsonable(v, where) for k, v in value.items()}
-    raise ModelFormatError(f"cannot save {where}: {type(value).__name__} is not a JSON value")
+        return {str(k): _jsonable(v, where, pickler) for k, v in value.items()}
+    return (pickler or _Pickler({}))(value, where)
 
 
-def _component_state(obj: Component, arrays: dict[str, np.ndarray], prefix: str) -> dict:
+def _recipe_state(recipe: Recipe, pickler: _Pickler | None = None) -> dict:
+    """The recipe's JSON; a parameter that is no JSON value is refused (or pickled), by name."""
+    state = recipe.to_json()
+    for slot, value in state.items():
+        for spec in value if isinstance(value, list) else [value]:
+            if isinstance(spec, dict) and "params" in spec:
+                spec["params"] = {
+                    k: _jsonable(v, f"recipe {recipe.name!r}: {slot} {spec['name']!r}, parameter "
+                                    f"{k!r}", pickler)
+                    for k, v in spec["params"].items()
+                }
+    return state
+
+
+def _unpickled(value: Any, arrays: Mapping, allow_pickle: bool, path) -> Any:
+    """``value`` (a JSON structure) with every ``{"__pickled__": key}`` replaced by its object;
+    refuses, before unpickling anything, unless ``allow_pickle``."""
+    if isinstance(value, list):
+        return [_unpickled(v, arrays, allow_pickle, path) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if set(value) == {_PICKLED}:
+        if not allow_pickle:
+            raise ModelFormatError(_pickle_refusal(path))
+        try:
+            return pickle.loads(arrays[value[_PICKLED]].tobytes())
+        except KeyError:
+            raise ModelFormatError(f"{path}: the pickled entry {value[_PICKLED]!r} is missing") from None
+    return {k: _unpickled(v, arrays, allow_pickle, path) for k, v in value.items()}
+
+
+def _pickle_refusal(path) -> str:
+    return (
+        f"{path} holds pickled Python objects (saved with allow_pickle=True), and loading them "
+        "runs code: load it with allow_pickle=True only if you trust where the file comes from"
+    )
+
+
+def _component_state(obj: Component, arrays: dict[str, np.ndarray], prefix: str,
+                     pickler: _Pickler | None = None) -> dict:
     params: dict[str, Any] = {}
     array_keys: dict[str, str] = {}
     children: dict[str, dict] = {}
@@ -62,16 +138,15 @@ def _component_state(obj: Component, arrays: dict[str, np.ndarray], prefix: str)
         if not field.init:
             continue
         value = getattr(obj, field.name)
-        if isinstance(value, np.ndarray):
-            if value.dtype == object:
-                raise ModelFormatError(f"cannot save {obj.name}.{field.name}: object arrays need pickle")
+        where = f"{obj.role} {obj.name!r}, field {field.name!r}"
+        if isinstance(value, np.ndarray) and value.dtype != object:
             key = f"{prefix}.{field.name}"
             arrays[key] = value
             array_keys[field.alias] = key
         elif isinstance(value, Component):
-            children[field.alias] = _component_state(value, arrays, f"{prefix}.{field.name}")
+            children[field.alias] = _component_state(value, arrays, f"{prefix}.{field.name}", pickler)
         else:
-            params[field.alias] = _jsonable(value, f"{obj.name}.{field.name}")
+            params[field.alias] = _jsonable(value, where, pickler)
     return {"component": obj.name, "params": params, "arrays": array_keys, "children": children}
 
 
@@ -278,8 +353,10 @@ class BoostModel:
         return self.records[-1].error_bound if self.records else None
 
     # -- persistence --------------------------------------------------------------------------
-    def _structure(self, arrays: dict[str, np.ndarray], prefix: str = "") -> dict:
-        """The JSON structure of this model; its arrays go into ``arrays`` under ``prefix``."""
+    def _structure(self, arrays: dict[str, np.ndarray], prefix: str = "",
+                   pickler: _Pickler | None = None) -> dict:
+        """The JSON structure of this model; its arrays go into ``arrays`` under ``prefix``, and
+        foreign objects to ``pickler`` (refused when ``None``)."""
         classes = np.asarray(self.classes)
         if classes.dtype == object:
             if not all(isinstance(c, str) for c in classes):
@@ -291,8 +368,8 @@ class BoostModel:
         arrays[f"{prefix}classes"] = classes
         rounds = [
             {
-                "hypothesis": _component_state(h, arrays, f"{prefix}r{t}.h"),
-                "contribution": _component_state(c, arrays, f"{prefix}r{t}.c"),
+                "hypothesis": _component_state(h, arrays, f"{prefix}r{t}.h", pickler),
+                "contribution": _component_state(c, arrays, f"{prefix}r{t}.c", pickler),
             }
             for t, (h, c) in enumerate(zip(self.hypotheses, self.contributions))
         ]
@@ -301,21 +378,32 @@ class BoostModel:
             "n_features": int(self.n_features),
             "multilabel": self.multilabel,
             "margin_columns": self.n_columns,
-            "recipe": _jsonable(self.recipe.to_json(), "recipe"),
+            "recipe": _recipe_state(self.recipe, pickler),
             "stop_reason": self.stop_reason,
             "best_round": self.best_round,
             "rounds": rounds,
-            "records": [_jsonable(attrs.asdict(r), "round record") for r in self.records],
+            "records": [_jsonable(attrs.asdict(r), "round record", pickler) for r in self.records],
         }
 
-    def save(self, path: str | os.PathLike) -> Path:
+    def save(self, path: str | os.PathLike, allow_pickle: bool = False) -> Path:
         """Write the model to ``path`` (an ``.npz`` archive), atomically.
 
         The file is first written beside the target and renamed over it, so a failed save never
         leaves a corrupt or half-written model behind.
+
+        A value that is neither JSON nor a numeric or string array (a fitted scikit-learn
+        estimator, an estimator object among the recipe's parameters) raises a
+        :class:`boostkit.ModelFormatError` naming the component and the field, unless
+        ``allow_pickle=True``: it is then pickled into the file.
+
+        .. warning:: A file saved with ``allow_pickle=True`` holds pickles, and unpickling runs
+           arbitrary code: it loads only with ``boostkit.load_model(path, allow_pickle=True)``,
+           which you should only do with files you trust.
         """
         arrays: dict[str, np.ndarray] = {}
-        return write_model_file(path, self._structure(arrays), arrays)
+        pickler = _Pickler(arrays, allow_pickle)
+        structure = self._structure(arrays, pickler=pickler)
+        return write_model_file(path, _with_pickled(structure, pickler), arrays)
 
     @classmethod
     def _from_structure(cls, structure: Mapping, arrays: Mapping, version: int, path,
@@ -361,13 +449,19 @@ class BoostModel:
             raise ModelFormatError(f"{path}: the model structure is incomplete or corrupt: {exc!r}") from exc
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> BoostModel:
-        """Read a model written by :meth:`save`. Never unpickles; fails clearly on bad files.
+    def load(cls, path: str | os.PathLike, allow_pickle: bool = False) -> BoostModel:
+        """Read a model written by :meth:`save`; fails clearly on bad files.
 
         A file written by ``OneVsRestModel.save`` loads as a
         :class:`boostkit.multiclass.OneVsRestModel`, so ``boostkit.load_model`` reads both.
+
+        Never unpickles unless ``allow_pickle=True``: a file saved with ``allow_pickle=True``
+        is refused (a :class:`boostkit.ModelFormatError`) before anything is unpickled.
+
+        .. warning:: ``allow_pickle=True`` unpickles the file's objects, and unpickling runs
+           arbitrary code: only pass it for files you trust.
         """
-        structure, arrays, version = read_model_file(path)
+        structure, arrays, version = read_model_file(path, allow_pickle)
         kind = structure.get("kind", "boost")
         if kind == "one-vs-rest":
             from .multiclass import OneVsRestModel
@@ -376,6 +470,12 @@ class BoostModel:
         if kind != "boost":
             raise ModelFormatError(f"{path}: unknown model kind {kind!r}")
         return cls._from_structure(structure, arrays, version, path)
+
+
+def _with_pickled(structure: dict, pickler: _Pickler) -> dict:
+    """``structure``, listing the pickled entries under ``"pickled"`` if there are any (a file
+    without them is written exactly as before)."""
+    return {**structure, "pickled": pickler.keys} if pickler.keys else structure
 
 
 def write_model_file(path: str | os.PathLike, structure: dict, arrays: dict[str, np.ndarray]) -> Path:
@@ -398,8 +498,13 @@ def write_model_file(path: str | os.PathLike, structure: dict, arrays: dict[str,
     return path
 
 
-def read_model_file(path: str | os.PathLike) -> tuple[dict, dict[str, np.ndarray], int]:
-    """``(structure, arrays, version)`` of a model file, checked up to its format version."""
+def read_model_file(path: str | os.PathLike,
+                    allow_pickle: bool = False) -> tuple[dict, dict[str, np.ndarray], int]:
+    """``(structure, arrays, version)`` of a model file, checked up to its format version.
+
+    Pickled objects (a file saved with ``allow_pickle=True``) are unpickled in the structure
+    when ``allow_pickle``; otherwise such a file is refused before anything is unpickled.
+    """
     path = Path(path)
     try:
         with np.load(path, allow_pickle=False) as npz:
@@ -424,7 +529,9 @@ def read_model_file(path: str | os.PathLike) -> tuple[dict, dict[str, np.ndarray
             f"{path} was written in model format version {version}, newer than this boostkit "
             f"reads ({FORMAT_VERSION}); upgrade boostkit to load it"
         )
-    return structure, arrays, version
+    if structure.get("pickled") and not allow_pickle:
+        raise ModelFormatError(_pickle_refusal(path))
+    return _unpickled(structure, arrays, allow_pickle, path), arrays, version
 
 
 def _saved_best_round(structure: Mapping, version: int, n_terms: int, path) -> int | None:

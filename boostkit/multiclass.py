@@ -25,7 +25,8 @@ import numpy as np
 
 from .data import TrainingData
 from .errors import DataError, ModelFormatError
-from .model import BoostModel, margin_labels, margin_probabilities, read_model_file, write_model_file
+from .model import (BoostModel, _Pickler, _with_pickled, margin_labels, margin_probabilities,
+                    read_model_file, write_model_file)
 from .registry import Recipe
 
 __all__ = ["OneVsRestModel", "fit_one_vs_rest"]
@@ -172,22 +173,29 @@ class OneVsRestModel:
             yield margin_probabilities(margin, self.multilabel)
 
     # -- persistence --------------------------------------------------------------------------
-    def save(self, path: str | os.PathLike) -> Path:
-        """Write the model to ``path`` atomically; ``boostkit.load_model`` reads it back."""
+    def save(self, path: str | os.PathLike, allow_pickle: bool = False) -> Path:
+        """Write the model to ``path`` atomically; ``boostkit.load_model`` reads it back.
+
+        ``allow_pickle`` as in :meth:`boostkit.BoostModel.save`: foreign objects are refused
+        without it and pickled with it (unpickling runs code: only load files you trust).
+        """
         arrays: dict[str, np.ndarray] = {}
+        pickler = _Pickler(arrays, allow_pickle)
         structure = {
             "kind": "one-vs-rest",
             "multilabel": self.multilabel,
-            "models": [model._structure(arrays, f"m{l}.") for l, model in enumerate(self.models)],
+            "models": [model._structure(arrays, f"m{l}.", pickler)
+                       for l, model in enumerate(self.models)],
         }
         classes = np.asarray(self.classes)
         arrays["classes"] = classes.astype(str) if classes.dtype == object else classes
-        return write_model_file(path, structure, arrays)
+        return write_model_file(path, _with_pickled(structure, pickler), arrays)
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> OneVsRestModel:
-        """Read a one-vs-rest model written by :meth:`save`."""
-        structure, arrays, version = read_model_file(path)
+    def load(cls, path: str | os.PathLike, allow_pickle: bool = False) -> OneVsRestModel:
+        """Read a one-vs-rest model written by :meth:`save` (``allow_pickle`` as in
+        :meth:`boostkit.BoostModel.load`: only for files you trust)."""
+        structure, arrays, version = read_model_file(path, allow_pickle)
         if structure.get("kind") != "one-vs-rest":
             raise ModelFormatError(f"{path} does not hold a one-vs-rest model")
         return cls._from_structure(structure, arrays, version, path)
