@@ -40,6 +40,7 @@ from .errors import (
     ModelFormatError,
     NotFittedError,
     PluginLoadError,
+    PluginWarning,
     RecipeError,
     RegistryError,
 )
@@ -71,6 +72,7 @@ __all__ = [
     "NotFittedError",
     "Observer",
     "PluginLoadError",
+    "PluginWarning",
     "Proposal",
     "ProposalWrapper",
     "Recipe",

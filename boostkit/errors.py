@@ -15,6 +15,7 @@ __all__ = [
     "HookError",
     "ModelFormatError",
     "NotFittedError",
+    "PluginWarning",
 ]
 
 
@@ -48,3 +49,11 @@ class ModelFormatError(BoostkitError, ValueError):
 
 class NotFittedError(BoostkitError, AttributeError):
     """A model or estimator was used for prediction before it was fitted."""
+
+
+class PluginWarning(UserWarning):
+    """A plugin was left out because it failed to load or its registrations were refused.
+
+    Every other plugin keeps working. ``BOOSTKIT_STRICT_PLUGINS=1`` (or the
+    ``boostkit.testing.strict_plugins`` fixture) turns it back into the error it reports.
+    """

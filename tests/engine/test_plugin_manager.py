@@ -12,7 +12,8 @@ import pytest
 
 import boostkit
 from boostkit import plugins
-from boostkit.errors import PluginLoadError, RecipeError
+from boostkit.errors import PluginLoadError, PluginWarning, RecipeError
+from boostkit.testing import strict_plugins  # noqa: F401  (a fixture)
 
 BUILTIN_COMPONENTS = {"linear", "cell-values", "validation"}
 ADABOOST_COMPONENTS = {
@@ -82,9 +83,10 @@ def test_plugin_info_lists_name_distribution_version_hooks_components_algorithms
     assert builtin["algorithms"] == {}
 
 
-# -- plugins that fail to load ------------------------------------------------------------------
+# -- plugins that fail to load, in strict mode (tests/engine/test_plugin_isolation.py: without) --
 
 
+@pytest.mark.usefixtures("strict_plugins")
 def test_plugin_failing_to_import_is_named_with_its_distribution_and_cause(entry_point_plugin):
     entry_point_plugin(
         "broken", "raise RuntimeError('libfoo.so: cannot open shared object file')\n",
@@ -100,6 +102,7 @@ def test_plugin_failing_to_import_is_named_with_its_distribution_and_cause(entry
     assert isinstance(excinfo.value.__cause__, RuntimeError)
 
 
+@pytest.mark.usefixtures("strict_plugins")
 def test_entry_point_with_invalid_hook_implementation_is_named(entry_point_plugin):
     entry_point_plugin(
         "typo",
@@ -117,6 +120,7 @@ def test_entry_point_with_invalid_hook_implementation_is_named(entry_point_plugi
     assert "registy" in message
 
 
+@pytest.mark.usefixtures("strict_plugins")
 def test_in_process_plugin_with_invalid_hook_implementation_is_named(in_process_plugin):
     @boostkit.hookimpl
     def boostkit_register_components(registy):
@@ -127,6 +131,7 @@ def test_in_process_plugin_with_invalid_hook_implementation_is_named(in_process_
         boostkit.get_registry()
 
 
+@pytest.mark.usefixtures("strict_plugins")
 def test_misspelled_hook_name_is_reported(in_process_plugin):
     @boostkit.hookimpl
     def boostkit_register_component(registry):
@@ -138,6 +143,7 @@ def test_misspelled_hook_name_is_reported(in_process_plugin):
         boostkit.get_registry()
 
 
+@pytest.mark.usefixtures("strict_plugins")
 def test_plugin_raising_while_registering_is_named(in_process_plugin):
     @boostkit.hookimpl
     def boostkit_register_components(registry):
@@ -180,7 +186,8 @@ def test_allow_list_loads_named_plugin_with_autoload_disabled(monkeypatch, fresh
 
 def test_allow_list_with_autoload_loads_only_listed_plugins(monkeypatch, fresh_plugins):
     monkeypatch.setenv("BOOSTKIT_PLUGINS", "nonexistent")
-    registry = boostkit.get_registry()
+    with pytest.warns(PluginWarning, match="BOOSTKIT_PLUGINS names 'nonexistent'"):
+        registry = boostkit.get_registry()
     assert set(registry.components()) == BUILTIN_COMPONENTS
     assert registry.algorithms() == {}
 

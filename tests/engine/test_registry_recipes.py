@@ -14,6 +14,7 @@ import pytest
 import boostkit
 from boostkit.errors import HookError, RecipeError, RegistryError
 from boostkit.registry import Registry
+from boostkit.testing import strict_plugins  # noqa: F401  (a fixture)
 
 
 def with_nan(X):
@@ -144,6 +145,7 @@ class OtherClash(boostkit.Observer):
     name = "test-clash"
 
 
+@pytest.mark.usefixtures("strict_plugins")
 def test_duplicate_component_from_two_plugins_names_both(in_process_plugin):
     in_process_plugin("test-first", components=[Clash])
     in_process_plugin("test-second", components=[OtherClash])
@@ -155,6 +157,7 @@ def test_duplicate_component_from_two_plugins_names_both(in_process_plugin):
     assert "plugin 'test-second'" in message and "OtherClash" in message
 
 
+@pytest.mark.usefixtures("strict_plugins")
 def test_component_clashing_with_first_party_names_its_distribution(in_process_plugin):
     @attrs.define
     class Impostor(boostkit.Proposal):
@@ -169,6 +172,7 @@ def test_component_clashing_with_first_party_names_its_distribution(in_process_p
     assert "plugin 'test-impostor' (distribution <in-process>)" in message
 
 
+@pytest.mark.usefixtures("strict_plugins")
 def test_clash_is_blamed_on_the_later_plugin(in_process_plugin):
     in_process_plugin("test-first", components=[Clash])
     in_process_plugin("test-second", components=[OtherClash])
