@@ -8,6 +8,10 @@ slot is ``proposal``, ``calibration``, ``reweighting``, or a wrapper/stopping ru
 
     BoostClassifier("adaboost", n_rounds=200).set_params(calibration__smoothing=0.0)
     GridSearchCV(BoostClassifier(), {"calibration__smoothing": [0.0, 1e-3], "n_rounds": [50, 200]})
+
+:class:`AdaBoostClassifier` and :class:`AdaBoostRegressor` are drop-in replacements for
+scikit-learn's estimators of the same names (same signature, defaults, attributes and results),
+fitted by boostkit's native learners (docs/dropin.md).
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import (
     _check_sample_weight,
@@ -27,7 +32,7 @@ from sklearn.utils.validation import (
 from .data import MAX_BINS
 from .engine import Booster
 
-__all__ = ["BoostClassifier"]
+__all__ = ["AdaBoostClassifier", "AdaBoostRegressor", "BoostClassifier"]
 
 
 class BoostClassifier(ClassifierMixin, BaseEstimator):
@@ -245,3 +250,785 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         """Yield the class probabilities after each round."""
         X = self._validated(X)
         yield from self.model_.staged_predict_proba(X)
+
+
+# -- drop-in replacements for scikit-learn's AdaBoost estimators ----------------------------------
+#
+# AdaBoostClassifier is scikit-learn's SAMME run by the engine: the recipe ``samme`` with Gini
+# stumps or, for deeper trees, the ``tree`` learner with CART's midpoint thresholds. Its
+# decision function, probabilities and staged outputs are computed from the fitted terms the way
+# scikit-learn computes them from its estimators (see docs/dropin.md).
+
+_NATIVE_TREE_PARAMS = {
+    # DecisionTreeClassifier parameters the native tree learner reproduces, at these values.
+    "splitter": ("best",),
+    "min_samples_split": (2,),
+    "min_weight_fraction_leaf": (0.0,),
+    "max_features": (None,),
+    "max_leaf_nodes": (None,),
+    "min_impurity_decrease": (0.0,),
+    "class_weight": (None,),
+    "ccp_alpha": (0.0,),
+    "monotonic_cst": (None,),
+}
+_NATIVE_CRITERIA = {"gini": "gini", "entropy": "entropy", "log_loss": "entropy"}
+#: A weighted error this small is a perfect fit (the engine's error of a perfect partition is a
+#: difference of sums, 0 up to rounding, where scikit-learn's is exactly 0).
+_PERFECT = 1e-12
+#: Deepest tree grown natively (node by node in Python above the histogram kernels).
+MAX_NATIVE_DEPTH = 8
+
+
+def _as_tree_input(X):
+    """X as scikit-learn's trees see it: float32 values (in float64), dense."""
+    if hasattr(X, "toarray"):
+        X = X.toarray()
+    return np.asarray(X, dtype=np.float32).astype(np.float64)
+
+
+#: Features with more distinct values than bins, up to this many (and at most _EXACT_COLUMNS
+#: columns each), are split exactly (see :func:`_exact_columns`); only for training sets of at
+#: most _EXACT_ROWS rows.
+_EXACT_VALUES = 2048
+_EXACT_COLUMNS = 8
+_EXACT_ROWS = 20_000
+
+
+def _exact_columns(X, max_bins: int):
+    """The columns the native learners see, as ``[(feature, low, high), ...]``, or ``None``
+    when they are the features themselves.
+
+    A feature with more than ``max_bins`` distinct values (up to ``_EXACT_VALUES``) becomes
+    several columns, each the feature clipped to a range of ``max_bins`` consecutive distinct
+    values, consecutive ranges sharing an end: each column gives every value its own bin, and a
+    cut between two consecutive values of the feature is a cut of one column with the same
+    partition. So the native learners search every threshold scikit-learn's trees search.
+    """
+    if X.shape[0] > _EXACT_ROWS:
+        return None
+    largest = min(_EXACT_VALUES, _EXACT_COLUMNS * (max_bins - 1) + 1)
+    columns, expanded = [], False
+    for j in range(X.shape[1]):
+        values = np.unique(X[:, j])
+        if values.shape[0] <= max_bins or values.shape[0] > largest:
+            columns.append((j, -np.inf, np.inf))
+            continue
+        expanded = True
+        start = 0
+        while start < values.shape[0] - 1:
+            stop = min(start + max_bins - 1, values.shape[0] - 1)
+            columns.append((j, values[start], values[stop]))
+            start = stop
+    return columns if expanded else None
+
+
+def _expand(X, columns):
+    if columns is None:
+        return X
+    return np.column_stack([np.clip(X[:, j], low, high) for j, low, high in columns])
+
+
+def _native_tree(estimator):
+    """``(max_depth, criterion, min_samples_leaf)`` when ``estimator`` is a
+    DecisionTreeClassifier the native learners reproduce, else ``None``."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    if type(estimator) is not DecisionTreeClassifier:
+        return None
+    params = estimator.get_params(deep=False)
+    for name, allowed in _NATIVE_TREE_PARAMS.items():
+        if name in params and not any(params[name] is a or params[name] == a for a in allowed):
+            return None
+    depth, leaf = params.get("max_depth"), params.get("min_samples_leaf", 1)
+    if (isinstance(depth, bool) or not isinstance(depth, (int, np.integer))
+            or not 1 <= depth <= MAX_NATIVE_DEPTH):
+        return None
+    if isinstance(leaf, bool) or not isinstance(leaf, (int, np.integer)) or leaf < 1:
+        return None
+    criterion = _NATIVE_CRITERIA.get(params.get("criterion"))
+    if criterion is None:
+        return None
+    return int(depth), criterion, int(leaf)
+
+
+_NATIVE_REGRESSION_PARAMS = {
+    "criterion": ("squared_error",),
+    "splitter": ("best",),
+    "min_samples_split": (2,),
+    "min_weight_fraction_leaf": (0.0,),
+    "max_features": (None,),
+    "max_leaf_nodes": (None,),
+    "min_impurity_decrease": (0.0,),
+    "ccp_alpha": (0.0,),
+    "monotonic_cst": (None,),
+}
+
+
+def _native_regression_tree(estimator):
+    """``(max_depth, min_samples_leaf)`` when ``estimator`` is a DecisionTreeRegressor the
+    native regression trees reproduce, else ``None``."""
+    from sklearn.tree import DecisionTreeRegressor
+
+    if type(estimator) is not DecisionTreeRegressor:
+        return None
+    params = estimator.get_params(deep=False)
+    for name, allowed in _NATIVE_REGRESSION_PARAMS.items():
+        if name in params and not any(params[name] is a or params[name] == a for a in allowed):
+            return None
+    depth, leaf = params.get("max_depth"), params.get("min_samples_leaf", 1)
+    if (isinstance(depth, bool) or not isinstance(depth, (int, np.integer))
+            or not 1 <= depth <= MAX_NATIVE_DEPTH):
+        return None
+    if isinstance(leaf, bool) or not isinstance(leaf, (int, np.integer)) or leaf < 1:
+        return None
+    return int(depth), int(leaf)
+
+
+class R2Tree:
+    """One fitted regression tree of :class:`AdaBoostRegressor`'s native path (lightweight:
+    ``predict``, ``feature_importances_`` and the boostkit ``hypothesis``, a
+    ``decision-tree`` whose leaf scores are the leaf means)."""
+
+    def __init__(self, hypothesis, n_features, feature_importances, columns=None):
+        self.hypothesis = hypothesis
+        self.columns = columns
+        self.n_features_in_ = n_features
+        self.feature_importances_ = feature_importances
+
+    def predict(self, X) -> np.ndarray:
+        return self.hypothesis.scores(_expand(_as_tree_input(X), self.columns))
+
+    def __repr__(self) -> str:
+        return f"R2Tree({self.hypothesis.describe()})"
+
+
+def _check_base_estimator(estimator, kind: str):
+    """Refuse, clearly, an estimator that cannot be boosted as a ``kind``."""
+    from sklearn.base import is_classifier, is_regressor
+
+    if estimator is None:
+        return
+    if not (callable(getattr(estimator, "fit", None)) and callable(getattr(estimator, "predict", None))):
+        raise ValueError(
+            f"estimator must be a scikit-learn {kind} with fit and predict methods, got "
+            f"{type(estimator).__name__}"
+        )
+    wrong = is_regressor(estimator) if kind == "classifier" else is_classifier(estimator)
+    if wrong:
+        raise ValueError(
+            f"estimator must be a {kind}, got the "
+            f"{'regressor' if kind == 'classifier' else 'classifier'} {type(estimator).__name__}"
+        )
+
+
+def _sample_weight_fit_param(estimator) -> bool:
+    from sklearn.utils.validation import has_fit_parameter
+
+    return has_fit_parameter(estimator, "sample_weight")
+
+
+class SammeEstimator:
+    """One fitted term of :class:`AdaBoostClassifier`, as a lightweight classifier.
+
+    ``hypothesis`` is the boostkit weak hypothesis (``decision-stump`` or ``decision-tree``),
+    ``cell_classes`` the class index each of its cells predicts. ``predict(X)`` gives class
+    labels as scikit-learn's fitted tree would (features compared as float32 values);
+    ``feature_importances_`` are the tree's normalised Gini (or entropy) decreases.
+    """
+
+    def __init__(self, hypothesis, cell_classes, classes, n_features, feature_importances,
+                 columns=None):
+        self.hypothesis = hypothesis
+        self.columns = columns
+        self.cell_classes = np.asarray(cell_classes, dtype=np.intp)
+        self.classes_ = classes
+        self.n_classes_ = classes.shape[0]
+        self.n_features_in_ = n_features
+        self.feature_importances_ = feature_importances
+
+    def class_index(self, X) -> np.ndarray:
+        """The index into ``classes_`` of the class predicted for each row of ``X`` (already
+        converted by :func:`_as_tree_input` and :func:`_expand`)."""
+        return self.cell_classes[np.asarray(self.hypothesis.cells(X), dtype=np.intp)]
+
+    def predict(self, X) -> np.ndarray:
+        return self.classes_[self.class_index(_expand(_as_tree_input(X), self.columns))]
+
+    def __repr__(self) -> str:
+        return f"SammeEstimator({self.hypothesis.describe()})"
+
+
+def _term_importances(hypothesis, n_features: int, columns=None) -> np.ndarray:
+    out = np.zeros(n_features)
+    source = (np.arange(n_features) if columns is None
+              else np.array([j for j, _, _ in columns], dtype=np.intp))
+    gains = getattr(hypothesis, "split_gains", None)
+    if gains is not None and gains.shape[0]:
+        np.add.at(out, source[hypothesis.feature], np.maximum(gains, 0.0))
+    elif hasattr(hypothesis, "threshold") and np.ndim(hypothesis.threshold) == 0:
+        if np.isfinite(hypothesis.threshold):  # a stump that splits
+            out[source[hypothesis.feature]] = 1.0
+    total = out.sum()
+    return out / total if total > 0 else out
+
+
+class AdaBoostClassifier(ClassifierMixin, BaseEstimator):
+    """scikit-learn's ``AdaBoostClassifier`` (SAMME), fitted by boostkit's engine.
+
+    Same signature, defaults, fitted attributes and results as
+    ``sklearn.ensemble.AdaBoostClassifier``: with ``estimator=None`` or a
+    ``DecisionTreeClassifier(max_depth=d)`` (d <= 8, criterion ``"gini"``, ``"entropy"`` or
+    ``"log_loss"``, ``min_samples_leaf`` any, the other parameters at their defaults) the recipe
+    ``samme`` runs natively on binned features: Gini stumps (``stump``) for d = 1, the ``tree``
+    learner for deeper trees. Features are compared as float32 values, as scikit-learn's trees
+    do. Where every feature has at most ``max_bins`` distinct values the native fit picks the
+    same splits as scikit-learn's (up to exact ties, which scikit-learn breaks by its random
+    feature order); with more values the thresholds are quantile bin edges.
+
+    Any other classifier that accepts ``sample_weight`` is boosted through the
+    ``sklearn-estimator`` proposal, when a plugin provides it.
+
+    Parameters
+    ----------
+    estimator:
+        The weak learner (``None``: ``DecisionTreeClassifier(max_depth=1)``).
+    n_estimators:
+        Largest number of rounds.
+    learning_rate:
+        nu > 0 multiplying every estimator weight alpha_t = nu (ln((1 - eps_t) / eps_t) +
+        ln(K - 1)), in the reweighting too.
+    random_state:
+        Seed of the fit (the validation split of early stopping; the estimator's seeds on the
+        ``sklearn-estimator`` path). Native fits are deterministic.
+    n_iter_no_change, validation_fraction, tol:
+        Early stopping (not in scikit-learn's AdaBoost; named as in its gradient boosting):
+        with ``n_iter_no_change`` = k, a stratified ``validation_fraction`` of the training rows
+        is held out, and boosting stops once the validation exponential loss (SAMME's loss) has
+        not improved by more than ``tol`` for k rounds; the ensemble keeps its best round.
+        ``None`` (default): no early stopping.
+    max_bins:
+        Quantile bins per feature (2..255) of the native learners.
+    n_jobs:
+        Threads of the native kernels.
+
+    Attributes
+    ----------
+    estimators_:
+        The fitted estimators, one per kept round: :class:`SammeEstimator` objects for the native
+        learners (lightweight: ``predict``, ``classes_``, ``feature_importances_`` and the boostkit
+        ``hypothesis``), the fitted scikit-learn estimators otherwise.
+    estimator_weights_, estimator_errors_:
+        Arrays of length ``n_estimators``: alpha_t and the weighted error eps_t of every kept
+        round, 0 and 1 after the last (scikit-learn's convention; a perfect estimator gets weight
+        1 and error 0).
+    estimator_:
+        The base estimator (a clone of ``estimator``, or the default stump).
+    classes_, n_classes_, n_features_in_, feature_names_in_:
+        As in scikit-learn.
+    model_:
+        The fitted :class:`boostkit.BoostModel` (``model_.records``: every round's record).
+    """
+
+    def __init__(
+        self,
+        estimator=None,
+        *,
+        n_estimators=50,
+        learning_rate=1.0,
+        random_state=None,
+        n_iter_no_change=None,
+        validation_fraction=0.1,
+        tol=1e-4,
+        max_bins=MAX_BINS,
+        n_jobs=1,
+    ):
+        self.estimator = estimator
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.random_state = random_state
+        self.n_iter_no_change = n_iter_no_change
+        self.validation_fraction = validation_fraction
+        self.tol = tol
+        self.max_bins = max_bins
+        self.n_jobs = n_jobs
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    # -- parameters -------------------------------------------------------------------------------
+    def _check_params(self):
+        n = self.n_estimators
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"n_estimators must be a positive integer, got {n!r}")
+        nu = self.learning_rate
+        if (isinstance(nu, bool) or not isinstance(nu, (int, float, np.integer, np.floating))
+                or not 0.0 < nu < np.inf):
+            raise ValueError(f"learning_rate must be a number > 0, got {nu!r}")
+        k = self.n_iter_no_change
+        if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1):
+            raise ValueError(f"n_iter_no_change must be None or a positive integer, got {k!r}")
+        _check_base_estimator(self.estimator, "classifier")
+
+    def _recipe(self, learning_rate_supported: bool, seed):
+        """``(proposal, calibration params)`` of the fit."""
+        from sklearn.base import clone
+        from sklearn.tree import DecisionTreeClassifier
+
+        self.estimator_ = (DecisionTreeClassifier(max_depth=1) if self.estimator is None
+                           else clone(self.estimator))
+        native = _native_tree(self.estimator_)
+        if native is not None:
+            depth, criterion, leaf = native
+            if depth == 1 and leaf == 1:
+                proposal = ("stump", {"criterion": criterion})
+            else:
+                proposal = ("tree", {"max_depth": depth, "criterion": criterion,
+                                     "min_samples_leaf": leaf, "midpoints": True})
+        else:
+            if not _sample_weight_fit_param(self.estimator_):
+                raise ValueError(f"{type(self.estimator_).__name__} doesn't support sample_weight.")
+            from .plugins import get_registry
+
+            if "sklearn-estimator" not in get_registry().components():
+                raise ValueError(
+                    f"estimator {type(self.estimator_).__name__} is not one the native learners "
+                    "reproduce (a DecisionTreeClassifier of max_depth 1.."
+                    f"{MAX_NATIVE_DEPTH}, splitter='best', default pruning parameters), and no "
+                    "installed plugin provides the 'sklearn-estimator' proposal that fits any "
+                    "scikit-learn estimator; use sklearn.ensemble.AdaBoostClassifier for it"
+                )
+            proposal = ("sklearn-estimator", {"estimator": self.estimator_, "random_state": seed})
+        calibration = {"smoothing": 0.0}
+        if self.learning_rate != 1.0:
+            if not learning_rate_supported:
+                raise ValueError(
+                    "learning_rate != 1 needs the 'samme-alpha' calibration's learning_rate "
+                    "parameter, which this boostkit version does not have"
+                )
+            calibration["learning_rate"] = float(self.learning_rate)
+        return proposal, calibration
+
+    # -- fitting --------------------------------------------------------------------------------
+    def fit(self, X, y, sample_weight=None):
+        """Build the boosted classifier from ``(X, y)``; a failed fit leaves the estimator as it
+        was."""
+        before = dict(self.__dict__)
+        try:
+            return self._fit(X, y, sample_weight)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+    def _fit(self, X, y, sample_weight):
+        import attrs as _attrs
+
+        from .plugins import get_registry
+
+        self._check_params()
+        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=None)
+        check_classification_targets(y)
+        y = column_or_1d(y)
+        sample_weight = _check_sample_weight(
+            sample_weight, X, dtype=np.float64, copy=True, ensure_non_negative=True
+        )
+        if sample_weight.sum() <= 0:
+            raise ValueError("sample_weight must not be all zero")
+        classes = np.unique(y)
+        if classes.shape[0] < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs at least two classes, but y has only one class "
+                f"({classes[0]!r})"
+            )
+        samme_fields = _attrs.fields_dict(get_registry().component("samme-alpha"))
+        supported = "learning_rate" in samme_fields
+        seed = self.random_state
+        if seed is not None and not isinstance(seed, (int, np.integer)):  # a RandomState
+            seed = int(check_random_state(seed).randint(np.iinfo(np.int32).max))
+        proposal, calibration = self._recipe(supported, seed)
+        if proposal[0] == "sklearn-estimator" and "cell_labels" in samme_fields:
+            # Cell l is the estimator's prediction classes_[l]: score that, as scikit-learn does.
+            calibration["cell_labels"] = "index"
+        stopping = ["samme-no-edge"]
+        if self.n_iter_no_change is not None:
+            stopping.append(("validation", {
+                "validation_fraction": self.validation_fraction,
+                "patience": int(self.n_iter_no_change),
+                "metric": "exponential_loss",
+                "min_delta": float(self.tol),
+            }))
+        booster = Booster(
+            "samme", n_rounds=int(self.n_estimators), max_bins=self.max_bins, n_jobs=self.n_jobs,
+            random_state=seed, proposal=proposal, stopping=stopping,
+            params={"calibration": calibration},
+        )
+        columns = None
+        if proposal[0] != "sklearn-estimator":
+            X = _as_tree_input(X)
+            columns = _exact_columns(X[sample_weight > 0], self.max_bins)
+        elif hasattr(X, "toarray"):  # the sklearn-estimator proposal reads dense features
+            X = X.toarray()
+        model = booster.fit(_expand(X, columns), y, sample_weight)
+        self._columns = columns
+        self._set_fitted(model, classes, X.shape[1])
+        return self
+
+    def _set_fitted(self, model, classes, n_features):
+        n_classes = classes.shape[0]
+        used = model.best_round if model.best_round is not None else model.n_rounds
+        estimators, weights, errors = [], [], []
+        for t, (h, c, record) in enumerate(zip(model.hypotheses[:used], model.contributions[:used],
+                                               model.records[:used])):
+            eps = float(record.extra["class_error"])
+            if eps >= 1.0 - 1.0 / n_classes:  # no better than chance: scikit-learn drops it
+                if t == 0:
+                    raise ValueError(
+                        "BaseClassifier in AdaBoostClassifier ensemble is worse than random, "
+                        "ensemble can not be fit: the first estimator's weighted error "
+                        f"{eps:.6g} is >= 1 - 1/K = {1.0 - 1.0 / n_classes:.6g}"
+                    )
+                break
+            estimators.append(self._estimator(h, c, classes, n_features, self._columns))
+            if eps <= _PERFECT:  # a perfect estimator: scikit-learn gives it weight 1 and stops
+                weights.append(1.0)
+                errors.append(0.0)
+                break
+            weights.append(float(record.coefficients[0]))
+            errors.append(eps)
+        self.model_ = model
+        self.classes_ = classes
+        self.n_classes_ = n_classes
+        self.estimators_ = estimators
+        self.estimator_weights_ = np.zeros(self.n_estimators)
+        self.estimator_weights_[: len(weights)] = weights
+        self.estimator_errors_ = np.ones(self.n_estimators)
+        self.estimator_errors_[: len(errors)] = errors
+
+    @staticmethod
+    def _estimator(hypothesis, contribution, classes, n_features, columns):
+        fitted = getattr(hypothesis, "estimator", None)
+        if fitted is not None:
+            return fitted  # the sklearn-estimator proposal's fitted estimator: it votes its class
+        values = np.asarray(contribution.cell_values)
+        cell_classes = values.argmax(axis=1) if values.ndim == 2 else (values > 0).astype(np.intp)
+        return SammeEstimator(hypothesis, cell_classes, classes, n_features,
+                              _term_importances(hypothesis, n_features, columns), columns)
+
+    # -- prediction -----------------------------------------------------------------------------
+    def _votes(self, X):
+        """Yield ``(class index predicted by estimator t, its weight)`` for every estimator."""
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse=["csr", "csc"], dtype=None, reset=False)
+        native = self.estimators_ and isinstance(self.estimators_[0], SammeEstimator)
+        Xn = _expand(_as_tree_input(X), self._columns) if native else X
+        for estimator, w in zip(self.estimators_, self.estimator_weights_):
+            if isinstance(estimator, SammeEstimator):
+                index = estimator.class_index(Xn)
+            else:
+                index = np.searchsorted(self.classes_, estimator.predict(Xn))
+            yield index, w
+
+    def _staged_raw(self, X):
+        """Yield scikit-learn's decision function after each estimator."""
+        check_is_fitted(self)
+        K = self.n_classes_
+        pred, norm = None, 0.0
+        for index, w in self._votes(X):
+            norm += w
+            if pred is None:
+                pred = np.full((index.shape[0], K), -w / (K - 1))
+            else:
+                pred -= w / (K - 1)
+            pred[np.arange(index.shape[0]), index] += w + w / (K - 1)
+            if K == 2:
+                yield (pred[:, 1] - pred[:, 0]) / norm
+            else:
+                yield pred / norm
+
+    def decision_function(self, X):
+        """scikit-learn's decision function: sum_t alpha_t v_t(x) / sum_t alpha_t, with v_t(x)
+        = 1 for the class estimator t predicts and -1/(K-1) for the others; ``(n,)`` for two
+        classes (the second column minus the first), ``(n, K)`` otherwise."""
+        last = None
+        for last in self._staged_raw(X):
+            pass
+        return last
+
+    def staged_decision_function(self, X):
+        """Yield the decision function after each estimator."""
+        for decision in self._staged_raw(X):
+            yield decision.copy()
+
+    @staticmethod
+    def _proba(decision, n_classes):
+        if n_classes == 2:
+            decision = np.column_stack([-decision, decision]) / 2.0
+        else:
+            decision = decision / (n_classes - 1)
+        decision = decision - decision.max(axis=1, keepdims=True)
+        p = np.exp(decision)
+        return p / p.sum(axis=1, keepdims=True)
+
+    def predict(self, X):
+        return self._labels(self.decision_function(X))
+
+    def _labels(self, decision):
+        if self.n_classes_ == 2:
+            return self.classes_[(decision > 0).astype(np.intp)]
+        return self.classes_[np.argmax(decision, axis=1)]
+
+    def staged_predict(self, X):
+        """Yield the predicted classes after each estimator."""
+        for decision in self._staged_raw(X):
+            yield self._labels(decision)
+
+    def predict_proba(self, X):
+        """softmax(decision / (K - 1)) (Zhu et al. 2009, eq. 15); for two classes
+        softmax((-d, d) / 2), as scikit-learn computes them."""
+        return self._proba(self.decision_function(X), self.n_classes_)
+
+    def staged_predict_proba(self, X):
+        """Yield the class probabilities after each estimator."""
+        for decision in self._staged_raw(X):
+            yield self._proba(decision, self.n_classes_)
+
+    def predict_log_proba(self, X):
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def staged_score(self, X, y, sample_weight=None):
+        """Yield the accuracy after each estimator."""
+        from sklearn.metrics import accuracy_score
+
+        for labels in self.staged_predict(X):
+            yield accuracy_score(y, labels, sample_weight=sample_weight)
+
+    @property
+    def feature_importances_(self):
+        """sum_t alpha_t importances_t / sum_t alpha_t, the estimators' normalised impurity
+        decreases weighted as in scikit-learn."""
+        check_is_fitted(self)
+        try:
+            return sum(w * e.feature_importances_
+                       for w, e in zip(self.estimator_weights_, self.estimators_)
+                       ) / self.estimator_weights_.sum()
+        except AttributeError as exc:
+            raise AttributeError(
+                "Unable to compute feature importances since estimator does not have a "
+                "feature_importances_ attribute"
+            ) from exc
+
+
+class AdaBoostRegressor(RegressorMixin, BaseEstimator):
+    """scikit-learn's ``AdaBoostRegressor`` (AdaBoost.R2, Drucker 1997), beside the engine.
+
+    AdaBoost.R2 predicts the weighted median of its estimators' predictions, not a sum of
+    terms, and fits every estimator on a weighted bootstrap resample: it is not a recipe of
+    margins and weights, so it runs its own loop beside the engine (docs/dropin.md says why).
+    Every round draws, from one ``numpy.random.RandomState(random_state)``, the estimator's seeds
+    and then the bootstrap rows exactly as scikit-learn does.
+
+    With ``estimator=None`` (``DecisionTreeRegressor(max_depth=3)``) or a
+    ``DecisionTreeRegressor`` of ``max_depth`` 1..8 with ``criterion="squared_error"`` and the
+    other parameters at their defaults (``min_samples_leaf`` any), every round grows a native
+    least-squares tree on the features binned once (:func:`boostkit_weightboost.trees.
+    fit_regression_tree`), on the bootstrap counts, with scikit-learn's thresholds (midpoints
+    of the node's values, features as float32). It picks scikit-learn's splits except between
+    exactly tied features, which scikit-learn breaks by its tree's random feature order: the
+    models then differ on rows outside the bootstrap, and so in later rounds; the test R^2 is
+    the same in distribution (docs/dropin.md). ``native_trees=False``, or any other
+    regressor, fits the scikit-learn estimator itself each round: then the same
+    ``random_state`` gives scikit-learn's model, estimator for estimator.
+
+    Parameters, attributes and methods are scikit-learn's (``loss`` one of ``"linear"``,
+    ``"square"``, ``"exponential"``); ``max_bins`` is the native trees' bins per feature.
+    ``estimators_`` are :class:`R2Tree` objects (``predict``, ``feature_importances_``, the
+    boostkit ``hypothesis``) on the native path, else the fitted scikit-learn estimators.
+    """
+
+    def __init__(self, estimator=None, *, n_estimators=50, learning_rate=1.0, loss="linear",
+                 random_state=None, native_trees=True, max_bins=MAX_BINS):
+        self.estimator = estimator
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.loss = loss
+        self.random_state = random_state
+        self.native_trees = native_trees
+        self.max_bins = max_bins
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    def _check_params(self):
+        n = self.n_estimators
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"n_estimators must be a positive integer, got {n!r}")
+        nu = self.learning_rate
+        if (isinstance(nu, bool) or not isinstance(nu, (int, float, np.integer, np.floating))
+                or not 0.0 < nu < np.inf):
+            raise ValueError(f"learning_rate must be a number > 0, got {nu!r}")
+        if self.loss not in ("linear", "square", "exponential"):
+            raise ValueError(
+                f"loss must be 'linear', 'square' or 'exponential', got {self.loss!r}"
+            )
+        _check_base_estimator(self.estimator, "regressor")
+
+    def fit(self, X, y, sample_weight=None):
+        """Build the boosted regressor from ``(X, y)``; a failed fit leaves the estimator as it
+        was."""
+        before = dict(self.__dict__)
+        try:
+            return self._fit(X, y, sample_weight)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+    def _fit(self, X, y, sample_weight):
+        from sklearn.base import clone
+        from sklearn.tree import DecisionTreeRegressor
+
+        self._check_params()
+        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=None,
+                             y_numeric=True)
+        y = column_or_1d(y).astype(np.float64)
+        weights = _check_sample_weight(sample_weight, X, dtype=np.float64, copy=True,
+                                       ensure_non_negative=True)
+        total = weights.sum()
+        if not total > 0:
+            raise ValueError("sample_weight must not be all zero")
+        weights /= total
+        self.estimator_ = (DecisionTreeRegressor(max_depth=3) if self.estimator is None
+                           else clone(self.estimator))
+        native = _native_regression_tree(self.estimator_) if self.native_trees else None
+        columns = None
+        if native is not None:
+            from boostkit_weightboost.trees import bootstrap_counts, fit_regression_tree
+
+            from .data import bin_features
+
+            X = _as_tree_input(X)
+            columns = _exact_columns(X[weights > 0], self.max_bins)
+            Xe = _expand(X, columns)
+            binned = bin_features(Xe, self.max_bins, weights, np.random.default_rng(0))
+            values = np.ascontiguousarray(Xe.T)  # feature-major, like the bin codes
+        rng = check_random_state(self.random_state)
+        n, T, nu = X.shape[0], int(self.n_estimators), float(self.learning_rate)
+        estimators, alphas, errors = [], np.zeros(T), np.ones(T)
+        tiny = np.finfo(np.float64).eps
+        zero = weights == 0.0
+        for t in range(T):
+            # Tiny weights are floored (zero weights stay zero), as scikit-learn does.
+            weights = np.maximum(weights, tiny)
+            weights[zero] = 0.0
+            estimator = clone(self.estimator_)
+            seeds = {key: rng.randint(np.iinfo(np.int32).max)
+                     for key in sorted(estimator.get_params(deep=True))
+                     if key == "random_state" or key.endswith("__random_state")}
+            if seeds:
+                estimator.set_params(**seeds)
+            # numpy.random.RandomState.choice(n, n, p=weights), from the same draws.
+            cdf = weights.cumsum()
+            cdf /= cdf[-1]
+            draws = rng.random_sample(n)
+            if native is None:
+                sample = cdf.searchsorted(draws, side="right")
+                estimator.fit(_take_rows(X, sample), y[sample])
+                prediction = estimator.predict(X)
+            else:
+                counts = np.empty(n)
+                bootstrap_counts(cdf, np.sort(draws), counts)
+                tree = fit_regression_tree(binned, y, counts, max_depth=native[0],
+                                           min_samples_leaf=native[1], values=values)
+                estimator = R2Tree(tree, X.shape[1],
+                                   _term_importances(tree, X.shape[1], columns), columns)
+                prediction = tree.scores(Xe)
+            estimators.append(estimator)
+            error = np.abs(prediction - y)
+            kept = weights > 0
+            loss = error[kept]
+            largest = loss.max()
+            if largest != 0:
+                loss = loss / largest
+            if self.loss == "square":
+                loss = loss ** 2
+            elif self.loss == "exponential":
+                loss = 1.0 - np.exp(-loss)
+            eps = float((weights[kept] * loss).sum())
+            if eps <= 0:  # a perfect fit: weight 1, and stop
+                alphas[t], errors[t] = 1.0, 0.0
+                break
+            if eps >= 0.5:  # no better than the median: drop it (unless it is all there is)
+                if len(estimators) > 1:
+                    estimators.pop()
+                break
+            beta = eps / (1.0 - eps)
+            alphas[t], errors[t] = nu * np.log(1.0 / beta), eps
+            if t == T - 1:
+                break
+            weights[kept] *= np.power(beta, (1.0 - loss) * nu)
+            total = weights.sum()
+            if not np.isfinite(total) or total <= 0:
+                break
+            weights /= total
+        self.estimators_ = estimators
+        self.estimator_weights_ = alphas
+        self.estimator_errors_ = errors
+        return self
+
+    def _predictions(self, X):
+        check_is_fitted(self)
+        X = validate_data(self, X, accept_sparse=["csr", "csc"], dtype=None, reset=False)
+        if self.estimators_ and isinstance(self.estimators_[0], R2Tree):
+            Xe = _expand(_as_tree_input(X), self.estimators_[0].columns)
+            return np.column_stack([e.hypothesis.scores(Xe) for e in self.estimators_])
+        return np.column_stack([e.predict(X) for e in self.estimators_])
+
+    def _median(self, predictions, limit):
+        """The weighted median of the first ``limit`` estimators' predictions: the smallest
+        prediction whose cumulative weight reaches half the total (scikit-learn's rule)."""
+        predictions = predictions[:, :limit]
+        order = np.argsort(predictions, axis=1)
+        cdf = np.cumsum(self.estimator_weights_[order], axis=1)
+        at_median = (cdf >= 0.5 * cdf[:, -1:]).argmax(axis=1)
+        rows = np.arange(predictions.shape[0])
+        return predictions[rows, order[rows, at_median]]
+
+    def predict(self, X):
+        """The weighted median of the estimators' predictions."""
+        return self._median(self._predictions(X), len(self.estimators_))
+
+    def staged_predict(self, X):
+        """Yield the prediction after each estimator."""
+        predictions = self._predictions(X)
+        for limit in range(1, len(self.estimators_) + 1):
+            yield self._median(predictions, limit)
+
+    def staged_score(self, X, y, sample_weight=None):
+        """Yield the R^2 after each estimator."""
+        from sklearn.metrics import r2_score
+
+        for prediction in self.staged_predict(X):
+            yield r2_score(y, prediction, sample_weight=sample_weight)
+
+    @property
+    def feature_importances_(self):
+        """sum_t alpha_t importances_t / sum_t alpha_t over the fitted estimators."""
+        check_is_fitted(self)
+        try:
+            return sum(w * e.feature_importances_
+                       for w, e in zip(self.estimator_weights_, self.estimators_)
+                       ) / self.estimator_weights_.sum()
+        except AttributeError as exc:
+            raise AttributeError(
+                "Unable to compute feature importances since estimator does not have a "
+                "feature_importances_ attribute"
+            ) from exc
+
+
+def _take_rows(X, rows):
+    return X[rows]

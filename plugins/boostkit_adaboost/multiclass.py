@@ -119,13 +119,25 @@ class SammeAlpha(boostkit.Calibration):
     scikit-learn drops such an estimator and stops. The contribution is alpha (1 - 1/K) on each
     cell's class and -alpha/K on the others (see the module docstring). The partition loss offered to
     the weak learner is the weighted K-ary error; ``smoothing`` (default 0, floored) keeps a
-    perfect labelling's alpha finite. Needs single-label classes.
+    perfect labelling's alpha finite. ``learning_rate`` nu (default 1) multiplies alpha, as
+    scikit-learn's ``AdaBoostClassifier(learning_rate=nu)`` does: the term and the reweighting
+    both use nu alpha. ``cell_labels="index"`` labels cell j with class j instead of its
+    heaviest class, for hypotheses whose cells are the class they predict (the
+    ``sklearn-estimator`` proposal's): eps is then the weighted error of those predictions, as
+    scikit-learn computes it, also for an estimator that does not predict the weighted majority
+    of its own partition. Needs single-label classes.
     """
 
     name = "samme-alpha"
     needs = frozenset({"cells"})
     provides = frozenset({"running-margin", "multiclass", "class-error"})
     smoothing: float | None = attrs.field(default=0.0, validator=check_smoothing)
+    learning_rate: float = attrs.field(
+        default=1.0, converter=float,
+        validator=[attrs.validators.gt(0.0), attrs.validators.lt(math.inf)],
+    )
+    cell_labels: str = attrs.field(default="heaviest",
+                                   validator=attrs.validators.in_(("heaviest", "index")))
 
     @boostkit.hookimpl
     def boostkit_partition_loss(self, wpos, wneg, n_columns):
@@ -144,7 +156,15 @@ class SammeAlpha(boostkit.Calibration):
         else:
             class_weights = wpos
         n_classes = class_weights.shape[-1]
-        cell_labels = np.argmax(class_weights, axis=-1)
+        if self.cell_labels == "index":
+            if class_weights.shape[0] != n_classes:
+                raise ValueError(
+                    f"{self.name}(cell_labels='index') needs one cell per class, got "
+                    f"{class_weights.shape[0]} cells for {n_classes} classes"
+                )
+            cell_labels = np.arange(n_classes)
+        else:
+            cell_labels = np.argmax(class_weights, axis=-1)
         total = class_weights.sum()
         right = np.take_along_axis(class_weights, cell_labels[:, None], axis=-1).sum()
         eps = max(0.0, float((total - right) / total)) if total > 0 else 0.0
@@ -152,7 +172,8 @@ class SammeAlpha(boostkit.Calibration):
         if eps >= 1.0 - 1.0 / n_classes:
             alpha = 0.0
         else:
-            alpha = math.log((1.0 - eps + s) / (eps + s)) + math.log(n_classes - 1.0)
+            alpha = self.learning_rate * (
+                math.log((1.0 - eps + s) / (eps + s)) + math.log(n_classes - 1.0))
         coded = np.full(class_weights.shape, -alpha / n_classes)
         coded[np.arange(coded.shape[0]), cell_labels] = alpha * (1.0 - 1.0 / n_classes)
         values = coded[:, 1] if data.n_columns == 1 else coded

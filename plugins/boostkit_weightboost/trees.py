@@ -12,11 +12,19 @@ smaller child's, so each level costs about one pass over half the examples.
 
 The leaves are the cells of the hypothesis' partition: ``domain-partition`` gives real AdaBoost
 over leaves (one value per leaf), ``constant-alpha`` the +-1 majority labels.
+
+Several classes (C > 1 margin columns): the histograms hold per-class sums over the (example,
+class) pairs (``(d, B, C, 2)``), the loss scores the ``(..., 2, C)`` side sums
+(:data:`boostkit.criteria.MULTICLASS_CRITERIA` for an explicit criterion), and the leaves are
+cells the calibration labels per class (``samme-alpha`` by the heaviest class, as a
+classification tree does; ``domain-partition`` one value per leaf and class). Two classes run
+exactly as before.
 """
 
 from __future__ import annotations
 
 import attrs
+import numba
 import numpy as np
 
 import boostkit
@@ -29,6 +37,37 @@ from .validators import positive_int
 # A split must lower the node's loss by more than this (relative) to be made: ties are not
 # progress, and a node of loss 0 (pure) is never split.
 _MIN_RELATIVE_GAIN = 1e-12
+
+
+@numba.njit(cache=True, nogil=True)
+def split_rows(feature_codes, rows, cut):
+    """``(left, right)``: the ``rows`` whose code is ``<= cut`` and the others, in order."""
+    left = np.empty(rows.shape[0], dtype=rows.dtype)
+    right = np.empty(rows.shape[0], dtype=rows.dtype)
+    n_left = n_right = 0
+    for k in range(rows.shape[0]):
+        i = rows[k]
+        if feature_codes[i] <= cut:
+            left[n_left] = i
+            n_left += 1
+        else:
+            right[n_right] = i
+            n_right += 1
+    return left[:n_left], right[:n_right]
+
+
+@numba.njit(cache=True, nogil=True)
+def _split_values(values, left, right, counted):
+    """The largest of ``values[left]`` and the smallest of ``values[right]``, over the rows of
+    positive ``counted`` (both sides hold one)."""
+    lo, hi = -np.inf, np.inf
+    for k in range(left.shape[0]):
+        if counted[left[k]] > 0 and values[left[k]] > lo:
+            lo = values[left[k]]
+    for k in range(right.shape[0]):
+        if counted[right[k]] > 0 and values[right[k]] < hi:
+            hi = values[right[k]]
+    return lo, hi
 
 
 def _int_array(value) -> np.ndarray:
@@ -56,6 +95,9 @@ class DecisionTree(boostkit.WeakHypothesis):
     left: np.ndarray = attrs.field(converter=_int_array, eq=False)
     right: np.ndarray = attrs.field(converter=_int_array, eq=False)
     leaf_scores: np.ndarray = attrs.field(converter=_float_array, eq=False)
+    #: The decrease of the partition loss each split node made when the tree was grown
+    #: (``None`` for a tree built or loaded otherwise): feature importances. Not saved.
+    split_gains: np.ndarray | None = attrs.field(init=False, default=None, eq=False, repr=False)
 
     def __attrs_post_init__(self):
         n_split = self.feature.shape[0]
@@ -125,11 +167,11 @@ class _Node:
 
     rows: np.ndarray  # indices of the node's training examples
     depth: int  # number of splits above it
-    wneg: float
-    wpos: float
+    wneg: float | np.ndarray  # (C,) per class with C > 1 margin columns
+    wpos: float | np.ndarray
     parent: int  # index of the parent split node, -1 for the root
     is_left: bool
-    hist: np.ndarray | None = None  # (d, B, 2) class weights; None: the node stays a leaf
+    hist: np.ndarray | None = None  # (d, B, 2) or (d, B, C, 2); None: the node stays a leaf
     counts: np.ndarray | None = None  # (d, B) examples of positive initial weight per bin
 
 
@@ -148,19 +190,30 @@ class TreeLearner(boostkit.Proposal):
         under ``constant-alpha``, Z under ``domain-partition``. Or one of ``"error"``, ``"z"``,
         ``"gini"``, ``"entropy"`` (:mod:`boostkit.criteria`); ``"entropy"`` is C4.5's
         information criterion.
+    midpoints:
+        ``False`` (default): each threshold is the bin edge of the cut. ``True``: the midpoint
+        of the node's own neighbouring values on either side of the cut (among examples of
+        positive initial weight), as CART and scikit-learn place it. Both give the same
+        partition of the training examples; new examples between the two go where
+        scikit-learn's tree sends them only with ``True``.
 
     A node is split at the cut of lowest loss if that lowers its loss (a pure node never is);
     each leaf is labelled by its weighted majority (ties: -1). With ``max_depth=1`` the tree
     is the ``stump`` learner's stump whenever that lowers the loss, else the constant
     hypothesis, which then predicts the same.
+
+    With C > 1 margin columns the node sums are per class (see the module docstring), a node
+    holding a single class (or, over pairs, no column with both signs) stays a leaf, and every
+    leaf's score is +1: the calibration gives each leaf its per-class values.
     """
 
     name = "tree"
     # Not "two-cells": a tree that finds no cut is the constant hypothesis, with one leaf.
-    provides = frozenset({"real-scores", "sign-scores", "cells"})
+    provides = frozenset({"real-scores", "sign-scores", "cells", "multiclass"})
     max_depth: int = attrs.field(default=2, validator=positive_int)
     min_samples_leaf: int = attrs.field(default=1, validator=positive_int)
     criterion: str | None = attrs.field(default=None, validator=check_criterion)
+    midpoints: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
     def _valid(self, counts: np.ndarray) -> np.ndarray:
         # A cut right after an empty bin makes the same partition as the cut before that bin,
@@ -175,6 +228,11 @@ class TreeLearner(boostkit.Proposal):
 
     def _splittable(self, node: _Node, n_counted: int) -> bool:
         # A node at full depth, too small for two leaves, or holding one class stays a leaf.
+        if np.ndim(node.wpos):  # per class: two classes present, or a column with both signs
+            mixed = (np.count_nonzero(node.wpos > 0.0) >= 2
+                     or bool(np.any((node.wpos > 0.0) & (node.wneg > 0.0))))
+            return (node.depth < self.max_depth and n_counted >= 2 * self.min_samples_leaf
+                    and mixed)
         return (node.depth < self.max_depth and n_counted >= 2 * self.min_samples_leaf
                 and node.wneg > 0.0 and node.wpos > 0.0)
 
@@ -185,17 +243,27 @@ class TreeLearner(boostkit.Proposal):
         codes, weights, is_pos, n_bins = binned.codes, state.weights, data.is_pos, binned.max_bins
         counted = (data.sample_weight > 0.0).astype(np.float64)
         loss = partition_loss(state, self.criterion)
+        per_class = weights.ndim == 2
+        # Example counts per bin need one sign per example: over pairs, the first column's.
+        count_is_pos = np.ascontiguousarray(is_pos[:, 0]) if per_class else is_pos
+
+        # Single-label classes: SAMME's pair weights are summed in one pass over the examples.
+        labels = data.labels if per_class else None
 
         def node_sums(rows, values):
             # The engine's histogram kernel, over the examples of one node.
-            return histogram(np.take(codes, rows, axis=1), values[rows], is_pos[rows], n_bins)
+            if values.ndim == 1:
+                return histogram(np.take(codes, rows, axis=1), values[rows], count_is_pos[rows],
+                                 n_bins)
+            return histogram(np.take(codes, rows, axis=1), values[rows], is_pos[rows], n_bins,
+                             labels=None if labels is None else labels[rows])
 
-        root_hist = histogram(codes, weights, is_pos, n_bins, state.n_jobs)
-        totals = root_hist[0].sum(axis=0)
-        root = _Node(np.arange(data.n_samples), 0, totals[0], totals[1], -1, True)
+        root_hist = histogram(codes, weights, is_pos, n_bins, state.n_jobs, labels=labels)
+        totals = root_hist[0].sum(axis=0)  # (2,), or (C, 2) per class
+        root = _Node(np.arange(data.n_samples), 0, totals[..., 0], totals[..., 1], -1, True)
         if self._splittable(root, int(counted.sum())):
             root.hist, root.counts = root_hist, binned.bin_counts
-        feature, threshold, left, right = [], [], [], []
+        feature, threshold, left, right, gains = [], [], [], [], []
         leaf_scores, leaf_wneg, leaf_wpos = [], [], []
         cells = np.empty(data.n_samples, dtype=np.intp)
         stack = [root]
@@ -205,38 +273,51 @@ class TreeLearner(boostkit.Proposal):
             if split is None:
                 index = -1 - len(leaf_scores)
                 cells[node.rows] = len(leaf_scores)
-                leaf_scores.append(1.0 if node.wpos > node.wneg else -1.0)
+                leaf_scores.append(1.0 if per_class or node.wpos > node.wneg else -1.0)
                 leaf_wneg.append(node.wneg)
                 leaf_wpos.append(node.wpos)
             else:
+                split, gain = split
                 index = len(feature)
+                gains.append(gain)
                 feature.append(split.feature)
-                threshold.append(binned.thresholds[split.feature][split.bin])
                 left.append(0)
                 right.append(0)
                 children = self._children(node, split, index, codes[split.feature])
+                if self.midpoints:
+                    threshold.append(_midpoint(
+                        data.X[:, split.feature], children[0].rows, children[1].rows, counted))
+                else:
+                    threshold.append(binned.thresholds[split.feature][split.bin])
                 self._histograms(node, children, weights, counted, node_sums)
                 stack.extend(reversed(children))
             if node.parent >= 0:
                 (left if node.is_left else right)[node.parent] = index
         tree = DecisionTree(feature, threshold, left, right, leaf_scores)
+        object.__setattr__(tree, "split_gains", np.array(gains, dtype=np.float64))
         return boostkit.Candidate(tree, cells=cells, scores=tree.leaf_scores[cells],
                                   cell_wneg=np.array(leaf_wneg), cell_wpos=np.array(leaf_wpos))
 
     def _best_split(self, node: _Node, loss):
-        """The node's best cut if it lowers the node's loss, else ``None``."""
+        """``(split, decrease of the loss)`` for the node's best cut if it lowers the node's
+        loss, else ``None``."""
         valid = self._valid(node.counts)
         split = best_split(node.hist, valid, _on_cuts(loss, valid))
         if split is None:
             return None
-        node_loss = float(loss(np.array([[node.wpos]]), np.array([[node.wneg]]))[0])
-        return split if split.loss < node_loss * (1.0 - _MIN_RELATIVE_GAIN) else None
+        if np.ndim(node.wpos):  # one cell of per-class sums: (1, 1, C)
+            node_loss = float(loss(node.wpos[None, None, :], node.wneg[None, None, :])[0])
+        else:
+            node_loss = float(loss(np.array([[node.wpos]]), np.array([[node.wneg]]))[0])
+        if split.loss < node_loss * (1.0 - _MIN_RELATIVE_GAIN):
+            return split, node_loss - split.loss
+        return None
 
     def _children(self, node: _Node, split, index: int, feature_codes) -> list[_Node]:
-        goes_left = feature_codes[node.rows] <= split.bin
+        left_rows, right_rows = split_rows(feature_codes, node.rows, split.bin)
         return [
-            _Node(node.rows[goes_left], node.depth + 1, split.wneg[0], split.wpos[0], index, True),
-            _Node(node.rows[~goes_left], node.depth + 1, split.wneg[1], split.wpos[1], index, False),
+            _Node(left_rows, node.depth + 1, split.wneg[0], split.wpos[0], index, True),
+            _Node(right_rows, node.depth + 1, split.wneg[1], split.wpos[1], index, False),
         ]
 
     def _histograms(self, node: _Node, children: list[_Node], weights, counted, node_sums) -> None:
@@ -259,3 +340,161 @@ class TreeLearner(boostkit.Proposal):
             other = children[1 - direct]
             other.hist = np.maximum(node.hist - child.hist, 0.0)
             other.counts = node.counts - child.counts
+
+
+# -- regression trees (AdaBoost.R2's weak learner, boostkit.sklearn.AdaBoostRegressor) -------------
+
+
+@numba.njit(cache=True, nogil=True)
+def regression_histogram(codes, rows, weight, target, out):
+    """``out[f, b]`` = (sum w, sum w y, sum w y^2) over the ``rows`` whose feature f is in bin b.
+
+    ``codes`` is the ``(d, n)`` uint8 bin codes, ``out`` a zeroed ``(d, B, 3)`` array.
+    """
+    for f in range(codes.shape[0]):
+        for k in range(rows.shape[0]):
+            i = rows[k]
+            b = codes[f, i]
+            w = weight[i]
+            wy = w * target[i]
+            out[f, b, 0] += w
+            out[f, b, 1] += wy
+            out[f, b, 2] += wy * target[i]
+
+
+@numba.njit(cache=True, nogil=True)
+def bootstrap_counts(cdf, draws, out):
+    """How often each row is drawn: ``out[i]`` = #{u in draws: cdf[i-1] <= u < cdf[i]}.
+
+    ``cdf`` is the increasing cumulative distribution of the rows' probabilities, ``draws``
+    the uniform draws sorted increasingly: the counts of
+    ``numpy.random.RandomState.choice(n, n, p=...)`` given the same draws, without its random
+    memory access (``cdf.searchsorted(draws, side="right")``).
+    """
+    out[:] = 0
+    row = 0
+    n = cdf.shape[0]
+    for k in range(draws.shape[0]):
+        u = draws[k]
+        while row < n - 1 and cdf[row] <= u:
+            row += 1
+        out[row] += 1
+
+
+# scikit-learn's trees: a node of impurity at most this is a leaf (sklearn/tree/_tree.pyx).
+_PURE = np.finfo(np.float64).eps
+
+
+@attrs.define
+class _RegressionNode:
+    rows: np.ndarray
+    depth: int
+    totals: np.ndarray  # (3,): sum w, sum w y, sum w y^2
+    parent: int
+    is_left: bool
+    hist: np.ndarray | None = None
+
+
+def _midpoint(values: np.ndarray, left: np.ndarray, right: np.ndarray,
+              counted: np.ndarray) -> float:
+    """CART's threshold between the two sides of a node's cut: the midpoint of the largest
+    value of the ``left`` rows and the smallest of the ``right`` rows, rows of positive
+    ``counted`` only (the left one if rounding makes the midpoint equal the right one)."""
+    lo, hi = _split_values(values, left, right, counted)
+    mid = lo / 2.0 + hi / 2.0
+    return float(lo if mid >= hi else mid)
+
+
+def fit_regression_tree(binned, y: np.ndarray, weight: np.ndarray, *, max_depth: int,
+                        min_samples_leaf: int = 1, values: np.ndarray | None = None
+                        ) -> DecisionTree:
+    """A least-squares regression tree on binned features, grown as scikit-learn's
+    ``DecisionTreeRegressor(max_depth=..., min_samples_leaf=...)`` grows one.
+
+    ``weight`` holds integer multiplicities (a bootstrap sample's counts: rows of weight 0 are
+    not in the sample) or any non-negative weights. A node is split at the cut maximising
+    ``S_L^2 / W_L + S_R^2 / W_R`` (S the weighted sum of y, W the weight on each side; CART's
+    proxy of the squared-error decrease) whenever its impurity exceeds float64 eps and a cut
+    leaves ``min_samples_leaf`` weight on each side; ties go to the lowest feature and bin. The
+    leaves' scores are the weighted means of y; ``split_gains`` holds the squared-error
+    decrease of every split (feature importances). Given the binned features' ``values``
+    (feature-major, ``(d, n)`` like ``binned.codes``), each threshold is the midpoint of the node's own neighbouring values on either side of the
+    cut, as scikit-learn places it (rows outside the sample then go where its tree sends them);
+    else the bin edge.
+    """
+    codes, n_bins = binned.codes, binned.max_bins
+    weight = np.ascontiguousarray(weight, dtype=np.float64)
+    y = np.ascontiguousarray(y, dtype=np.float64)
+
+    def node_hist(rows):
+        out = np.zeros((codes.shape[0], n_bins, 3))
+        regression_histogram(codes, rows, weight, y, out)
+        return out
+
+    def splittable(node):
+        w, s, ss = node.totals
+        return (node.depth < max_depth and w >= 2 * min_samples_leaf and w > 0
+                and ss / w - (s / w) ** 2 > _PURE)
+
+    root_rows = np.flatnonzero(weight > 0)
+    root_hist = node_hist(root_rows)
+    root = _RegressionNode(root_rows, 0, root_hist[0].sum(axis=0), -1, True)
+    if splittable(root):
+        root.hist = root_hist
+    feature, threshold, left, right, gains, leaf_scores = [], [], [], [], [], []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        split = None if node.hist is None else _best_regression_split(node, min_samples_leaf)
+        if split is None:
+            index = -1 - len(leaf_scores)
+            w, s, _ = node.totals
+            leaf_scores.append(s / w if w > 0 else 0.0)
+        else:
+            f, b, gain, left_totals = split
+            index = len(feature)
+            left_rows, right_rows = split_rows(codes[f], node.rows, b)
+            feature.append(f)
+            threshold.append(binned.thresholds[f][b] if values is None
+                             else _midpoint(values[f], left_rows, right_rows, weight))
+            gains.append(gain)
+            left.append(0)
+            right.append(0)
+            children = [
+                _RegressionNode(left_rows, node.depth + 1, left_totals, index, True),
+                _RegressionNode(right_rows, node.depth + 1, node.totals - left_totals, index,
+                                False),
+            ]
+            wanted = [splittable(c) for c in children]
+            if all(wanted):
+                small = 0 if children[0].rows.shape[0] <= children[1].rows.shape[0] else 1
+                children[small].hist = node_hist(children[small].rows)
+                children[1 - small].hist = node.hist - children[small].hist
+            else:
+                for child, want in zip(children, wanted):
+                    if want:
+                        child.hist = node_hist(child.rows)
+            stack.extend(reversed(children))
+        if node.parent >= 0:
+            (left if node.is_left else right)[node.parent] = index
+    tree = DecisionTree(feature, threshold, left, right, leaf_scores)
+    object.__setattr__(tree, "split_gains", np.array(gains, dtype=np.float64))
+    return tree
+
+
+def _best_regression_split(node: _RegressionNode, min_samples_leaf: int):
+    """``(feature, bin, gain, left totals)`` of the node's best cut, or ``None``."""
+    hist = node.hist
+    cum = np.cumsum(hist, axis=1)[:, :-1, :]  # (d, B - 1, 3): the left side of every cut
+    w, s, _ = node.totals
+    wl, sl = cum[..., 0], cum[..., 1]
+    wr, sr = w - wl, s - sl
+    # A cut after an empty bin repeats the cut before it (which wins the tie): left out.
+    valid = (wl >= min_samples_leaf) & (wr >= min_samples_leaf) & (hist[:, :-1, 0] > 0)
+    if not valid.any():
+        return None
+    with np.errstate(invalid="ignore", divide="ignore"):
+        proxy = np.where(valid, sl * sl / wl + sr * sr / wr, -np.inf)
+    f, b = np.unravel_index(int(np.argmax(proxy)), proxy.shape)
+    gain = float(proxy[f, b] - s * s / w)
+    return int(f), int(b), gain, cum[f, b].copy()
