@@ -30,6 +30,7 @@ from .components import (
     Stopping,
     WeakHypothesis,
     Weights,
+    feature_field,
 )
 from .contributions import CellContribution, LinearContribution
 from .engine import Booster, BoostState
@@ -85,6 +86,7 @@ __all__ = [
     "WeakHypothesis",
     "Weights",
     "datasets",
+    "feature_field",
     "get_registry",
     "hookimpl",
     "load_model",

@@ -36,7 +36,26 @@ __all__ = [
     "RoundRecord",
     "ROUND_ROLES",
     "VALUE_ROLES",
+    "FEATURE_INDEX",
+    "feature_field",
 ]
+
+
+#: attrs metadata key of the fields made by :func:`feature_field`.
+FEATURE_INDEX = "boostkit.feature_index"
+
+
+def feature_field(*, constant: int | None = None, **kwargs):
+    """An attrs field of a weak hypothesis that holds a column of X (an int, or an int array).
+
+    Loading a model checks such fields as untrusted input: integers in ``[0, n_features)`` of
+    the model, or ``constant``, a sentinel the hypothesis reads as "no column" (e.g. -1 for a
+    constant hypothesis). Other arguments go to :func:`attrs.field`::
+
+        feature: int = boostkit.feature_field(converter=int)
+    """
+    metadata = {**kwargs.pop("metadata", {}), FEATURE_INDEX: constant}
+    return attrs.field(metadata=metadata, **kwargs)
 
 
 class Component:

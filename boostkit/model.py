@@ -29,13 +29,22 @@ import os
 import pickle
 import tempfile
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 import attrs
 import numpy as np
 
-from .components import VALUE_ROLES, Candidate, Component, Contribution, RoundRecord, WeakHypothesis
+from .components import (
+    FEATURE_INDEX,
+    VALUE_ROLES,
+    Candidate,
+    Component,
+    Contribution,
+    RoundRecord,
+    WeakHypothesis,
+)
 from .capabilities import handles_missing_values
 from .data import check_features
 from .errors import DataError, ModelFormatError, RecipeError
@@ -150,8 +159,14 @@ def _component_state(obj: Component, arrays: dict[str, np.ndarray], prefix: str,
     return {"component": obj.name, "params": params, "arrays": array_keys, "children": children}
 
 
-def _component_from_state(state: Mapping, arrays, registry, role: str) -> Component:
+#: How deep value components may nest in a model file (a term holding a term ...).
+_MAX_DEPTH = 8
+
+
+def _component_from_state(state: Mapping, arrays, registry, role: str, depth: int = 0) -> Component:
     name = state.get("component")
+    if depth > _MAX_DEPTH:
+        raise ModelFormatError(f"{role} {name!r} nests value components more than {_MAX_DEPTH} deep")
     try:
         cls = registry.component(name, role)
     except RecipeError as exc:
@@ -161,6 +176,8 @@ def _component_from_state(state: Mapping, arrays, registry, role: str) -> Compon
         ) from None
     kwargs = dict(state.get("params", {}))
     for arg, key in state.get("arrays", {}).items():
+        if key not in arrays:
+            raise ModelFormatError(f"{role} {name!r}, field {arg!r}: its array {key!r} is missing")
         kwargs[arg] = arrays[key]
     for arg, child in state.get("children", {}).items():
         try:
@@ -172,11 +189,73 @@ def _component_from_state(state: Mapping, arrays, registry, role: str) -> Compon
             ) from None
         if child_cls.role not in VALUE_ROLES:
             raise ModelFormatError(f"component {child['component']!r} is not a value component")
-        kwargs[arg] = _component_from_state(child, arrays, registry, child_cls.role)
+        kwargs[arg] = _component_from_state(child, arrays, registry, child_cls.role, depth + 1)
     try:
-        return cls(**kwargs)
+        built = cls(**kwargs)
     except (TypeError, ValueError) as exc:
         raise ModelFormatError(f"cannot rebuild {role} {name!r} from the file: {exc}") from exc
+    _check_rebuilt(built, kwargs, role)
+    return built
+
+
+def _check_rebuilt(component: Component, given: Mapping, role: str) -> None:
+    """The rebuilt component must hold exactly what the file gave it: a converter that turned
+    1.5 into 1, or "3" into 3, means the file was not written by ``save``. Floats must be
+    numbers (NaN never), and a contribution's finite."""
+    for field in attrs.fields(type(component)):
+        if not field.init or field.alias not in given:
+            continue
+        where = f"{role} {component.name!r}, field {field.name!r}"
+        value, original = getattr(component, field.name), given[field.alias]
+        if isinstance(original, np.ndarray):
+            same = (isinstance(value, np.ndarray) and value.dtype == original.dtype
+                    and value.shape == original.shape and np.array_equal(value, original,
+                                                                         equal_nan=True))
+            numbers = value if isinstance(value, np.ndarray) and value.dtype.kind == "f" else None
+        elif isinstance(original, Component):
+            continue
+        else:
+            try:
+                same = _jsonable(value, where) == original and type(_jsonable(value, where)) is type(original)
+            except ModelFormatError:  # an unpickled object (allow_pickle): taken as it is
+                continue
+            numbers = np.asarray(value, dtype=float) if isinstance(value, float) else None
+        if not same:
+            raise ModelFormatError(f"{where}: the file's value {_describe(original)} is not one "
+                                   f"the component keeps (it became {_describe(value)})")
+        if numbers is not None and (np.isnan(numbers).any()
+                                    or (role == "contribution" and not np.isfinite(numbers).all())):
+            raise ModelFormatError(f"{where}: {'NaN' if np.isnan(numbers).any() else 'infinite'} "
+                                   "values, which no fitted model has")
+
+
+def _describe(value) -> str:
+    if isinstance(value, np.ndarray):
+        return f"array of {value.dtype} {value.shape}"
+    return repr(value)
+
+
+def _check_features(component, n_features: int, where: str, depth: int = 0) -> None:
+    """Every :func:`boostkit.feature_field` of ``component`` (and of the value components it
+    holds) names a column in ``[0, n_features)``, or its declared sentinel."""
+    if depth > _MAX_DEPTH:
+        return
+    for field in attrs.fields(type(component)):
+        value = getattr(component, field.name)
+        if isinstance(value, Component):
+            _check_features(value, n_features, where, depth + 1)
+        if FEATURE_INDEX not in field.metadata:
+            continue
+        columns = np.asarray(value)
+        sentinel = field.metadata[FEATURE_INDEX]
+        bad = (columns < 0) | (columns >= n_features)
+        if sentinel is not None:
+            bad &= columns != sentinel
+        if bad.any():
+            raise ModelFormatError(
+                f"{where}: {component.name!r} field {field.name!r} names column "
+                f"{columns[bad].ravel()[0]}, but the model has {n_features} features"
+            )
 
 
 def _logistic_2f(margin: np.ndarray) -> np.ndarray:
@@ -412,6 +491,7 @@ class BoostModel:
 
         registry = get_registry()
         try:
+            _check_layout(structure)
             hypotheses = tuple(
                 _component_from_state(r["hypothesis"], arrays, registry, "hypothesis")
                 for r in structure["rounds"]
@@ -434,9 +514,15 @@ class BoostModel:
                     f"{path}: {columns} margin columns do not match {classes.shape[0]} "
                     f"{'labels' if multilabel else 'classes'}"
                 )
-            return cls(
+            n_features = structure["n_features"]
+            if isinstance(n_features, bool) or not isinstance(n_features, int) or n_features < 1:
+                raise ModelFormatError(f"{path}: invalid n_features {n_features!r}")
+            for t, (h, c) in enumerate(zip(hypotheses, contributions), 1):
+                _check_features(h, n_features, f"{path}: round {t}")
+                _check_features(c, n_features, f"{path}: round {t}")
+            model = cls(
                 classes=classes,
-                n_features=int(structure["n_features"]),
+                n_features=n_features,
                 hypotheses=hypotheses,
                 contributions=contributions,
                 records=records,
@@ -445,8 +531,15 @@ class BoostModel:
                 best_round=_saved_best_round(structure, version, len(hypotheses), path),
                 multilabel=multilabel,
             )
-        except (KeyError, TypeError) as exc:
+        except ModelFormatError as exc:
+            if str(path) in str(exc):
+                raise
+            raise ModelFormatError(f"{path}: {exc}") from exc
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError, RecursionError,
+                OverflowError) as exc:
             raise ModelFormatError(f"{path}: the model structure is incomplete or corrupt: {exc!r}") from exc
+        _probe(model, path)
+        return model
 
     @classmethod
     def load(cls, path: str | os.PathLike, allow_pickle: bool = False) -> BoostModel:
@@ -478,6 +571,12 @@ def _with_pickled(structure: dict, pickler: _Pickler) -> dict:
     return {**structure, "pickled": pickler.keys} if pickler.keys else structure
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write_model_file(path: str | os.PathLike, structure: dict, arrays: dict[str, np.ndarray]) -> Path:
     """Write a model's JSON ``structure`` and ``arrays`` to ``path`` atomically (a temporary
     file beside the target, renamed over it), so a failed save leaves nothing half-written."""
@@ -490,6 +589,8 @@ def write_model_file(path: str | os.PathLike, structure: dict, arrays: dict[str,
             np.savez(fh, **{_JSON_KEY: blob}, **arrays)
             fh.flush()
             os.fsync(fh.fileno())
+        # mkstemp makes the file private (0600); a model file honours the umask like any other.
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -502,36 +603,136 @@ def read_model_file(path: str | os.PathLike,
                     allow_pickle: bool = False) -> tuple[dict, dict[str, np.ndarray], int]:
     """``(structure, arrays, version)`` of a model file, checked up to its format version.
 
-    Pickled objects (a file saved with ``allow_pickle=True``) are unpickled in the structure
-    when ``allow_pickle``; otherwise such a file is refused before anything is unpickled.
+    The file is untrusted input: only the arrays the structure references are read, and none
+    may unpack to more bytes than the file itself holds (boostkit writes them uncompressed), so
+    a small file cannot make ``load`` allocate a large one (a zip bomb). Pickled objects (a file
+    saved with ``allow_pickle=True``) are unpickled in the structure when ``allow_pickle``;
+    otherwise such a file is refused before anything is unpickled.
     """
     path = Path(path)
+    size = path.stat().st_size  # FileNotFoundError is the caller's business
     try:
-        with np.load(path, allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in npz.files}
-    except FileNotFoundError:
-        raise
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
-        raise ModelFormatError(f"{path} is not a boostkit model file (corrupt or not an .npz archive): {exc}") from exc
-    try:
-        structure = json.loads(arrays.pop(_JSON_KEY).tobytes().decode("utf-8"))
-    except KeyError:
-        raise ModelFormatError(f"{path} is an .npz archive but not a boostkit model (no {_JSON_KEY})") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ModelFormatError(f"{path}: the model structure is corrupt: {exc}") from exc
-    if not isinstance(structure, dict) or structure.get("format") != FORMAT_NAME:
-        raise ModelFormatError(f"{path} is not a boostkit model file")
-    version = structure.get("version")
-    if not isinstance(version, int) or version < 1:
-        raise ModelFormatError(f"{path}: invalid format version {version!r}")
-    if version > FORMAT_VERSION:
+        archive = zipfile.ZipFile(path)
+    except _ZIP_ERRORS as exc:
         raise ModelFormatError(
-            f"{path} was written in model format version {version}, newer than this boostkit "
-            f"reads ({FORMAT_VERSION}); upgrade boostkit to load it"
-        )
-    if structure.get("pickled") and not allow_pickle:
-        raise ModelFormatError(_pickle_refusal(path))
+            f"{path} is not a boostkit model file (corrupt or not an .npz archive): {exc}"
+        ) from exc
+    with archive:
+        try:
+            blob = _read_member(archive, _JSON_KEY, size, path)
+        except KeyError:
+            raise ModelFormatError(
+                f"{path} is an .npz archive but not a boostkit model (no {_JSON_KEY})"
+            ) from None
+        try:
+            structure = json.loads(blob.tobytes().decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            raise ModelFormatError(f"{path}: the model structure is corrupt: {exc}") from exc
+        if not isinstance(structure, dict) or structure.get("format") != FORMAT_NAME:
+            raise ModelFormatError(f"{path} is not a boostkit model file")
+        version = structure.get("version")
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise ModelFormatError(f"{path}: invalid format version {version!r}")
+        if version > FORMAT_VERSION:
+            raise ModelFormatError(
+                f"{path} was written in model format version {version}, newer than this boostkit "
+                f"reads ({FORMAT_VERSION}); upgrade boostkit to load it"
+            )
+        if structure.get("pickled") and not allow_pickle:
+            raise ModelFormatError(_pickle_refusal(path))
+        arrays = {}
+        for key in _referenced_keys(structure):
+            try:
+                arrays[key] = _read_member(archive, key, size, path)
+            except KeyError:
+                pass  # a missing array is named where the structure needs it
     return _unpickled(structure, arrays, allow_pickle, path), arrays, version
+
+
+# What a damaged archive raises from zipfile, zlib and numpy's .npy reader.
+_ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, OSError, ValueError,
+               EOFError, NotImplementedError, UnicodeDecodeError, OverflowError)
+
+
+def _read_member(archive: zipfile.ZipFile, key: str, limit: int, path) -> np.ndarray:
+    """The array ``key`` of the archive (KeyError when absent), refusing one that would unpack
+    to more than ``limit`` bytes."""
+    info = archive.getinfo(f"{key}.npy")
+    if info.file_size > limit:
+        raise ModelFormatError(
+            f"{path}: array {key!r} would unpack to {info.file_size:,} bytes, more than the "
+            f"{limit:,} of the whole file: refused (boostkit writes arrays uncompressed)"
+        )
+    try:
+        with archive.open(info) as fh:
+            return np.lib.format.read_array(fh, allow_pickle=False)
+    except _ZIP_ERRORS as exc:
+        raise ModelFormatError(f"{path}: array {key!r} is corrupt: {exc}") from exc
+
+
+def _referenced_keys(structure) -> list[str]:
+    """The array keys a model structure names: its classes, every component's ``arrays`` and
+    every pickled object, in one walk (nesting beyond :data:`_MAX_DEPTH` is refused later)."""
+    keys = ["classes"]
+    if isinstance(structure.get("models"), list):  # one-vs-rest: one prefix per class
+        keys += [f"m{l}.classes" for l in range(len(structure["models"]))]
+    stack = [(structure, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > 4 * _MAX_DEPTH + 8:
+            continue
+        if isinstance(value, dict):
+            if set(value) == {_PICKLED} and isinstance(value[_PICKLED], str):
+                keys.append(value[_PICKLED])
+            named = value.get("arrays")
+            if isinstance(named, dict):
+                keys += [k for k in named.values() if isinstance(k, str)]
+            stack += [(v, depth + 1) for v in value.values()]
+        elif isinstance(value, list):
+            stack += [(v, depth + 1) for v in value]
+    return list(dict.fromkeys(keys))
+
+
+def _check_layout(structure: Mapping) -> None:
+    """The JSON has the shape ``save`` writes: lists of rounds and records, a dict per component
+    with dict params, arrays and children."""
+    rounds, records = structure["rounds"], structure["records"]
+    if not isinstance(rounds, list) or not isinstance(records, list):
+        raise ModelFormatError("'rounds' and 'records' must be lists")
+    for t, term in enumerate(rounds, 1):
+        if not isinstance(term, dict):
+            raise ModelFormatError(f"round {t} is not an object")
+        for part in ("hypothesis", "contribution"):
+            _check_component_layout(term.get(part), f"round {t} {part}")
+    if not all(isinstance(r, dict) for r in records):
+        raise ModelFormatError("every round record must be an object")
+
+
+def _check_component_layout(state, where: str, depth: int = 0) -> None:
+    if depth > _MAX_DEPTH:
+        raise ModelFormatError(f"{where} nests value components more than {_MAX_DEPTH} deep")
+    if not isinstance(state, dict) or not isinstance(state.get("component"), str):
+        raise ModelFormatError(f"{where} is not a component")
+    for key in ("params", "arrays", "children"):
+        if not isinstance(state.get(key, {}), dict):
+            raise ModelFormatError(f"{where}: {key!r} must be an object")
+    for name, child in state.get("children", {}).items():
+        _check_component_layout(child, f"{where}, field {name!r}", depth + 1)
+
+
+def _probe(model: BoostModel, path) -> None:
+    """Evaluate the loaded model once on two rows of zeros: a term whose parts do not fit
+    together (a direction of the wrong length, a tree whose children point nowhere) fails here,
+    named, instead of at the user's first prediction."""
+    try:
+        with np.errstate(all="ignore"):
+            margin = model.decision_function(np.zeros((2, model.n_features)))
+    except Exception as exc:
+        raise ModelFormatError(
+            f"{path}: the model does not evaluate: {type(exc).__name__}: {exc}"
+        ) from exc
+    if not np.isfinite(margin).all():
+        raise ModelFormatError(f"{path}: the model evaluates to NaN or infinite margins")
 
 
 def _saved_best_round(structure: Mapping, version: int, n_terms: int, path) -> int | None:

@@ -35,7 +35,7 @@ class Stump(boostkit.WeakHypothesis):
     name = "decision-stump"
     n_cells = 2
 
-    feature: int = attrs.field(converter=int)
+    feature: int = boostkit.feature_field(converter=int)
     threshold: float = attrs.field(converter=float)
     cell_scores: np.ndarray = attrs.field(converter=_scores_array, eq=False)
 

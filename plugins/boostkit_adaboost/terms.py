@@ -77,7 +77,7 @@ class TermStump(boostkit.WeakHypothesis):
     name = "term-presence-stump"
     n_cells = 2
 
-    feature: int = attrs.field(converter=int)
+    feature: int = boostkit.feature_field(constant=-1, converter=int)
     cell_scores: np.ndarray = attrs.field(converter=_scores_array, eq=False)
 
     def cells(self, X) -> np.ndarray:

@@ -51,7 +51,7 @@ class FeatureSign(boostkit.WeakHypothesis):
     name = "feature-sign"
     n_cells = 2
 
-    feature: int = attrs.field(converter=int)
+    feature: int = boostkit.feature_field(converter=int)
     polarity: int = attrs.field(default=1, converter=int, validator=_polarity)
 
     def cells(self, X) -> np.ndarray:
@@ -76,7 +76,7 @@ class FeatureCount(boostkit.WeakHypothesis):
 
     name = "feature-count"
 
-    feature: int = attrs.field(converter=int)
+    feature: int = boostkit.feature_field(converter=int)
 
     def scores(self, X) -> np.ndarray:
         return feature_column(X, self.feature)

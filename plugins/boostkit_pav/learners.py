@@ -96,7 +96,7 @@ class ScoreColumn(boostkit.WeakHypothesis):
     name = "score-column"
     ordered_cells: ClassVar[bool] = True
 
-    feature: int = attrs.field(converter=int)
+    feature: int = boostkit.feature_field(converter=int)
     sign: float = attrs.field(converter=float, validator=_sign)
     thresholds: np.ndarray = attrs.field(converter=_float_vector, eq=False)
 

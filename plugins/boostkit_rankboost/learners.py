@@ -44,7 +44,7 @@ class ThresholdRanker(boostkit.WeakHypothesis):
     name = "threshold-ranker"
     n_cells = 2
 
-    feature: int = attrs.field(converter=int)
+    feature: int = boostkit.feature_field(converter=int)
     threshold: float = attrs.field(converter=float)
     cell_scores: np.ndarray = attrs.field(converter=_cell_scores, eq=False)
 
@@ -124,7 +124,7 @@ class ScaledFeature(boostkit.WeakHypothesis):
 
     name = "scaled-feature"
 
-    feature: int = attrs.field(converter=int)
+    feature: int = boostkit.feature_field(converter=int)
     low: float = attrs.field(converter=float)
     high: float = attrs.field(converter=float)
     reverse: bool = attrs.field(converter=bool)

@@ -90,7 +90,7 @@ class DecisionTree(boostkit.WeakHypothesis):
 
     name = "decision-tree"
 
-    feature: np.ndarray = attrs.field(converter=_int_array, eq=False)
+    feature: np.ndarray = boostkit.feature_field(converter=_int_array, eq=False)
     threshold: np.ndarray = attrs.field(converter=_float_array, eq=False)
     left: np.ndarray = attrs.field(converter=_int_array, eq=False)
     right: np.ndarray = attrs.field(converter=_int_array, eq=False)

@@ -38,8 +38,9 @@ def weighted_datasets(draw):
     y[:2] = (-1.0, 1.0)
     sample_weight = draw(arrays(np.float64, n, elements=st.floats(0.0, 10.0)))
     # Each class needs positive weight (a class of weight 0 is refused as having no example).
-    share = sample_weight[y > 0].sum() / max(sample_weight.sum(), 1e-300)
-    assume(0.0 < share < 1.0)
+    assume(sample_weight.sum() > 0)
+    normalised = sample_weight / sample_weight.sum()
+    assume(normalised[y > 0].sum() > 0 and normalised[y < 0].sum() > 0)
     return X, y, sample_weight
 
 

@@ -122,7 +122,7 @@ def test_loading_never_unpickles(fitted, tmp_path):
     sentinel = tmp_path / "executed"
     arrays["classes"] = np.array([WritesSentinelWhenUnpickled(sentinel), "b"], dtype=object)
     write_structure(path, structure, arrays)  # np.savez pickles object arrays
-    with pytest.raises(ModelFormatError, match="not a boostkit model file"):
+    with pytest.raises(ModelFormatError, match="array 'classes' is corrupt: Object arrays"):
         boostkit.load_model(path)
     assert not sentinel.exists()
 
@@ -197,7 +197,7 @@ def test_missing_array_is_refused(fitted, tmp_path):
     structure, arrays = read_structure(path)
     del arrays[next(key for key in arrays if key.startswith("r0.h."))]
     write_structure(path, structure, arrays)
-    with pytest.raises(ModelFormatError, match="incomplete or corrupt"):
+    with pytest.raises(ModelFormatError, match=r"field .*its array .r0\.h\..* is missing"):
         boostkit.load_model(path)
 
 
