@@ -45,6 +45,7 @@ __all__ = [
     "SPARSE_INPUT",
     "MISSING_VALUES",
     "MULTICLASS",
+    "PAIRWISE_LOSS",
     "binary_only_components",
     "check_capabilities",
     "check_shared_params",
@@ -63,6 +64,7 @@ POTENTIAL = "potential"
 SPARSE_INPUT = "sparse-input"
 MISSING_VALUES = "missing-values"
 MULTICLASS = "multiclass"
+PAIRWISE_LOSS = "pairwise-loss"
 
 _ROLES = ("proposal", "proposal-wrapper", "calibration", "calibration-wrapper", "reweighting",
           "stopping", "observer")
@@ -114,6 +116,12 @@ ENGINE_CAPABILITIES = (
         "handles C > 1 margin columns: labels as an (n, C) sign matrix, weights over (example, "
         "class) pairs, margins of shape (n, C)",
         "proposal",
+    ),
+    Capability(
+        PAIRWISE_LOSS,
+        "a loss over pairs of examples (which one scores higher), blind to the offset of F: the "
+        "sign of F then carries no class decision (a ranker)",
+        "reweighting",
     ),
 )
 

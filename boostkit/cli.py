@@ -2,7 +2,8 @@
 
 ``boostkit plugins [--json]``
     List the installed plugins: distribution, version, hooks, components (with their role) and
-    algorithms (with their paper).
+    algorithms (with their paper); a broken plugin, left out, with its error. Always runs; exit
+    status 1 only in strict mode (``BOOSTKIT_STRICT_PLUGINS=1``) with a broken plugin.
 ``boostkit recipes [--json]``
     List the named recipes (registered algorithms): their components as a recipe string, their
     paper and the plugin that registered them.
@@ -21,6 +22,19 @@
     ``confusion.json`` and one ``confusion_<algorithm>.png`` per algorithm are written instead
     of the two-class figures.
 
+    The table fits 120 columns (the paper column is a short citation; results.md has the full
+    references) and notes under it say what each number is: accuracy and AUC are mean ± std
+    over folds, while the figures' legends give the AUC of the pooled out-of-fold scores; a
+    ranker (:func:`is_ranker`: a recipe whose loss is over pairs, blind to the offset of F)
+    reports accuracy at a threshold chosen on the training folds, marked ``*``; rounds count
+    the rounds run,
+    terms are reported apart. Warnings raised during the fits are printed after the progress
+    bar, once per distinct message with a count. With many algorithms the ROC and
+    precision-recall figures are small multiples, one panel per plugin, and the other figures
+    colour the best of each plugin. ``roc.json`` keeps exact AUCs and curves thinned to what
+    the figures draw. Files are written into a hidden folder and moved into ``--output`` only
+    when all are done: an interrupted run leaves the earlier results whole.
+
 Only the core dependencies are needed: folds and metrics come from :mod:`boostkit.metrics`;
 tqdm (the ``progress`` extra) draws a progress bar and matplotlib (the ``plot`` extra) the
 figures, each imported only when used; without them compare says so and goes on.
@@ -37,7 +51,9 @@ import json
 import math
 import os
 import re
+import shutil
 import sys
+import tempfile
 import time
 from collections import Counter
 from importlib import metadata
@@ -48,7 +64,7 @@ import attrs
 import numpy as np
 
 from . import datasets
-from .capabilities import capabilities_of
+from .capabilities import PAIRWISE_LOSS, capabilities_of
 from .engine import Booster
 from .errors import BoostkitError, DataError, RecipeError
 from .hookspecs import hookimpl
@@ -62,7 +78,7 @@ from .metrics import (
 )
 from .plot import StagedEvaluation, staged_evaluation
 from .plugins import get_registry, plugin_info
-from .progress import FitProgress
+from .progress import FitProgress, WarningLog
 from .registry import Recipe
 
 __all__ = [
@@ -315,6 +331,11 @@ class FoldResult:
     test examples (error and AUC after every round, normalised training margins) and
     ``final_weights``, n D_{T+1}(i) over the n training examples.
 
+    ``n_rounds`` counts the boosting rounds run (the round records), ``n_terms`` the model's
+    terms: fewer when a back-fitting calibration re-fitted earlier terms. ``threshold`` is the
+    value of F above which ``accuracy`` counts a positive prediction: 0, or for a ranker (see
+    :func:`is_ranker`) the threshold that maximises accuracy on the training examples.
+
     For multiclass data ``y_test`` holds the labels, ``scores`` the ``(n, K)`` margins,
     ``predictions`` the predicted labels (for the confusion matrix) and ``roc_auc`` the macro
     one-vs-rest AUC (:func:`boostkit.metrics.macro_roc_auc`); the staged evaluations and the
@@ -333,6 +354,8 @@ class FoldResult:
     test_curve: StagedEvaluation | None = attrs.field(default=None, eq=False, repr=False)
     final_weights: np.ndarray | None = attrs.field(default=None, eq=False, repr=False)
     predictions: np.ndarray | None = attrs.field(default=None, eq=False, repr=False)
+    n_terms: int | None = None
+    threshold: float = 0.0
 
 
 @attrs.frozen
@@ -342,12 +365,16 @@ class AlgorithmResult:
     ``multiclass`` is ``None`` for two-class data, else how the recipe ran on the classes:
     ``"native"`` or ``"one-vs-rest"`` (``model.multiclass_strategy``); the summary then has a
     ``multiclass`` entry and its AUC is the macro one-vs-rest AUC (``macro_roc_auc_*``).
+    ``ranker``: the recipe ranks (:func:`is_ranker`), so its accuracy is taken at a threshold
+    chosen on the training folds. ``warnings``: the distinct warnings its fits raised, as text.
     """
 
     algorithm: str
     paper: str
     folds: tuple[FoldResult, ...]
     multiclass: str | None = None
+    ranker: bool = False
+    warnings: tuple[str, ...] = ()
 
     def pooled(self, field: str) -> np.ndarray:
         """A per-fold array (``y_test``, ``scores``, ``predictions``) of every fold together."""
@@ -361,20 +388,83 @@ class AlgorithmResult:
         stops = Counter(fold.stop_reason for fold in self.folds)
         stop_reason, stop_count = stops.most_common(1)[0]
         auc = "roc_auc" if self.multiclass is None else "macro_roc_auc"
+        terms = [fold.n_rounds if fold.n_terms is None else fold.n_terms for fold in self.folds]
         return {
             "algorithm": self.algorithm,
             "paper": self.paper,
+            "citation": citation(self.paper),
             **({} if self.multiclass is None else {"multiclass": self.multiclass}),
             "accuracy_mean": float(self._values("accuracy").mean()),
             "accuracy_std": float(self._values("accuracy").std()),
+            # "0": the sign of F; "training folds": a ranker's threshold chosen on them.
+            "accuracy_threshold": "training folds" if self.ranker else "0",
             f"{auc}_mean": float(self._values("roc_auc").mean()),
             f"{auc}_std": float(self._values("roc_auc").std()),
             "fit_seconds_median": float(np.median(self._values("fit_seconds"))),
             "rounds_mean": float(self._values("n_rounds").mean()),
+            "terms_mean": float(np.mean(terms)),
             "stop_reason": stop_reason,
             "stop_reason_folds": stop_count,
             "n_folds": len(self.folds),
         }
+
+
+_AUTHORS = re.compile(
+    r"(?P<authors>[A-Z][^\s,;:()&]*(?:(?:, | & |, & | and )[A-Z][^\s,;:()&]*)*(?: et al\.)?)"
+    r"(?=$|[,;:]| \()"
+)
+
+
+def citation(paper: str) -> str:
+    """A short citation, "authors year", from a recipe's ``paper`` text.
+
+    The leading names (up to "et al.") and the first year (19xx or 20xx) of the text; three or
+    more authors are shortened to "First et al.". ``"Zhu, Zou, Rosset & Hastie (2009), ..."``
+    gives ``"Zhu et al. 2009"``; a text without leading names gives its first words.
+    """
+    paper = paper.strip()
+    if not paper:
+        return "-"
+    match = _AUTHORS.match(paper)
+    # The year of the leading names: before any later names ("as Jin et al.", "(McCallum &
+    # Nigam 1998)") that cite another paper.
+    rest = re.split(r" & | et al| as ", paper[match.end():] if match else paper)[0]
+    year = re.search(r"\b(19|20)\d\d\b", rest)
+    if match:
+        authors = match["authors"]
+        names = re.split(r", & |, | & | and ", authors.removesuffix(" et al."))
+        if len(names) >= 3 or authors.endswith(" et al."):
+            authors = f"{names[0]} et al."
+    else:
+        authors = " ".join(re.split(r"[;:(]", paper)[0].split()[:3])
+    return f"{authors} {year[0]}" if year else authors
+
+
+def is_ranker(recipe: Recipe) -> bool:
+    """Whether a recipe ranks rather than classifies: a component provides ``"pairwise-loss"``
+    (:data:`boostkit.capabilities.PAIRWISE_LOSS`), a loss over pairs of examples that ignores
+    the offset of the margins F(x), so that thresholding F at 0 gives a meaningless accuracy.
+    No recipe is named: a plugin's own ranker declares the capability like RankBoost's
+    reweightings do."""
+    return any(PAIRWISE_LOSS in capabilities_of(component)[1]
+               for _, component in get_registry().instantiate(recipe))
+
+
+def training_threshold(y, scores) -> float:
+    """The threshold c for which predicting +1 where F(x) > c has the largest accuracy on
+    ``(y, scores)``: midway between two distinct scores, or below or above all of them."""
+    scores = np.asarray(scores, dtype=np.float64)
+    order = np.argsort(scores, kind="stable")
+    s, positive = scores[order], np.asarray(y)[order] > 0
+    n_pos = int(positive.sum())
+    # Predicting +1 above s[i]: the negatives up to i and the positives after i are right.
+    correct = np.cumsum(~positive) + (n_pos - np.cumsum(positive))
+    boundary = np.r_[s[1:] != s[:-1], True]
+    correct = np.where(boundary, correct, -1)
+    i = int(np.argmax(correct))
+    if correct[i] < n_pos:  # every example positive is best
+        return float(s[0] - 1.0)
+    return float((s[i] + s[i + 1]) / 2) if i + 1 < s.shape[0] else float(s[-1] + 1.0)
 
 
 class _FinalWeights:
@@ -387,16 +477,28 @@ class _FinalWeights:
         self.weights = state.weights * state.data.n_samples
 
 
+def _rounds_run(model) -> int:
+    """The boosting rounds a fit ran: its round records (a back-fitting round re-fits a term
+    instead of adding one), else, for a one-vs-rest model, its longest class model's terms."""
+    records = getattr(model, "records", None)
+    return len(records) if records else model.n_rounds
+
+
 def _binary_fold(k: int, model, data: BinaryData, train, test, fit_seconds: float,
-                 final_weights: _FinalWeights) -> FoldResult:
+                 final_weights: _FinalWeights, ranker: bool = False) -> FoldResult:
     scores = model.decision_function(data.X[test])
     y_test = data.y[test]
+    threshold = 0.0
+    if ranker:  # F has no meaningful 0: choose the threshold on the training examples
+        threshold = training_threshold(data.y[train], model.decision_function(data.X[train]))
     return FoldResult(
         fold=k,
-        accuracy=accuracy(y_test, np.where(scores > 0, 1.0, -1.0)),
+        accuracy=accuracy(y_test, np.where(scores > threshold, 1.0, -1.0)),
         roc_auc=roc_auc(y_test, scores),
         fit_seconds=fit_seconds,
-        n_rounds=model.n_rounds,
+        n_rounds=_rounds_run(model),
+        n_terms=model.n_rounds,
+        threshold=threshold,
         stop_reason=model.stop_reason,
         y_test=y_test,
         scores=scores,
@@ -416,7 +518,8 @@ def _multiclass_fold(k: int, model, data: MulticlassData, test,
         accuracy=accuracy(y_test, predictions),
         roc_auc=macro_roc_auc(y_test, scores, model.classes),
         fit_seconds=fit_seconds,
-        n_rounds=model.n_rounds,
+        n_rounds=_rounds_run(model),
+        n_terms=model.n_rounds,
         stop_reason=model.stop_reason,
         y_test=y_test,
         scores=scores,
@@ -434,6 +537,11 @@ def cross_validate(data: BinaryData | MulticlassData, algorithms: Sequence[str |
     recipe handles several classes, else one binary model per class (one-vs-rest), which
     ``AlgorithmResult.multiclass`` records. A one-vs-rest model's rounds are those of its
     longest class model and its stop reason lists its class models' reasons.
+
+    On two classes a ranker (:func:`is_ranker`) is scored at a threshold chosen on each
+    training fold. Warnings raised during the fits do not interrupt the progress bar: they are
+    collected and printed on standard error after it, once per distinct message with a count,
+    and kept in ``AlgorithmResult.warnings``.
     """
     multiclass = isinstance(data, MulticlassData)
     class_names = data.y if multiclass else np.where(data.y > 0, data.positive, data.negative)
@@ -445,9 +553,12 @@ def cross_validate(data: BinaryData | MulticlassData, algorithms: Sequence[str |
     recipes = [registry.resolve(algorithm) for algorithm in algorithms]
     auc_name = "macro ROC AUC" if multiclass else "ROC AUC"
     results = []
+    log = WarningLog()
     with FitProgress(len(recipes) * n_folds, enabled=progress, description="compare") as bar:
         for recipe in recipes:
             name = recipe.name
+            ranker = not multiclass and is_ranker(recipe)
+            own = WarningLog()
             fold_results = []
             for k, (train, test) in enumerate(folds, start=1):
                 label = f"{name} fold {k}/{n_folds}"
@@ -459,70 +570,175 @@ def cross_validate(data: BinaryData | MulticlassData, algorithms: Sequence[str |
                     observers=[o for o in (final_weights, observer) if o is not None],
                     multiclass="auto",
                 )
-                started = time.perf_counter()
-                model = booster.fit(data.X[train], data.y[train])
-                fit_seconds = time.perf_counter() - started
-                if multiclass:
-                    fold = _multiclass_fold(k, model, data, test, fit_seconds)
-                else:
-                    fold = _binary_fold(k, model, data, train, test, fit_seconds, final_weights)
+                with own.collect(label):
+                    started = time.perf_counter()
+                    model = booster.fit(data.X[train], data.y[train])
+                    fit_seconds = time.perf_counter() - started
+                    if multiclass:
+                        fold = _multiclass_fold(k, model, data, test, fit_seconds)
+                    else:
+                        fold = _binary_fold(k, model, data, train, test, fit_seconds,
+                                            final_weights, ranker)
                 fold_results.append(fold)
+                terms = "" if fold.n_terms in (None, fold.n_rounds) else f" ({fold.n_terms} terms)"
+                at = f" at F > {fold.threshold:.3g}" if ranker else ""
                 bar.fit_done(
-                    f"{label}: {fold.n_rounds} rounds in {fit_seconds:.2f} s ({fold.stop_reason}), "
-                    f"accuracy {fold.accuracy:.4f}, {auc_name} {fold.roc_auc:.4f}"
+                    f"{label}: {fold.n_rounds} rounds{terms} in {fit_seconds:.2f} s "
+                    f"({fold.stop_reason}), accuracy{at} {fold.accuracy:.4f}, "
+                    f"{auc_name} {fold.roc_auc:.4f}"
                 )
             strategy = model.multiclass_strategy if multiclass else None
-            results.append(AlgorithmResult(name, recipe.paper, tuple(fold_results), strategy))
+            results.append(AlgorithmResult(name, recipe.paper, tuple(fold_results), strategy,
+                                           ranker=ranker, warnings=tuple(own.lines())))
+            log.extend(own)
+    for line in log.lines():  # after the bar has closed
+        print(_wrap(line), file=sys.stderr)
     return results
 
 
 # -- tables and files ---------------------------------------------------------------------------
 
-_COLUMNS = ("algorithm", "paper", "accuracy", "ROC AUC", "fit s/fold (median)", "rounds (mean)",
-            "stop reason")
+_COLUMNS = ("algorithm", "paper", "accuracy", "ROC AUC", "fit s", "rounds", "stop reason")
 _MULTICLASS_COLUMNS = ("algorithm", "paper", "multiclass", "accuracy", "macro ROC AUC",
-                       "fit s/fold (median)", "rounds (mean)", "stop reason")
+                       "fit s", "rounds", "stop reason")
 _MULTICLASS_LEGEND = (
     "multiclass: native = the recipe boosts over (example, class) pairs; one-vs-rest = one "
     "binary model per class, predicting the class of the largest margin. macro ROC AUC: the "
     "mean over classes of the AUC of each class against the rest."
 )
+# The plain-text table fits a terminal of this many columns; the paper column gives way.
+TABLE_WIDTH = 120
+RANKER_MARK = "*"
 
 
 def _columns(rows: Sequence[dict]) -> tuple[str, ...]:
     return _MULTICLASS_COLUMNS if rows and "multiclass" in rows[0] else _COLUMNS
 
 
-def _cells(row: dict) -> list[str]:
+def _cells(row: dict, full_paper: bool = False) -> list[str]:
     stop = row["stop_reason"]
     if row["stop_reason_folds"] < row["n_folds"]:
-        stop += f" ({row['stop_reason_folds']}/{row['n_folds']} folds)"
+        stop += f" ({row['stop_reason_folds']}/{row['n_folds']})"
     auc = "roc_auc" if "multiclass" not in row else "macro_roc_auc"
+    mark = RANKER_MARK if row.get("accuracy_threshold", "0") != "0" else ""
     return [
         row["algorithm"],
-        row["paper"],
+        row["paper"] if full_paper else row.get("citation", row["paper"]),
         *([row["multiclass"]] if "multiclass" in row else []),
-        f"{row['accuracy_mean']:.4f} ± {row['accuracy_std']:.4f}",
+        f"{row['accuracy_mean']:.4f} ± {row['accuracy_std']:.4f}{mark}",
         f"{row[f'{auc}_mean']:.4f} ± {row[f'{auc}_std']:.4f}",
         f"{row['fit_seconds_median']:.3f}",
-        f"{row['rounds_mean']:g}",
+        _rounds_text(row["rounds_mean"]),
         stop,
     ]
 
 
-def format_table(rows: Sequence[dict]) -> str:
-    """The results as a plain-text table with aligned columns."""
+def _rounds_text(rounds: float) -> str:
+    return f"{rounds:g}" if rounds == round(rounds) else f"{rounds:.1f}"
+
+
+def format_table(rows: Sequence[dict], width: int = TABLE_WIDTH) -> str:
+    """The results as a plain-text table with aligned columns, at most ``width`` characters
+    wide: the paper column (a short citation) is cut with "..." if needed. :func:`table_notes`
+    explains it."""
     columns = _columns(rows)
     lines = [list(columns)] + [_cells(row) for row in rows]
     widths = [max(len(line[i]) for line in lines) for i in range(len(columns))]
+    # Too wide: the paper column gives the first author and year only ("Freund 1997"), then the
+    # stop reason (one-vs-rest lists its class models' reasons) is cut, then the paper.
+    paper = columns.index("paper")
+    if sum(widths) + 2 * (len(widths) - 1) > width:
+        for line in lines[1:]:
+            line[paper] = _first_author(line[paper])
+        widths[paper] = max(len(line[paper]) for line in lines)
+    for name, floor in (("stop reason", len("stop reason")), ("paper", 5)):
+        excess = sum(widths) + 2 * (len(widths) - 1) - width
+        if excess <= 0:
+            break
+        i = columns.index(name)
+        widths[i] = max(min(floor, widths[i]), widths[i] - excess)
+        for line in lines:
+            if len(line[i]) > widths[i]:
+                line[i] = line[i][: widths[i] - 3] + "..."
     text = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in lines]
     text.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(text)
 
 
-def _markdown(rows: Sequence[dict], run: dict) -> str:
+def _first_author(citation_text: str) -> str:
+    """``"Freund & Schapire 1997"`` -> ``"Freund 1997"``, ``"Barutcuoglu et al."`` ->
+    ``"Barutcuoglu"``: the first name and the year of a :func:`citation`."""
+    words = citation_text.split()
+    if not words:
+        return citation_text
+    year = words[-1] if re.fullmatch(r"(19|20)\d\d", words[-1]) and len(words) > 1 else ""
+    return f"{words[0].rstrip(',')} {year}".strip()
+
+
+def table_notes(rows: Sequence[dict], n_folds: int | None = None) -> list[str]:
+    """What the table's columns mean, one paragraph each: accuracy (and a ranker's threshold),
+    which AUC it is (mean ± std over folds; the figures' legends give the pooled AUC), fit
+    time, rounds against terms, stop reasons."""
+    if not rows:
+        return []
+    multiclass = "multiclass" in rows[0]
+    folds = f"the {n_folds} folds" if n_folds else "the folds"
+    auc = "macro ROC AUC" if multiclass else "ROC AUC"
+    notes = [
+        f"accuracy and {auc}: mean ± std over {folds}, each fold's value on its held-out "
+        "examples" + ("." if multiclass else "; accuracy predicts the positive class where "
+                      "F(x) > 0."),
+    ]
+    rankers = [row["algorithm"] for row in rows if row.get("accuracy_threshold", "0") != "0"]
+    if rankers:
+        notes.append(
+            f"{RANKER_MARK} ranker ({', '.join(rankers)}): its loss compares pairs of examples "
+            "and ignores the offset of F, so the sign of F is no class decision; its accuracy "
+            "is taken where F(x) exceeds the threshold that maximises accuracy on each training "
+            f"fold. Judge a ranker by its ROC AUC (1 - the fraction of misordered "
+            "positive-negative pairs)."
+        )
+    if not multiclass:
+        notes.append(
+            f"The ROC and precision-recall figures pool the out-of-fold scores of {folds}: "
+            "their legends give that pooled AUC, which differs from the table's mean of "
+            "per-fold AUCs when the scale of F changes between folds (most for rankers)."
+        )
+    notes.append("paper: a short citation (full references in results.md); "
+                 "fit s: median seconds per fit; rounds: boosting rounds run, mean over folds.")
+    backfit = [f"{row['algorithm']} ({row['terms_mean']:g})" for row in rows
+               if "terms_mean" in row and row["terms_mean"] != row["rounds_mean"]]
+    if backfit:
+        notes.append(
+            "Fewer terms than rounds: a back-fitting round re-fits an earlier term instead of "
+            f"adding one; terms, mean over folds: {', '.join(backfit)}. Their 'max-rounds' means "
+            "every round of the budget was run."
+        )
+    reasons = {row["stop_reason"] for row in rows}
+    meaning = {"max-rounds": "the round budget (--rounds) was used up",
+               "pool-exhausted": "the proposal had no weak hypothesis left to offer"}
+    said = [f"{r}: {meaning[r]}" for r in sorted(reasons) if r in meaning]
+    if said:
+        notes.append("stop reason: that of most folds ((k/n): of k of the n folds); "
+                     + "; ".join(said) + "; others are the recipe's stopping rule "
+                     "(boostkit components).")
+    return notes
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("*", "\\*")
+
+
+def _wrap(text: str, width: int = TABLE_WIDTH) -> str:
+    import textwrap
+
+    return textwrap.fill(text, width=width, subsequent_indent="  ", break_on_hyphens=False)
+
+
+def _markdown(rows: Sequence[dict], run: dict,
+              results: Sequence[AlgorithmResult] = ()) -> str:
     def line(cells):
-        return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+        return "| " + " | ".join(_md_escape(cell) for cell in cells) + " |"
 
     columns = _columns(rows)
     header = (
@@ -533,12 +749,44 @@ def _markdown(rows: Sequence[dict], run: dict) -> str:
     if "multiclass" in columns:
         header += _MULTICLASS_LEGEND + "\n\n"
     table = [line(columns), line(["---"] * len(columns))] + [line(_cells(row)) for row in rows]
-    return header + "\n".join(table) + "\n"
+    notes = "".join(f"- {_md_escape(note)}\n" for note in table_notes(rows, run.get("n_folds")))
+    references = "".join(
+        f"- `{row['algorithm']}` ({row.get('citation', '-')}): {row['paper'] or 'no paper (a recipe composed on the command line)'}\n"
+        for row in rows
+    )
+    text = header + "\n".join(table) + "\n\n" + notes + "\n## References\n\n" + references
+    warned = [(r.algorithm, w) for r in results for w in r.warnings]
+    if warned:
+        text += "\n## Warnings during the fits\n\n" + "".join(
+            f"- `{name}`: {w}\n" for name, w in warned)
+    return text
 
 
-def _curve(y, scores) -> dict:
+# roc.json keeps at most about this many points per curve: enough to redraw it at the size of
+# the figures (a step of 1/200 of either axis is under 2 pixels); the AUCs are exact.
+CURVE_POINTS = 200
+
+
+def thin_curve(x: np.ndarray, y: np.ndarray, points: int = CURVE_POINTS) -> np.ndarray:
+    """Indices of the points of a monotone curve (ROC) to keep: the first and last, and one
+    wherever the path has moved another 1/``points`` of its length (|dx| + |dy|). The thinned
+    curve is within 1/``points`` of the original everywhere."""
+    step = np.abs(np.diff(x)) + np.abs(np.diff(y))
+    length = np.r_[0.0, np.cumsum(step)]
+    total = length[-1]
+    if x.shape[0] <= points or total <= 0:
+        return np.arange(x.shape[0])
+    bucket = np.floor(length / total * points)
+    keep = np.r_[True, bucket[1:] != bucket[:-1]]
+    keep[-1] = True
+    return np.flatnonzero(keep)
+
+
+def _curve(y, scores, points: int = CURVE_POINTS) -> dict:
     fpr, tpr, _ = roc_curve(y, scores)
-    return {"auc": roc_auc(y, scores), "fpr": fpr.tolist(), "tpr": tpr.tolist()}
+    keep = thin_curve(fpr, tpr, points)
+    return {"auc": roc_auc(y, scores), "fpr": np.round(fpr[keep], 5).tolist(),
+            "tpr": np.round(tpr[keep], 5).tolist()}
 
 
 def _is_multiclass(results: Sequence[AlgorithmResult]) -> bool:
@@ -557,13 +805,17 @@ def _confusion(result: AlgorithmResult) -> np.ndarray:
 
 
 def _roc_entry(result: AlgorithmResult) -> dict:
-    """``roc.json``'s entry for one algorithm: per-fold and pooled ROC curves and AUCs (two
-    classes), or per-fold macro AUCs and pooled one-vs-rest curves per class (multiclass)."""
+    """``roc.json``'s entry for one algorithm: the exact AUC of every fold (the table's mean ±
+    std) and the pooled ROC curve, thinned to what the figure draws, with its exact AUC (the
+    figure's legend) (two classes); or per-fold macro AUCs and pooled one-vs-rest curves per
+    class (multiclass)."""
     y, scores = result.pooled("y_test"), result.pooled("scores")
     if result.multiclass is None:
         return {
             "paper": result.paper,
-            "folds": [{"fold": f.fold, **_curve(f.y_test, f.scores)} for f in result.folds],
+            "ranker": result.ranker,
+            "folds": [{"fold": f.fold, "auc": f.roc_auc, "threshold": f.threshold}
+                      for f in result.folds],
             "pooled": _curve(y, scores),
         }
     classes = _classes(result)
@@ -577,6 +829,14 @@ def _roc_entry(result: AlgorithmResult) -> dict:
                         for l, label in enumerate(classes.tolist())},
         },
     }
+
+
+_ROC_JSON_NOTE = (
+    "folds[].auc: each fold's exact AUC on its held-out examples (the table shows their mean "
+    "and std); pooled.auc: the exact AUC of all out-of-fold scores together (the figures' "
+    f"legends); pooled.fpr/tpr: the pooled ROC curve thinned to about {CURVE_POINTS} points "
+    "(within 1/{CURVE_POINTS} of the full curve)".replace("{CURVE_POINTS}", str(CURVE_POINTS))
+)
 
 
 def _file_name(algorithm: str) -> str:
@@ -614,25 +874,84 @@ def write_plots(
             for r in results
         }
     else:
-        figures = _binary_figures(plot, results, data, folds)
+        figures = _binary_figures(plot, results, data, run.get("n_folds", "?"))
     return [plot.save(figure, Path(directory) / name) for name, figure in figures.items()]
 
 
-def _binary_figures(plot, results: Sequence[AlgorithmResult], data: str, folds: str) -> dict:
+def families(results: Sequence[AlgorithmResult]) -> dict[str, list[str]]:
+    """The algorithms grouped by the plugin that registered them (``"plugin adaboost"``), in
+    order of first appearance; recipes composed with ``--recipe`` form the group
+    ``"--recipe"``. The ROC and precision-recall figures draw one panel per group."""
+    registry = get_registry()
+    groups: dict[str, list[str]] = {}
+    for result in results:
+        try:
+            source = registry.source_of(result.algorithm)
+            match = re.search(r"plugin '([^']+)'", source)
+            group = f"plugin {match[1]}" if match else source
+        except KeyError:
+            group = "--recipe"
+        groups.setdefault(group, []).append(result.algorithm)
+    return groups
+
+
+def highlighted(results: Sequence[AlgorithmResult], count: int | None = None) -> list[str]:
+    """The algorithms the learning-curve and margin figures draw in colour: all of them up to
+    ``count`` (:data:`boostkit.plot.MAX_HIGHLIGHTED`); else the best of each family
+    (:func:`families`) by the table's ROC AUC (mean over folds), then the next best, up to
+    ``count``. The others are drawn grey."""
+    from .plot import MAX_HIGHLIGHTED
+
+    count = MAX_HIGHLIGHTED if count is None else count
+    mean_auc = {r.algorithm: float(np.nan_to_num(np.mean([f.roc_auc for f in r.folds]), nan=-1))
+                for r in results}
+    if len(results) <= count:
+        return [r.algorithm for r in results]
+    best_of = [max(names, key=mean_auc.get) for names in families(results).values()]
+    ranked = sorted(best_of, key=lambda n: -mean_auc[n])[:count]
+    ranked += sorted((n for n in mean_auc if n not in ranked), key=lambda n: -mean_auc[n])
+    chosen = set(ranked[:count])
+    return [r.algorithm for r in results if r.algorithm in chosen]
+
+
+def _binary_figures(plot, results: Sequence[AlgorithmResult], data: str, n_folds) -> dict:
+    highlight = highlighted(results)
+    best = (f", the best of each plugin in colour ({len(highlight)} of {len(results)})"
+            if len(highlight) < len(results) else "")
+    groups = families(results) if len(results) > plot.MAX_HIGHLIGHTED else None
     pooled = {r.algorithm: (r.pooled("y_test"), r.pooled("scores")) for r in results}
-    train = {r.algorithm: [f.train_curve for f in r.folds if f.train_curve] for r in results}
-    test = {r.algorithm: [f.test_curve for f in r.folds if f.test_curve] for r in results}
+
+    def staged(result, curve):
+        # A ranker's sign of F is no decision: its error curve is not drawn (AUC is).
+        if curve is None or not result.ranker:
+            return curve
+        return attrs.evolve(curve, error=np.full_like(curve.error, np.nan))
+
+    train = {r.algorithm: [staged(r, f.train_curve) for f in r.folds if f.train_curve]
+             for r in results}
+    test = {r.algorithm: [staged(r, f.test_curve) for f in r.folds if f.test_curve]
+            for r in results}
     margins = {name: np.concatenate([c.margins for c in curves]) for name, curves in train.items()
                if curves}
     weights = {
         r.algorithm: np.concatenate([f.final_weights for f in r.folds])
         for r in results if all(f.final_weights is not None for f in r.folds)
     }
+    scores = f"out-of-fold scores of {n_folds} folds pooled"
+    panels = "; one panel per plugin, the others grey" if groups else ""
     return {
-        "roc.png": plot.roc_figure(pooled, title=f"ROC, {data} ({folds} scores)"),
-        "pr.png": plot.pr_figure(pooled, title=f"Precision-recall, {data} ({folds} scores)"),
-        "learning_curves.png": plot.learning_curve_figure(train, test, title=data),
-        "margins.png": plot.margin_figure(margins, weights, title=data),
+        "roc.png": plot.roc_figure(
+            pooled, title=f"ROC, {data}: {scores}{panels}\n(legend: AUC of the pooled scores; "
+                          "the table gives the mean of per-fold AUCs)",
+            highlight=highlight, groups=groups),
+        "pr.png": plot.pr_figure(
+            pooled, title=f"Precision-recall, {data}: {scores}{panels}\n"
+                          "(legend: average precision of the pooled scores)",
+            highlight=highlight, groups=groups),
+        "learning_curves.png": plot.learning_curve_figure(
+            train, test, title=f"{data}{best}", highlight=highlight),
+        "margins.png": plot.margin_figure(margins, weights, title=f"{data}{best}",
+                                          highlight=highlight),
     }
 
 
@@ -650,22 +969,53 @@ def write_outputs(
     order of ``classes``). With ``plots`` the figures (:func:`write_plots`) follow; they need
     the ``plot`` extra, and without it a note says so and they are skipped. Returns the paths
     written.
+
+    Every file is first written into a hidden folder inside ``directory`` and moved into place
+    only when all are done, so an interrupted run (Ctrl-C while plotting) or a failed one
+    leaves the previous results whole; a result file of an earlier run that this run did not
+    write again (a figure, with ``--no-plots``) is then removed, so the folder never mixes
+    two runs.
     """
     directory = Path(directory)
     try:
         directory.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".partial-", dir=directory))
     except OSError as exc:
         raise UsageError(f"cannot create the output directory {directory}: {exc}") from None
+    try:
+        written = _write_outputs(staging, results, run, plots=plots)
+        try:
+            for path in written:
+                os.replace(path, directory / path.name)
+            names = {path.name for path in written}
+            for old in directory.iterdir():
+                if old.is_file() and old.name not in names and _is_result_file(old.name):
+                    old.unlink()
+        except OSError as exc:
+            raise UsageError(f"cannot write the results into {directory}: {exc}") from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return [directory / path.name for path in written]
+
+
+def _is_result_file(name: str) -> bool:
+    return (name in MULTICLASS_RESULT_FILES or name in PLOT_FILES
+            or re.fullmatch(r"confusion_.+\.png", name) is not None)
+
+
+def _write_outputs(directory: Path, results: Sequence[AlgorithmResult], run: dict, *,
+                   plots: bool) -> list[Path]:
     multiclass = _is_multiclass(results)
     rows = [result.summary() for result in results]
     paths = [directory / name for name in (MULTICLASS_RESULT_FILES if multiclass else RESULT_FILES)]
-    roc = {**run, "algorithms": {result.algorithm: _roc_entry(result) for result in results}}
+    roc = {**run, "auc": _ROC_JSON_NOTE,
+           "algorithms": {result.algorithm: _roc_entry(result) for result in results}}
     try:
         with open(paths[0], "w", newline="", encoding="utf-8") as fh:
             writer = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else [])
             writer.writeheader()
             writer.writerows(rows)
-        paths[1].write_text(_markdown(rows, run), encoding="utf-8")
+        paths[1].write_text(_markdown(rows, run, results), encoding="utf-8")
         paths[2].write_text(json.dumps(roc), encoding="utf-8")
         if multiclass:
             confusion = {
@@ -687,18 +1037,32 @@ def write_outputs(
 
 
 def _cmd_plugins(args) -> int:
+    """List every plugin, broken ones with their error; runs whatever state the plugins are in.
+
+    Exit status 0, or 1 in strict mode (``BOOSTKIT_STRICT_PLUGINS``) when a plugin is broken.
+    """
+    from . import plugins
+
     info = plugin_info()
+    broken = [plugin for plugin in info if plugin.get("status") == "broken"]
+    status = 1 if broken and plugins.strict_mode() else 0
+    problem = plugins.allow_list_problem() if not plugins.strict_mode() else None
+    if problem is not None:
+        print(f"boostkit plugins: warning: {problem}", file=sys.stderr)
     if args.json:
         print(json.dumps(info, indent=2))
-        return 0
+        return status
     for plugin in info:
         entry_point = plugin["entry_point"]
         if entry_point in ("", "built-in"):
             where = entry_point or "registered in-process"
         else:
-            where = f"entry point {plugin['name']} = {entry_point}"
+            where = f"entry point {plugin['name'].split(' (')[0]} = {entry_point}"
         print(f"{plugin['name']} {plugin['version']}".rstrip()
               + f"  (distribution {plugin['distribution']}, {where})")
+        if plugin.get("status") == "broken":
+            print(f"  BROKEN, left out: {plugin['error']}")
+            continue
         print(f"  hooks: {', '.join(plugin['hooks']) or 'none'}")
         for title in ("components", "algorithms"):
             table = plugin[title]
@@ -707,7 +1071,11 @@ def _cmd_plugins(args) -> int:
                 width = max(len(name) for name in table)
                 for name, detail in table.items():
                     print(f"    {name.ljust(width)}  {detail}".rstrip())
-    return 0
+    if broken:
+        names = ", ".join(plugin["name"] for plugin in broken)
+        print(f"\n{len(broken)} broken plugin(s) left out: {names}. Fix or uninstall them, or "
+              "choose the plugins to load with BOOSTKIT_PLUGINS=name,name,...")
+    return status
 
 
 def _capability_text(cls) -> tuple[str, str]:
@@ -730,6 +1098,11 @@ def _cmd_recipes(args) -> int:
     ]
     if args.json:
         print(json.dumps(rows, indent=2))
+        return 0
+    if not rows:
+        from .plugins import no_algorithms_message
+
+        print(f"boostkit recipes: {no_algorithms_message()}", file=sys.stderr)
         return 0
     width = max(len(row["name"]) for row in rows)
     for row in rows:
@@ -803,10 +1176,14 @@ def _cmd_compare(args) -> int:
         data, algorithms, n_rounds=args.rounds, n_folds=args.folds, seed=args.seed,
         max_bins=args.max_bins, n_jobs=args.n_jobs, progress=not args.no_progress,
     )
+    rows = [result.summary() for result in results]
     print()
-    print(format_table([result.summary() for result in results]))
+    print(format_table(rows))
+    print()
+    for note in table_notes(rows, args.folds):
+        print(_wrap(note))
     if isinstance(data, MulticlassData):
-        print(f"\n{_MULTICLASS_LEGEND}")
+        print(f"\n{_wrap(_MULTICLASS_LEGEND)}")
         labels = {"classes": list(data.classes)}
     else:
         labels = {"positive": data.positive}
@@ -852,7 +1229,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "bundled dataset.",
     )
     parser.add_argument("--version", action="version", version=f"boostkit {_version()}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    # Optional: bare `boostkit` prints this help (main does) rather than a usage error.
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def listing(name, run, help, description):
         """A subcommand that lists something, as text or (``--json``) as JSON."""
@@ -877,8 +1255,11 @@ def build_parser() -> argparse.ArgumentParser:
     compare = commands.add_parser(
         "compare", help="cross-validate algorithms and print a results table",
         description="Cross-validate registered algorithms with seeded stratified folds; print "
-                    "accuracy and ROC AUC (mean ± std over folds), fit time, rounds and stop "
-                    "reason; write results.csv, results.md, roc.json and (with matplotlib) "
+                    "accuracy and ROC AUC (mean ± std over folds; rankers' accuracy at a "
+                    "threshold chosen on the training folds, marked *), a short citation, fit "
+                    "time, rounds and stop reason, with notes on what each column means; write "
+                    "results.csv, results.md (with full references), roc.json and (with "
+                    "matplotlib) "
                     "roc.png, pr.png, learning_curves.png and margins.png into --output. Data "
                     "of three or more classes (without --positive) are compared as multiclass: "
                     "each algorithm runs natively if its recipe handles several classes, else "
@@ -925,15 +1306,63 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_NEEDS_PLUGINS = ("recipes", "components", "compare")
+
+
+def _check_plugin_selection(args) -> None:
+    """Refuse a command that needs plugins when the selection cannot give it any: an unknown
+    name in ``BOOSTKIT_PLUGINS``, or (compare) no algorithm registered and no --recipe."""
+    from .plugins import allow_list_problem, no_algorithms_message
+
+    if args.command not in _NEEDS_PLUGINS:
+        return
+    problem = allow_list_problem()
+    if problem is not None:
+        raise UsageError(problem)
+    if (args.command == "compare" and not getattr(args, "algorithms", None)
+            and not getattr(args, "recipe", None) and not get_registry().algorithms()):
+        raise UsageError(f"nothing to compare: {no_algorithms_message()}")
+
+
+def _show_plugin_warnings(command: str):
+    """Print a :class:`PluginWarning` as one ``boostkit COMMAND: warning: ...`` line (none for
+    ``plugins``, which lists broken plugins itself, nor for an unknown name in BOOSTKIT_PLUGINS,
+    which :func:`_check_plugin_selection` reports); other warnings as Python prints them."""
+    import warnings
+
+    from .errors import PluginWarning
+    from .plugins import AllowListWarning
+
+    original = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if not issubclass(category, PluginWarning):
+            return original(message, category, filename, lineno, file, line)
+        if command != "plugins" and not issubclass(category, AllowListWarning):
+            print(f"boostkit {command}: warning: {message}", file=sys.stderr)
+
+    return original, show
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``); return the exit status."""
+    import warnings
+
+    from .errors import PluginWarning
+
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse has printed the usage error (status 2) or --help (0)
         return exc.code if isinstance(exc.code, int) else 2
+    if args.command is None:  # bare `boostkit`
+        parser.print_help()
+        return 0
     prefix = f"boostkit {args.command}: error:"
+    original, show = _show_plugin_warnings(args.command)
+    warnings.showwarning = show
     try:
+        _check_plugin_selection(args)
         return args.run(args)
     except UsageError as exc:
         print(f"{prefix} {exc}", file=sys.stderr)
@@ -941,8 +1370,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (DataError, RecipeError) as exc:  # the data or the named recipe cannot be used
         print(f"{prefix} {exc}", file=sys.stderr)
         return 2
-    except BoostkitError as exc:  # a plugin failed to load or raised inside a hook
+    except BoostkitError as exc:  # a plugin failed to load (strict mode) or raised inside a hook
         print(f"{prefix} {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    except PluginWarning as exc:  # -W error::boostkit.errors.PluginWarning
+        print(f"{prefix} PluginWarning: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"boostkit {args.command}: interrupted", file=sys.stderr)
@@ -951,6 +1383,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Point stdout at devnull so the interpreter's final flush does not raise again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    finally:
+        if warnings.showwarning is show:
+            warnings.showwarning = original
 
 
 if __name__ == "__main__":

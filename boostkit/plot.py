@@ -29,6 +29,8 @@ from .metrics import average_precision, precision_recall_curve, roc_auc, roc_cur
 
 __all__ = [
     "DPI",
+    "LEGEND_WIDTH",
+    "MAX_HIGHLIGHTED",
     "PANEL_SIZE",
     "StagedEvaluation",
     "confusion_matrix_figure",
@@ -42,7 +44,8 @@ __all__ = [
 ]
 
 DPI = 100
-# One panel is 640 x 480 pixels; a two-panel figure is twice as wide.
+# One panel is 640 x 480 pixels; a two-panel figure is twice as wide; figures of several models
+# add a legend column of LEGEND_WIDTH to the right (960 x 480 and 1600 x 480 pixels).
 PANEL_SIZE = (6.4, 4.8)
 
 
@@ -59,34 +62,151 @@ def require_matplotlib():
     return matplotlib
 
 
-def _figure(n_panels: int = 1):
+# Width of the legend column to the right of the axes (inches): with twenty models a legend
+# inside the axes covers the curves.
+LEGEND_WIDTH = 3.2
+
+
+def _figure(n_panels: int = 1, legend: bool = False):
     require_matplotlib()
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(PANEL_SIZE[0] * n_panels, PANEL_SIZE[1]), dpi=DPI)
+    panels = PANEL_SIZE[0] * n_panels
+    width = panels + (LEGEND_WIDTH if legend else 0.0)
+    figure = Figure(figsize=(width, PANEL_SIZE[1]), dpi=DPI)
     # Fixed margins: a layout engine would cost an extra draw pass for every figure.
-    figure.subplots_adjust(left=0.1 / n_panels, right=1 - 0.03 / n_panels, bottom=0.1, top=0.93,
-                           wspace=0.2)
+    left, right = 0.65 / width, (panels - 0.2) / width
+    figure.subplots_adjust(left=left, right=right, bottom=0.1, top=0.9,
+                           wspace=0.25 if n_panels > 1 else 0.2)
     axes = [figure.add_subplot(1, n_panels, k + 1) for k in range(n_panels)]
     return figure, axes
 
 
-# After matplotlib's ten cycle colours, ten darker ones, so up to twenty models stay distinct
-# (boostkit compare draws every registered algorithm on one axes).
-_MORE_COLOURS = ("#7f3b08", "#1b7837", "#762a83", "#b2182b", "#2166ac",
-                 "#8c510a", "#01665e", "#c51b7d", "#4d9221", "#404040")
+# Highlighted models: ten well separated colours, then the same colours dashed, dash-dotted and
+# dotted, so up to forty stay distinct; the others are drawn thin and grey behind them.
+_STYLES = ("-", (0, (5, 1.5)), "-.", ":")
+OTHERS_COLOUR = "0.72"
+# With more models than this, a figure highlights the best this many and greys the rest.
+MAX_HIGHLIGHTED = 8
+WEIGHT_FLOOR = 1e-6
+
+
+# matplotlib's ten cycle colours without its grey (C7), which reads as "the others", and a dark
+# olive instead.
+_COLOURS = ("C0", "C1", "C2", "C3", "C4", "C5", "C6", "#4d4d00", "C8", "C9")
 
 
 def _colour(index: int) -> str:
-    if index < 10:
-        return f"C{index}"
-    return _MORE_COLOURS[(index - 10) % len(_MORE_COLOURS)]
+    return _COLOURS[index % len(_COLOURS)]
+
+
+def _style(index: int):
+    return _STYLES[(index // 10) % len(_STYLES)]
 
 
 def _width(index: int, count: int) -> float:
     # Earlier models get wider lines, so a model whose curve equals a later one's (bipartite and
     # explicit-pairs RankBoost) still shows as a border around it.
-    return min(1.2 + 0.45 * (count - 1 - index), 3.0)
+    return min(1.3 + 0.35 * (count - 1 - index), 3.0)
+
+
+def _highlighted(names: Sequence[str], highlight: Iterable[str] | None,
+                 score: Mapping[str, float] | None = None) -> list[str]:
+    """The names drawn in colour, in their order in ``names``: ``highlight`` if given; else all
+    of them up to :data:`MAX_HIGHLIGHTED`, or the best that many by ``score``."""
+    names = list(names)
+    if highlight is not None:
+        chosen = set(highlight)
+    elif len(names) <= MAX_HIGHLIGHTED or not score:
+        chosen = set(names[:MAX_HIGHLIGHTED]) if not score else set(names)
+    else:
+        ranked = sorted(names, key=lambda n: -np.nan_to_num(score.get(n, -np.inf), nan=-np.inf))
+        chosen = set(ranked[:MAX_HIGHLIGHTED])
+    return [name for name in names if name in chosen]
+
+
+class _Painter:
+    """Line styles of a figure: colour, dash and width for the highlighted models, thin grey for
+    the others (one legend entry for all of them)."""
+
+    def __init__(self, names: Sequence[str], highlighted: Sequence[str]):
+        self.highlighted = list(highlighted)
+        self.others = [name for name in names if name not in set(highlighted)]
+        self._labelled_others: set = set()
+
+    def kwargs(self, name: str, label: str, ax=None) -> dict:
+        if name in self.highlighted:
+            k = self.highlighted.index(name)
+            return {"color": _colour(k), "linestyle": _style(k), "zorder": 3,
+                    "linewidth": _width(k, len(self.highlighted)), "label": label}
+        key = id(ax)
+        first = key not in self._labelled_others
+        self._labelled_others.add(key)
+        n = len(self.others)
+        return {"color": OTHERS_COLOUR, "linewidth": 0.9, "zorder": 2, "linestyle": "-",
+                "label": f"{n} other model{'s' if n > 1 else ''} (grey)" if first else "_nolegend_"}
+
+
+def _grid(n_panels: int, title: str, columns: int = 4):
+    """A figure of ``n_panels`` small panels, ``columns`` to a row, sharing both axes."""
+    require_matplotlib()
+    from matplotlib.figure import Figure
+
+    columns = max(1, min(columns, n_panels))
+    rows = -(-n_panels // columns)
+    width, height = 4.0 * columns, 3.4 * rows + 0.9
+    figure = Figure(figsize=(width, height), dpi=DPI)
+    figure.subplots_adjust(left=0.5 / width, right=1 - 0.15 / width, bottom=0.5 / height,
+                           top=1 - 0.9 / height, hspace=0.35, wspace=0.12)
+    axes = figure.subplots(rows, columns, sharex=True, sharey=True, squeeze=False).ravel()
+    for ax in axes[n_panels:]:
+        ax.set_visible(False)
+    figure.suptitle(title)
+    return figure, list(axes[:n_panels]), columns
+
+
+def _family_panels(curves: Mapping[str, tuple[np.ndarray, np.ndarray]],
+                   groups: Mapping[str, Sequence[str]], title: str, points, label, xlabel,
+                   ylabel, legend_loc, background=None):
+    """Small multiples: one panel per group, its models in colour over every other model in
+    thin grey; ``points(y, scores)`` gives a curve's (x, y) and ``label(name)`` its legend."""
+    drawn = {name: points(*curves[name]) for name in curves}
+    panels = [(group, [n for n in names if n in curves]) for group, names in groups.items()]
+    panels = [(group, names) for group, names in panels if names]
+    figure, axes, columns = _grid(len(panels), title)
+    for k, (ax, (group, names)) in enumerate(zip(axes, panels)):
+        if background is not None:
+            background(ax)
+        for name, (x, y) in drawn.items():
+            if name not in names:
+                ax.plot(x, y, color=OTHERS_COLOUR, linewidth=0.7, zorder=1)
+        for j, name in enumerate(names):
+            x, y = drawn[name]
+            ax.plot(x, y, color=_colour(j), linestyle=_style(j), zorder=3,
+                    linewidth=_width(j, len(names)), label=label(name))
+        ax.set(xlim=(0, 1), ylim=(0, 1.01), title=f"{group} ({len(names)})")
+        ax.title.set_fontsize("medium")
+        ax.grid(alpha=0.3)
+        ax.legend(loc=legend_loc, fontsize="small", framealpha=0.85)
+        if k % columns == 0:
+            ax.set_ylabel(ylabel)
+        if k >= len(panels) - columns:
+            ax.set_xlabel(xlabel)
+            ax.xaxis.set_tick_params(labelbottom=True)
+    return figure
+
+
+def _others_last(handles: list, labels: list) -> tuple[list, list]:
+    """Legend entries with the grey "other models" entry moved after the highlighted ones."""
+    pairs = sorted(zip(handles, labels), key=lambda hl: hl[1].endswith("(grey)"))
+    return [h for h, _ in pairs], [l for _, l in pairs]
+
+
+def _outside_legend(ax, title: str | None = None, **kwargs):
+    """The legend to the right of ``ax``, outside the axes."""
+    return ax.legend(*_others_last(*ax.get_legend_handles_labels()), loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
+                     fontsize="small", title=title, title_fontsize="small", frameon=False,
+                     **kwargs)
 
 
 def save(figure, path: str | os.PathLike) -> Path:
@@ -146,107 +266,176 @@ def _padded_mean(curves: Sequence[np.ndarray]) -> np.ndarray:
 # -- figures ------------------------------------------------------------------------------------
 
 
-def roc_figure(curves: Mapping[str, tuple[np.ndarray, np.ndarray]], title: str = "ROC curves"):
+def roc_figure(curves: Mapping[str, tuple[np.ndarray, np.ndarray]], title: str = "ROC curves",
+               highlight: Iterable[str] | None = None,
+               groups: Mapping[str, Sequence[str]] | None = None):
     """ROC curves of several models on one axes: ``{name: (y_true, scores)}``.
 
-    Each curve is labelled with its AUC; the dashed diagonal is chance.
+    With ``groups`` (``{group: [names]}``, e.g. the plugin of each recipe), small multiples
+    instead: one panel per group with its models in colour over all the others in grey, each
+    model labelled with its AUC.
+
+    Each curve is labelled with the AUC of its scores (for ``boostkit compare``: all out-of-fold
+    scores pooled, which may differ from the mean of per-fold AUCs); the dashed diagonal is
+    chance. The legend is outside the axes. With more than :data:`MAX_HIGHLIGHTED` models (or
+    the names in ``highlight``), the best by AUC are in colour and the rest thin grey.
     """
-    figure, (ax,) = _figure()
+    aucs = {name: roc_auc(y, scores) for name, (y, scores) in curves.items()}
+    if groups:
+        def chance(ax):
+            ax.plot([0, 1], [0, 1], linestyle="--", color="0.6", linewidth=1)
+
+        return _family_panels(
+            curves, groups, title, lambda y, s: roc_curve(y, s)[:2],
+            lambda name: f"{name} {aucs[name]:.3f}", "false positive rate",
+            "true positive rate", "lower right", chance)
+    figure, (ax,) = _figure(legend=True)
+    painter = _Painter(list(curves), _highlighted(list(curves), highlight, aucs))
     ax.plot([0, 1], [0, 1], linestyle="--", color="0.6", linewidth=1, label="chance")
-    for k, (name, (y, scores)) in enumerate(curves.items()):
+    for name, (y, scores) in curves.items():
         fpr, tpr, _ = roc_curve(y, scores)
-        ax.plot(fpr, tpr, color=_colour(k), linewidth=_width(k, len(curves)),
-                label=f"{name} (AUC {roc_auc(y, scores):.3f})")
+        ax.plot(fpr, tpr, **painter.kwargs(name, f"{name} (AUC {aucs[name]:.3f})", ax))
     ax.set(xlim=(0, 1), ylim=(0, 1.01), xlabel="false positive rate",
            ylabel="true positive rate", title=title, aspect="equal")
-    ax.legend(loc="lower right", fontsize="small")
+    ax.grid(alpha=0.3)
+    _outside_legend(ax)
     return figure
 
 
 def pr_figure(curves: Mapping[str, tuple[np.ndarray, np.ndarray]],
-              title: str = "Precision-recall curves"):
+              title: str = "Precision-recall curves", highlight: Iterable[str] | None = None,
+              groups: Mapping[str, Sequence[str]] | None = None):
     """Precision-recall curves of several models on one axes: ``{name: (y_true, scores)}``.
 
     Each curve is labelled with its average precision. The dashed line is the precision of a
     random ranking, the share of positives: grey when every curve has the same examples, else
-    one per curve in its colour.
+    one per curve in its colour. Highlighting and ``groups`` (small multiples) as in
+    :func:`roc_figure`, labelled with average precision.
     """
-    figure, (ax,) = _figure()
     shares = [float(np.mean(np.asarray(y) == 1)) for y, _ in curves.values()]
+    aps = {name: average_precision(y, scores) for name, (y, scores) in curves.items()}
+    if groups:
+        def random(ax):
+            if len(set(shares)) == 1:
+                ax.axhline(shares[0], linestyle="--", color="0.6", linewidth=1)
+
+        return _family_panels(
+            curves, groups, title, lambda y, s: precision_recall_curve(y, s)[1::-1],
+            lambda name: f"{name} {aps[name]:.3f}", "recall", "precision", "lower left", random)
+    figure, (ax,) = _figure(legend=True)
+    painter = _Painter(list(curves), _highlighted(list(curves), highlight, aps))
     for k, (name, (y, scores)) in enumerate(curves.items()):
         precision, recall, _ = precision_recall_curve(y, scores)
-        ax.plot(recall, precision, color=_colour(k), linewidth=_width(k, len(curves)),
-                label=f"{name} (AP {average_precision(y, scores):.3f})")
+        style = painter.kwargs(name, f"{name} (AP {aps[name]:.3f})", ax)
+        ax.plot(recall, precision, **style)
         if len(set(shares)) > 1:
-            ax.axhline(shares[k], linestyle="--", color=_colour(k), linewidth=1,
+            ax.axhline(shares[k], linestyle="--", color=style["color"], linewidth=1,
                        label=f"random ({name})")
     if len(set(shares)) == 1:
         ax.axhline(shares[0], linestyle="--", color="0.6", linewidth=1, label="random")
     ax.set(xlim=(0, 1), ylim=(0, 1.01), xlabel="recall", ylabel="precision", title=title)
-    ax.legend(loc="lower left", fontsize="small")
+    ax.grid(alpha=0.3)
+    _outside_legend(ax)
     return figure
 
 
 def learning_curve_figure(train: Mapping[str, Iterable[StagedEvaluation]],
                           test: Mapping[str, Iterable[StagedEvaluation]],
-                          title: str = "Learning curves"):
+                          title: str = "Learning curves", highlight: Iterable[str] | None = None):
     """Error (left) and AUC (right) against rounds: training dashed, test solid.
 
     ``train`` and ``test`` map a model name to its :class:`StagedEvaluation` on each fold; the
-    curves are means over folds.
+    curves are means over folds. One legend, outside the axes, names each highlighted model by
+    its colour (highlighted: ``highlight``, else all up to :data:`MAX_HIGHLIGHTED`, else the best
+    by final test AUC); the other models are drawn thin grey, test curves only.
     """
-    figure, (error_ax, auc_ax) = _figure(2)
-    for k, name in enumerate(test):
-        for evaluations, style, kind in ((train.get(name, ()), "--", "train"),
-                                         (test[name], "-", "test")):
+    figure, (error_ax, auc_ax) = _figure(2, legend=True)
+    names = list(test)
+    final_auc = {}
+    for name in names:
+        evaluations = list(test[name])
+        if evaluations:
+            final_auc[name] = float(_padded_mean([e.auc for e in evaluations])[-1])
+    painter = _Painter(names, _highlighted(names, highlight, final_auc))
+    for name in names:
+        for evaluations, dashed, kind in ((train.get(name, ()), True, "train"),
+                                          (test[name], False, "test")):
             evaluations = list(evaluations)
-            if not evaluations:
+            if not evaluations or (dashed and name not in painter.highlighted):
                 continue
             error = _padded_mean([e.error for e in evaluations])
             auc = _padded_mean([e.auc for e in evaluations])
             rounds = np.arange(1, error.shape[0] + 1)
             for ax, values in ((error_ax, error), (auc_ax, auc)):
-                ax.plot(rounds, values, linestyle=style, color=_colour(k),
-                        linewidth=_width(k, len(test)), label=f"{name} {kind}")
-    error_ax.set(xlabel="round t", ylabel="error of sign F_t", title=f"{title}: error")
-    auc_ax.set(xlabel="round t", ylabel="ROC AUC of F_t", title=f"{title}: AUC")
+                style = painter.kwargs(name, name, ax)
+                if ax is not auc_ax or kind == "train":
+                    style["label"] = "_nolegend_"
+                if name in painter.highlighted:
+                    style["linestyle"] = (0, (2, 1.5)) if dashed else "-"
+                    style["linewidth"] = min(style["linewidth"], 2.2)
+                ax.plot(rounds, values, **style)
+    # F_t is the model of its first t terms (a back-fitting round re-fits a term, adding none).
+    error_ax.set(xlabel="terms t", ylabel="error of sign F_t", title=f"{title}: error")
+    auc_ax.set(xlabel="terms t", ylabel="ROC AUC of F_t", title=f"{title}: AUC")
     for ax in (error_ax, auc_ax):
         ax.grid(alpha=0.3)
-    error_ax.legend(fontsize="x-small", ncol=2)
+    handles, labels = _others_last(*auc_ax.get_legend_handles_labels())
+    from matplotlib.lines import Line2D
+
+    handles += [Line2D([], [], color="black", linestyle="-"),
+                Line2D([], [], color="black", linestyle=(0, (2, 1.5)))]
+    labels += ["test (solid)", "train (dashed)"]
+    auc_ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.03, 1.0),
+                  borderaxespad=0.0, fontsize="small", frameon=False,
+                  title="means over folds", title_fontsize="small")
     return figure
 
 
 def margin_figure(margins: Mapping[str, np.ndarray],
                   weights: Mapping[str, np.ndarray] | None = None,
-                  title: str = "Training margins and weights"):
+                  title: str = "Training margins and weights",
+                  highlight: Iterable[str] | None = None):
     """Cumulative distributions of normalised margins (left) and final weights n D(i) (right).
 
     ``margins`` maps a model name to normalised training margins (:class:`StagedEvaluation`),
     ``weights`` to n D_{T+1}(i): the final distribution over the n training examples of each of
-    its fits times n (so 1 is the uniform weight), concatenated.
+    its fits times n (so 1 is the uniform weight), concatenated. Highlighted models
+    (``highlight``, else the first :data:`MAX_HIGHLIGHTED`) in colour, the rest thin grey; one
+    legend outside the axes.
     """
-    figure, (margin_ax, weight_ax) = _figure(2)
-    for k, (name, values) in enumerate(margins.items()):
+    figure, (margin_ax, weight_ax) = _figure(2, legend=True)
+    names = list(margins)
+    painter = _Painter(names, _highlighted(names, highlight))
+    for name, values in margins.items():
         values = np.sort(np.asarray(values))
         margin_ax.step(values, np.arange(1, values.shape[0] + 1) / values.shape[0], where="post",
-                       color=_colour(k), linewidth=_width(k, len(margins)), label=name)
+                       **painter.kwargs(name, name, margin_ax))
     margin_ax.axvline(0.0, color="0.6", linewidth=1)
     margin_ax.set(xlim=(-1, 1), ylim=(0, 1), xlabel="normalised margin y F(x) / sum_t max|c_t|",
                   ylabel="fraction of training examples", title=f"{title}: margins")
-    margin_ax.legend(fontsize="small", loc="upper left")
-    for k, name in enumerate(margins):
+    for name in margins:
         values = (weights or {}).get(name)
         if values is None:
             continue
         values = np.sort(np.asarray(values))
         values = values[values > 0]
+        style = painter.kwargs(name, name, weight_ax)
+        style["label"] = "_nolegend_"
         weight_ax.step(values, np.arange(1, values.shape[0] + 1) / values.shape[0], where="post",
-                       color=_colour(k), linewidth=_width(k, len(margins)), label=name)
-    weight_ax.set(xscale="log", ylim=(0, 1), xlabel="n D(i) (1 = uniform)",
-                  ylabel="fraction of training examples", title=f"{title}: final weights")
+                       **style)
+    weight_ax.set(xscale="log", ylim=(0, 1), ylabel="fraction of training examples",
+                  title=f"{title}: final weights")
+    low = weight_ax.get_xlim()[0]
+    # Weights below 1e-6 of the uniform one are nil for the fit: not worth 60 decades of axis.
+    weight_ax.set_xlim(left=max(low, WEIGHT_FLOOR))
+    weight_ax.set_xlabel("n D(i) (1 = uniform)" + (f"; below {WEIGHT_FLOOR:g} at the left edge"
+                                                  if low < WEIGHT_FLOOR else ""))
     weight_ax.axvline(1.0, color="0.6", linewidth=1)
     for ax in (margin_ax, weight_ax):
         ax.grid(alpha=0.3)
+    handles, labels = _others_last(*margin_ax.get_legend_handles_labels())
+    weight_ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.03, 1.0),
+                     borderaxespad=0.0, fontsize="small", frameon=False)
     return figure
 
 

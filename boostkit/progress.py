@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 from .hookspecs import hookimpl
 
-__all__ = ["FitProgress", "RoundProgress", "tqdm_or_none"]
+__all__ = ["FitProgress", "RoundProgress", "WarningLog", "tqdm_or_none"]
 
 # Redraw at most this often (seconds): one round can take microseconds.
 _REDRAW_INTERVAL = 0.1
@@ -129,3 +129,100 @@ class FitProgress:
         if self.bar is not None:
             self.bar.close()
             self.bar = None
+
+
+class WarningLog:
+    """Warnings raised during fits, kept out of the progress bar and reported once each.
+
+    ``with log.collect(source):`` records every warning raised inside (with
+    ``warnings.simplefilter("always")``, so repeats are counted, not swallowed) instead of
+    printing it; :meth:`lines` gives one line per distinct message with how many times it was
+    raised and by which sources (e.g. ``popbm fold 1/5``). Messages that differ only in their
+    numbers (a count of rounds per fold) are one entry, shown with the first one's numbers.
+    """
+
+    def __init__(self):
+        self._entries: dict[tuple[str, str], dict] = {}
+        self._raw: list[tuple[str, str, str]] = []
+
+    @staticmethod
+    def _key(category: str, message: str) -> tuple[str, str]:
+        import re
+
+        return category, re.sub(r"\d+(\.\d+)?", "#", message)
+
+    def collect(self, source: str):
+        import contextlib
+        import warnings
+
+        @contextlib.contextmanager
+        def collecting():
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    yield
+                finally:
+                    for warning in caught:
+                        self.add(source, warning.category.__name__, str(warning.message))
+
+        return collecting()
+
+    def extend(self, other: WarningLog) -> None:
+        """Add every warning ``other`` recorded."""
+        for raw in other._raw:
+            self.add(*raw)
+
+    def add(self, source: str, category: str, message: str) -> None:
+        self._raw.append((source, category, message))
+        entry = self._entries.setdefault(self._key(category, message), {
+            "category": category, "message": message, "count": 0, "sources": [],
+            "variants": set()})
+        entry["count"] += 1
+        entry["variants"].add(message)
+        if source not in entry["sources"]:
+            entry["sources"].append(source)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def entries(self) -> list[dict]:
+        """One dict per distinct message: ``category``, ``message`` (the first seen),
+        ``count``, ``sources`` and ``varies`` (the numbers differ between occurrences)."""
+        return [{"category": e["category"], "message": e["message"], "count": e["count"],
+                 "sources": list(e["sources"]), "varies": len(e["variants"]) > 1}
+                for e in self._entries.values()]
+
+    def lines(self) -> list[str]:
+        out = []
+        for e in self.entries():
+            times = "once" if e["count"] == 1 else f"{e['count']} times"
+            sources = _sources_text(e["sources"])
+            varies = "; numbers vary, the first shown" if e["varies"] else ""
+            out.append(f"warning ({times}: {sources}{varies}): {e['category']}: {e['message']}")
+        return out
+
+
+def _sources_text(sources: list[str]) -> str:
+    """``popbm fold 1/5, popbm fold 2/5`` shortened to ``popbm (folds 1, 2 of 5)``."""
+    import re
+
+    grouped: dict[str, list[str]] = {}
+    order = []
+    for source in sources:
+        match = re.fullmatch(r"(.*) fold (\d+)/(\d+)", source)
+        name, fold = (f"{match[1]}|{match[3]}", match[2]) if match else (source, "")
+        if name not in grouped:
+            grouped[name] = []
+            order.append(name)
+        if fold:
+            grouped[name].append(fold)
+    parts = []
+    for name in order:
+        folds = grouped[name]
+        if not folds:
+            parts.append(name)
+            continue
+        algorithm, total = name.split("|")
+        label = "fold" if len(folds) == 1 else "folds"
+        parts.append(f"{algorithm} ({label} {', '.join(folds)} of {total})")
+    return ", ".join(parts)

@@ -65,8 +65,8 @@ def test_roc_and_precision_recall_figures_draw_every_model_on_one_axes(fitted, t
     (ax,) = pr.axes
     precision, recall, _ = precision_recall_curve(*curves["adaboost"])
     np.testing.assert_allclose(ax.lines[0].get_xydata(), np.column_stack((recall, precision)))
-    assert _png_shape(plot.save(roc, tmp_path / "roc.png")) == (480, 640)
-    assert _png_shape(plot.save(pr, tmp_path / "pr.png")) == (480, 640)
+    assert _png_shape(plot.save(roc, tmp_path / "roc.png")) == (480, 960)
+    assert _png_shape(plot.save(pr, tmp_path / "pr.png")) == (480, 960)
 
 
 def test_learning_curve_and_margin_figures(fitted, tmp_path):
@@ -77,12 +77,12 @@ def test_learning_curve_and_margin_figures(fitted, tmp_path):
     error_ax, auc_ax = figure.axes
     assert len(error_ax.lines) == len(auc_ax.lines) == 4  # train and test per model
     np.testing.assert_allclose(auc_ax.lines[1].get_ydata(), test["adaboost"][0].auc)
-    assert _png_shape(plot.save(figure, tmp_path / "learning.png")) == (480, 1280)
+    assert _png_shape(plot.save(figure, tmp_path / "learning.png")) == (480, 1600)
     weights = {name: np.full(y.shape[0], 1.0) for name in models}
     figure = plot.margin_figure({name: t[0].margins for name, t in train.items()}, weights)
     margin_ax, weight_ax = figure.axes
     assert len(margin_ax.lines) == 3 and len(weight_ax.lines) == 3  # two models and a marker
-    assert _png_shape(plot.save(figure, tmp_path / "margins.png")) == (480, 1280)
+    assert _png_shape(plot.save(figure, tmp_path / "margins.png")) == (480, 1600)
 
 
 

@@ -49,7 +49,7 @@ class BipartiteReweighting(boostkit.Reweighting):
     """
 
     name = "bipartite"
-    provides = frozenset({"potential"})
+    provides = frozenset({"potential", "pairwise-loss"})
 
     @boostkit.hookimpl
     def boostkit_fit_start(self, state):
@@ -80,7 +80,7 @@ class PreferencePairs(boostkit.Reweighting):
     """
 
     name = "preference-pairs"
-    provides = frozenset({"potential"})
+    provides = frozenset({"potential", "pairwise-loss"})
     max_pairs: int = attrs.field(default=DEFAULT_MAX_PAIRS, converter=int)
     _preferences: PreferenceSet | None = attrs.field(default=None, init=False)
 
