@@ -188,7 +188,10 @@ class Booster:
     n_jobs:
         Threads for the kernels (``-1``: all cores).
     random_state:
-        Seed of the fit's random generator: the same seed gives the same model, bit for bit.
+        Seed of the fit's random generator: the same seed and ``n_jobs`` give the same model,
+        bit for bit. Parallel kernels sum their blocks of examples in a fixed order, but another
+        ``n_jobs`` means other blocks, so models agree across thread counts to rounding
+        (~1e-13), which can decide between two splits tied to that precision.
     observers:
         Extra observer objects (anything with ``boostkit_round_end`` / ``boostkit_fit_start``
         hookimpls, e.g. a progress bar), registered on this fit only.

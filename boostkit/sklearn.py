@@ -58,7 +58,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
     n_jobs:
         Threads for the kernels (-1: all cores).
     random_state:
-        Seed; the same seed gives the same model, bit for bit.
+        Seed; the same seed and ``n_jobs`` give the same model, bit for bit (across thread
+        counts, to rounding: see :class:`boostkit.Booster`).
     callbacks:
         Functions ``fn(state, record)`` called after every round (``boostkit.Booster``).
     verbose:

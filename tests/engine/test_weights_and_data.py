@@ -82,3 +82,16 @@ def test_a_data_error_raised_by_a_component_stays_a_value_error():
     with pytest.raises(ValueError, match="preference-pairs.*max_pairs=100"):
         boostkit.Booster("rankboost-pairs", params={"reweighting": {"max_pairs": 100}}).fit(
             X, relevance)
+
+
+@pytest.mark.parametrize("name", ["adaboost", "real-adaboost", "adaboost-mh", "weightboost"])
+def test_the_determinism_promise_as_stated(name, spam):
+    """Same seed and n_jobs: the same model bit for bit; another n_jobs: equal to rounding."""
+    X, y = spam
+    if name == "adaboost-mh":
+        y = np.digitize(X[:, 0], np.quantile(X[:, 0], [0.5, 0.8]))  # three classes
+    fits = [boostkit.Booster(name, n_rounds=20, random_state=3, n_jobs=n_jobs).fit(X, y)
+            for n_jobs in (2, 2, 1)]
+    margins = [m.decision_function(X) for m in fits]
+    assert np.array_equal(margins[0], margins[1])
+    np.testing.assert_allclose(margins[0], margins[2], rtol=1e-10, atol=1e-10)
