@@ -473,7 +473,53 @@ def _term_importances(hypothesis, n_features: int, columns=None) -> np.ndarray:
     return out / total if total > 0 else out
 
 
-class AdaBoostClassifier(ClassifierMixin, BaseEstimator):
+class _DropInAdaBoost:
+    """What the drop-in AdaBoost estimators share: scikit-learn's checks of ``n_estimators`` and
+    ``learning_rate``, sparse input, a fit that leaves the estimator as it was when it fails,
+    and the weighted feature importances."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    def _check_rounds_and_rate(self):
+        n = self.n_estimators
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"n_estimators must be a positive integer, got {n!r}")
+        nu = self.learning_rate
+        if (isinstance(nu, bool) or not isinstance(nu, (int, float, np.integer, np.floating))
+                or not 0.0 < nu < np.inf):
+            raise ValueError(f"learning_rate must be a number > 0, got {nu!r}")
+
+    def fit(self, X, y, sample_weight=None):
+        """Build the boosted model from ``(X, y)``; a failed fit leaves the estimator as it
+        was."""
+        before = dict(self.__dict__)
+        try:
+            return self._fit(X, y, sample_weight)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+    @property
+    def feature_importances_(self):
+        """sum_t alpha_t importances_t / sum_t alpha_t, the estimators' normalised impurity
+        decreases weighted as in scikit-learn."""
+        check_is_fitted(self)
+        try:
+            return sum(w * e.feature_importances_
+                       for w, e in zip(self.estimator_weights_, self.estimators_)
+                       ) / self.estimator_weights_.sum()
+        except AttributeError as exc:
+            raise AttributeError(
+                "Unable to compute feature importances since estimator does not have a "
+                "feature_importances_ attribute"
+            ) from exc
+
+
+class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
     """scikit-learn's ``AdaBoostClassifier`` (SAMME), fitted by boostkit's engine.
 
     Same signature, defaults, fitted attributes and results as
@@ -553,20 +599,9 @@ class AdaBoostClassifier(ClassifierMixin, BaseEstimator):
         self.max_bins = max_bins
         self.n_jobs = n_jobs
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
-
     # -- parameters -------------------------------------------------------------------------------
     def _check_params(self):
-        n = self.n_estimators
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ValueError(f"n_estimators must be a positive integer, got {n!r}")
-        nu = self.learning_rate
-        if (isinstance(nu, bool) or not isinstance(nu, (int, float, np.integer, np.floating))
-                or not 0.0 < nu < np.inf):
-            raise ValueError(f"learning_rate must be a number > 0, got {nu!r}")
+        self._check_rounds_and_rate()
         k = self.n_iter_no_change
         if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1):
             raise ValueError(f"n_iter_no_change must be None or a positive integer, got {k!r}")
@@ -612,17 +647,6 @@ class AdaBoostClassifier(ClassifierMixin, BaseEstimator):
         return proposal, calibration
 
     # -- fitting --------------------------------------------------------------------------------
-    def fit(self, X, y, sample_weight=None):
-        """Build the boosted classifier from ``(X, y)``; a failed fit leaves the estimator as it
-        was."""
-        before = dict(self.__dict__)
-        try:
-            return self._fit(X, y, sample_weight)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(before)
-            raise
-
     def _fit(self, X, y, sample_weight):
         import attrs as _attrs
 
@@ -806,23 +830,9 @@ class AdaBoostClassifier(ClassifierMixin, BaseEstimator):
         for labels in self.staged_predict(X):
             yield accuracy_score(y, labels, sample_weight=sample_weight)
 
-    @property
-    def feature_importances_(self):
-        """sum_t alpha_t importances_t / sum_t alpha_t, the estimators' normalised impurity
-        decreases weighted as in scikit-learn."""
-        check_is_fitted(self)
-        try:
-            return sum(w * e.feature_importances_
-                       for w, e in zip(self.estimator_weights_, self.estimators_)
-                       ) / self.estimator_weights_.sum()
-        except AttributeError as exc:
-            raise AttributeError(
-                "Unable to compute feature importances since estimator does not have a "
-                "feature_importances_ attribute"
-            ) from exc
 
 
-class AdaBoostRegressor(RegressorMixin, BaseEstimator):
+class AdaBoostRegressor(_DropInAdaBoost, RegressorMixin, BaseEstimator):
     """scikit-learn's ``AdaBoostRegressor`` (AdaBoost.R2, Drucker 1997), beside the engine.
 
     AdaBoost.R2 predicts the weighted median of its estimators' predictions, not a sum of
@@ -859,35 +869,13 @@ class AdaBoostRegressor(RegressorMixin, BaseEstimator):
         self.native_trees = native_trees
         self.max_bins = max_bins
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
-        return tags
-
     def _check_params(self):
-        n = self.n_estimators
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise ValueError(f"n_estimators must be a positive integer, got {n!r}")
-        nu = self.learning_rate
-        if (isinstance(nu, bool) or not isinstance(nu, (int, float, np.integer, np.floating))
-                or not 0.0 < nu < np.inf):
-            raise ValueError(f"learning_rate must be a number > 0, got {nu!r}")
+        self._check_rounds_and_rate()
         if self.loss not in ("linear", "square", "exponential"):
             raise ValueError(
                 f"loss must be 'linear', 'square' or 'exponential', got {self.loss!r}"
             )
         _check_base_estimator(self.estimator, "regressor")
-
-    def fit(self, X, y, sample_weight=None):
-        """Build the boosted regressor from ``(X, y)``; a failed fit leaves the estimator as it
-        was."""
-        before = dict(self.__dict__)
-        try:
-            return self._fit(X, y, sample_weight)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(before)
-            raise
 
     def _fit(self, X, y, sample_weight):
         from sklearn.base import clone
@@ -1016,19 +1004,6 @@ class AdaBoostRegressor(RegressorMixin, BaseEstimator):
         for prediction in self.staged_predict(X):
             yield r2_score(y, prediction, sample_weight=sample_weight)
 
-    @property
-    def feature_importances_(self):
-        """sum_t alpha_t importances_t / sum_t alpha_t over the fitted estimators."""
-        check_is_fitted(self)
-        try:
-            return sum(w * e.feature_importances_
-                       for w, e in zip(self.estimator_weights_, self.estimators_)
-                       ) / self.estimator_weights_.sum()
-        except AttributeError as exc:
-            raise AttributeError(
-                "Unable to compute feature importances since estimator does not have a "
-                "feature_importances_ attribute"
-            ) from exc
 
 
 def _take_rows(X, rows):
