@@ -1168,8 +1168,8 @@ def _cmd_compare(args) -> int:
     data = load_data(args.csv, args.target, args.dataset, args.positive)
     print(data.describe())
     print(
-        f"{args.folds} stratified folds (seed {args.seed}), at most {args.rounds} rounds, "
-        f"algorithms: {', '.join(a if isinstance(a, str) else a.name for a in algorithms)}",
+        _wrap(f"{args.folds} stratified folds (seed {args.seed}), at most {args.rounds} rounds, "
+              f"algorithms: {', '.join(a if isinstance(a, str) else a.name for a in algorithms)}"),
         flush=True,  # before the progress bar starts drawing on standard error
     )
     results = cross_validate(
@@ -1190,7 +1190,7 @@ def _cmd_compare(args) -> int:
     run = {"data": data.describe(), **labels, "n_folds": args.folds, "n_rounds": args.rounds,
            "seed": args.seed, "max_bins": args.max_bins}
     paths = write_outputs(args.output, results, run, plots=not args.no_plots)
-    print(f"\nwrote {', '.join(str(p) for p in paths)}")
+    print(f"\n{_wrap('wrote ' + ', '.join(str(p) for p in paths))}")
     return 0
 
 
