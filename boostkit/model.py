@@ -20,6 +20,13 @@ parameters) is refused by ``save``, unless ``save(path, allow_pickle=True)``: it
 into one uint8 array entry, referenced from the JSON as ``{"__pickled__": key}`` and listed under
 the structure's ``"pickled"`` key. Such a file loads only with ``allow_pickle=True``; without it,
 loading stops before anything is unpickled.
+
+A file is untrusted input (:func:`read_model_file`): only the arrays the structure references
+are read, none larger than the file itself (boostkit writes them uncompressed, so a zip bomb is
+refused before it is inflated); the layout and nesting are checked; every component must hold
+exactly the values the file gives it, with floats that are numbers (finite in contributions);
+every :func:`boostkit.feature_field` names a column in range; and the model is evaluated once on
+rows of zeros. Whatever fails is a :class:`boostkit.ModelFormatError` naming the file.
 """
 
 from __future__ import annotations
