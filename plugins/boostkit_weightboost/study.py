@@ -9,7 +9,7 @@ paper's C4.5 column) and WeightBoost with the section 3.3 normalisation C_T, whi
 experiments used. The table gives the test error in percent, mean +- standard deviation over the
 folds, and the paper's numbers where it has the same dataset.
 
-Run:  python -m boostkit_weightboost.study                       (everything; hours)
+Run:  python -m boostkit_weightboost.study                       (everything; about half an hour)
       python -m boostkit_weightboost.study --datasets ionosphere,pima_diabetes --folds 5
       python -m boostkit_weightboost.study --datasets contraceptive:1   (one class vs the rest)
       python -m boostkit_weightboost.study --datasets spambase --output spambase.json
@@ -21,7 +21,9 @@ against the rest; the paper uses Contraceptive as a binary problem without sayin
 ``contraceptive:1`` is "no use" against "use"). Rows with missing values are dropped (the
 engine needs finite features). Datasets with bags (musk) are split by bag, so that no molecule
 is in both the training and the test fold. Folds are stratified and seeded; every algorithm
-sees the same folds and the same flipped labels.
+sees the same folds and the same flipped labels. The labels flipped in a fold depend on the seed,
+the fold and the noise level only (:func:`noise_seed`), so a run of some datasets or noise levels
+gives exactly the rows of the full run.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ __all__ = [
     "format_tables",
     "load_study_data",
     "main",
+    "noise_seed",
+    "recipe_depth",
     "run_study",
 ]
 
@@ -146,6 +150,16 @@ def study_folds(data: StudyData, n_folds: int, seed: int) -> list[tuple[np.ndarr
             for train, test in bag_folds]
 
 
+def noise_seed(seed: int, fold: int, rate: float) -> list[int]:
+    """The seed of the labels flipped in ``fold`` at ``rate`` percent: made of the level itself,
+    not of its place in ``--noise``, so ``--noise 20`` alone flips the same labels as the 20 % row
+    of ``--noise 0,10,20,30``."""
+    level = int(round(rate * 1000))
+    if level < 0:
+        raise ValueError(f"noise levels are percentages >= 0, not {rate}")
+    return [seed, fold, level]
+
+
 def flip_labels(y: np.ndarray, percent: float, rng: np.random.Generator) -> np.ndarray:
     """A copy of ``y`` (+-1) with round(percent/100 * n) labels, chosen uniformly, flipped."""
     flipped = y.copy()
@@ -198,8 +212,8 @@ def run_study(
         started = time.perf_counter()
         results[data.name] = {rate: {a: [] for a in algorithms} for rate in noise}
         for fold, (train, test) in enumerate(study_folds(data, n_folds, seed)):
-            for k, rate in enumerate(noise):
-                rng = np.random.default_rng([seed, fold, k])
+            for rate in noise:
+                rng = np.random.default_rng(noise_seed(seed, fold, rate))
                 y_train = flip_labels(data.y[train], rate, rng)
                 for name in algorithms:
                     recipe, rounds = recipes[name]
@@ -258,6 +272,12 @@ def format_tables(results: Mapping[str, Mapping[float, Mapping[str, Sequence[flo
     return "\n".join(lines)
 
 
+def recipe_depth() -> int:
+    """The depth of the trees the ``weightboost`` recipe boosts (:data:`boostkit_weightboost.TREE`)."""
+    proposal = boostkit.get_registry().algorithm("weightboost").proposal
+    return dict(proposal.params)["max_depth"]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m boostkit_weightboost.study",
@@ -272,7 +292,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="percentages of flipped training labels (default 0,10,20,30)")
     parser.add_argument("--algorithms", default=",".join(ALGORITHMS),
                         help=f"columns to run (default {','.join(ALGORITHMS)})")
-    parser.add_argument("--max-depth", type=int, help="depth of the trees (default: the recipes', 3)")
+    parser.add_argument("--max-depth", type=int, help="depth of the trees (default: the recipes', "
+                        f"{recipe_depth()})")
     parser.add_argument("--seed", type=int, default=0, help="seed of the folds and label noise")
     parser.add_argument("--output", help="also write the per-fold errors to this JSON file")
     parser.add_argument("--tables", nargs="+", metavar="JSON",

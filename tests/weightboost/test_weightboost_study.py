@@ -82,3 +82,37 @@ def test_multi_class_and_text_datasets_are_skipped_unless_a_label_is_given(capsy
     assert np.sum(binary.y > 0) == 629  # "no use" against the two methods of contraception
     with pytest.raises(ValueError, match="no label '9'"):
         study.load_study_data("contraceptive:9")
+
+
+def test_a_noise_level_flips_the_same_labels_whatever_else_is_run():
+    """The noise is seeded by the level itself, not by its place in --noise: a subset run
+    gives exactly the rows of a larger run."""
+    data = study.load_study_data("ionosphere")
+    kwargs = dict(algorithms=["Tree", "AdaBoost"], n_folds=2, n_rounds=3, progress=lambda m: None)
+    full = study.run_study([data], noise=[0, 10, 20, 30], **kwargs)["ionosphere"]
+    for subset in ([20], [30, 10]):
+        alone = study.run_study([data], noise=subset, **kwargs)["ionosphere"]
+        assert alone == {rate: full[rate] for rate in subset}
+    assert study.noise_seed(0, 1, 20) == study.noise_seed(0, 1, 20.0) != study.noise_seed(0, 1, 10)
+    with pytest.raises(ValueError, match="percentages"):
+        study.noise_seed(0, 0, -5)
+
+
+def test_a_subset_run_prints_the_rows_of_the_full_run(tmp_path, capsys):
+    common = ["--datasets", "ionosphere", "--folds", "2", "--rounds", "2", "--algorithms", "Tree,WB C_T"]
+    full, alone = tmp_path / "full.json", tmp_path / "alone.json"
+    assert study.main(common + ["--noise", "0,10,20,30", "--output", str(full)]) == 0
+    assert study.main(common + ["--noise", "20", "--output", str(alone)]) == 0
+    capsys.readouterr()
+    full_errors = json.loads(full.read_text())["results"]["ionosphere"]
+    assert json.loads(alone.read_text())["results"]["ionosphere"] == {"20.0": full_errors["20.0"]}
+
+
+def test_the_help_gives_the_recipes_depth(capsys):
+    from boostkit_weightboost import TREE
+
+    depth = TREE[1]["max_depth"]
+    assert study.recipe_depth() == depth
+    with pytest.raises(SystemExit):
+        study.main(["--help"])
+    assert f"(default: the recipes', {depth})" in " ".join(capsys.readouterr().out.split())
