@@ -844,8 +844,8 @@ class AdaBoostRegressor(_DropInAdaBoost, RegressorMixin, BaseEstimator):
     With ``estimator=None`` (``DecisionTreeRegressor(max_depth=3)``) or a
     ``DecisionTreeRegressor`` of ``max_depth`` 1..8 with ``criterion="squared_error"`` and the
     other parameters at their defaults (``min_samples_leaf`` any), every round grows a native
-    least-squares tree on the features binned once (:func:`boostkit_weightboost.trees.
-    fit_regression_tree`), on the bootstrap counts, with scikit-learn's thresholds (midpoints
+    least-squares tree on the features binned once (the registered ``tree`` component's
+    ``fit_regression_tree``), on the bootstrap counts, with scikit-learn's thresholds (midpoints
     of the node's values, features as float32). It picks scikit-learn's splits except between
     exactly tied features, which scikit-learn breaks by its tree's random feature order: the
     models then differ on rows outside the bootstrap, and so in later rounds; the test R^2 is
@@ -896,9 +896,12 @@ class AdaBoostRegressor(_DropInAdaBoost, RegressorMixin, BaseEstimator):
         native = _native_regression_tree(self.estimator_) if self.native_trees else None
         columns = None
         if native is not None:
-            from boostkit_weightboost.trees import bootstrap_counts, fit_regression_tree
-
             from .data import bin_features
+            from .kernels.sampling import bootstrap_counts
+            from .plugins import get_registry
+
+            # Found through the registry like every plugin: the `tree` component carries it.
+            fit_regression_tree = get_registry().component("tree").fit_regression_tree
 
             X = _as_tree_input(X)
             columns = _exact_columns(X[weights > 0], self.max_bins)

@@ -179,6 +179,10 @@ class _Node:
 class TreeLearner(boostkit.Proposal):
     """Propose a depth-limited decision tree grown greedily on the binned features.
 
+    The component also offers :func:`fit_regression_tree` (``TreeLearner.fit_regression_tree``)
+    to hosts that find it through the registry (``get_registry().component("tree")``), such as
+    the drop-in ``AdaBoostRegressor``, which fits AdaBoost.R2 beside the engine.
+
     Parameters
     ----------
     max_depth:
@@ -362,25 +366,6 @@ def regression_histogram(codes, rows, weight, target, out):
             out[f, b, 2] += wy * target[i]
 
 
-@numba.njit(cache=True, nogil=True)
-def bootstrap_counts(cdf, draws, out):
-    """How often each row is drawn: ``out[i]`` = #{u in draws: cdf[i-1] <= u < cdf[i]}.
-
-    ``cdf`` is the increasing cumulative distribution of the rows' probabilities, ``draws``
-    the uniform draws sorted increasingly: the counts of
-    ``numpy.random.RandomState.choice(n, n, p=...)`` given the same draws, without its random
-    memory access (``cdf.searchsorted(draws, side="right")``).
-    """
-    out[:] = 0
-    row = 0
-    n = cdf.shape[0]
-    for k in range(draws.shape[0]):
-        u = draws[k]
-        while row < n - 1 and cdf[row] <= u:
-            row += 1
-        out[row] += 1
-
-
 # scikit-learn's trees: a node of impurity at most this is a leaf (sklearn/tree/_tree.pyx).
 _PURE = np.finfo(np.float64).eps
 
@@ -498,3 +483,7 @@ def _best_regression_split(node: _RegressionNode, min_samples_leaf: int):
     f, b = np.unravel_index(int(np.argmax(proxy)), proxy.shape)
     gain = float(proxy[f, b] - s * s / w)
     return int(f), int(b), gain, cum[f, b].copy()
+
+
+# Hosts reach plugins only through the registry: the registered `tree` component carries it.
+TreeLearner.fit_regression_tree = staticmethod(fit_regression_tree)

@@ -273,7 +273,7 @@ def test_regressor_passes_check_estimator():
 
 
 def test_bootstrap_counts_are_numpy_choice_counts():
-    from boostkit_weightboost.trees import bootstrap_counts
+    from boostkit.kernels.sampling import bootstrap_counts
 
     for seed in range(10):
         rng = np.random.default_rng(seed)
