@@ -13,7 +13,7 @@ or, with scikit-learn installed, ``boostkit.sklearn.BoostClassifier``. Plugin au
 
 from __future__ import annotations
 
-from . import datasets
+from . import datasets, losses
 from .capabilities import Capability
 from .components import (
     Calibrated,
@@ -37,6 +37,7 @@ from .engine import Booster, BoostState
 from .errors import (
     BoostkitError,
     DataError,
+    DataWarning,
     HookError,
     ModelFormatError,
     NotFittedError,
@@ -45,7 +46,9 @@ from .errors import (
     RecipeError,
     RegistryError,
 )
+from .features import FeatureSchema, feature_label
 from .hookspecs import hookimpl
+from .losses import MarginLoss
 from .model import BoostModel
 from .plugins import get_registry, register_plugin, unregister_plugin
 from .registry import ComponentSpec, Recipe, Registry
@@ -67,8 +70,11 @@ __all__ = [
     "ComponentSpec",
     "Contribution",
     "DataError",
+    "DataWarning",
+    "FeatureSchema",
     "HookError",
     "LinearContribution",
+    "MarginLoss",
     "ModelFormatError",
     "NotFittedError",
     "Observer",
@@ -87,9 +93,11 @@ __all__ = [
     "Weights",
     "datasets",
     "feature_field",
+    "feature_label",
     "get_registry",
     "hookimpl",
     "load_model",
+    "losses",
     "register_plugin",
     "unregister_plugin",
 ]

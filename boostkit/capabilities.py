@@ -14,11 +14,21 @@ Components may also name ``shared_params``: parameters that must agree across th
 regularizer's beta and the reweighting derived for it), checked by :func:`check_shared_params`.
 
 They are class attributes, or properties when they depend on the component's parameters (a PAV
-calibration that back-fits earlier terms no longer provides the running margin). The check runs
+calibration that back-fits earlier terms no longer provides the running margin);
+``Component.capabilities(**params)`` reads them from the class either way. The check runs
 on the instantiated recipe before any data is touched, and on the data (sparse input, missing
 values), and names the two components that clash and why. Every combination it accepts
 is fitted in the test suite, so a capability is never decoration: declare what your component
 really relies on.
+
+**Data requirements** are capabilities too, provided by no component but by the data: their
+``provider`` is ``"data"`` and their ``accepts`` says, value by value, whether a feature value
+meets them (:data:`NON_NEGATIVE_FEATURES`, :data:`COUNT_FEATURES`, :data:`BINARY_FEATURES`). A
+component that needs one is refused on training data that fail it, before fitting, by
+:func:`check_data_requirements`, naming the component, the column and the first value that
+fails. Missing values (NaN) are not held against a requirement (a recipe that takes them says so
+with ``"missing-values"``), and neither are the implicit zeros of a sparse X when the
+requirement accepts 0.
 
 The engine defines the vocabulary every plugin shares (:data:`ENGINE_CAPABILITIES`); a plugin adds
 its own with ``registry.add_capability(Capability(...))`` in ``boostkit_register_components``.
@@ -26,9 +36,10 @@ its own with ``registry.add_capability(Capability(...))`` in ``boostkit_register
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import attrs
+import numpy as np
 
 from .errors import RecipeError
 
@@ -44,6 +55,10 @@ __all__ = [
     "POTENTIAL",
     "SPARSE_INPUT",
     "MISSING_VALUES",
+    "CATEGORICAL_FEATURES",
+    "NON_NEGATIVE_FEATURES",
+    "COUNT_FEATURES",
+    "BINARY_FEATURES",
     "MULTICLASS",
     "PAIRWISE_LOSS",
     "binary_only_components",
@@ -51,6 +66,8 @@ __all__ = [
     "check_shared_params",
     "check_sparse_input",
     "handles_missing_values",
+    "check_categorical_input",
+    "check_data_requirements",
     "capabilities_of",
 ]
 
@@ -63,16 +80,31 @@ UNIT_COEFFICIENTS = "unit-coefficients"
 POTENTIAL = "potential"
 SPARSE_INPUT = "sparse-input"
 MISSING_VALUES = "missing-values"
+CATEGORICAL_FEATURES = "categorical-features"
 MULTICLASS = "multiclass"
 PAIRWISE_LOSS = "pairwise-loss"
+NON_NEGATIVE_FEATURES = "non-negative-features"
+COUNT_FEATURES = "count-features"
+BINARY_FEATURES = "binary-features"
 
 _ROLES = ("proposal", "proposal-wrapper", "calibration", "calibration-wrapper", "reweighting",
           "stopping", "observer")
+#: The provider of a data requirement: the training data, checked by check_data_requirements.
+DATA = "data"
 
 
 def _provider_role(instance, attribute, value):
-    if value not in _ROLES:
-        raise ValueError(f"provider must be one of {', '.join(_ROLES)}, got {value!r}")
+    if value not in (*_ROLES, DATA):
+        raise ValueError(f"provider must be one of {', '.join((*_ROLES, DATA))}, got {value!r}")
+
+
+def _accepts(instance, attribute, value):
+    if (value is None) != (instance.provider != DATA):
+        raise ValueError(
+            "a data requirement (provider 'data') needs accepts, a function of an array of "
+            f"feature values; capability {instance.name!r} has provider {instance.provider!r} "
+            f"and accepts={value!r}"
+        )
 
 
 @attrs.frozen
@@ -80,12 +112,28 @@ class Capability:
     """A named promise one component makes and another relies on.
 
     ``meaning`` completes the sentence "X needs ..." in error messages; ``provider`` is the role
-    that normally provides it, whose component is named when it is missing.
+    that normally provides it, whose component is named when it is missing, or ``"data"`` for a
+    requirement on the training data. ``accepts`` (data requirements only) maps a float64 array
+    of feature values to a boolean array, True where a value meets the requirement.
     """
 
     name: str
     meaning: str
     provider: str = attrs.field(validator=_provider_role)
+    accepts: Callable[[np.ndarray], np.ndarray] | None = attrs.field(
+        default=None, validator=_accepts, kw_only=True)
+
+
+def _non_negative(values: np.ndarray) -> np.ndarray:
+    return values >= 0.0
+
+
+def _counts(values: np.ndarray) -> np.ndarray:
+    return (values >= 0.0) & (values == np.floor(values))
+
+
+def _binary(values: np.ndarray) -> np.ndarray:
+    return (values == 0.0) | (values == 1.0)
 
 
 ENGINE_CAPABILITIES = (
@@ -112,11 +160,23 @@ ENGINE_CAPABILITIES = (
     Capability(SPARSE_INPUT, "handles sparse (CSR) input without densifying it", "proposal"),
     Capability(MISSING_VALUES, "handles missing values (NaN) in X", "proposal"),
     Capability(
+        CATEGORICAL_FEATURES,
+        "handles categorical columns (category indices 0..K-1 with no order, "
+        "data.features.categorical) by their categories rather than as numbers",
+        "proposal",
+    ),
+    Capability(
         MULTICLASS,
         "handles C > 1 margin columns: labels as an (n, C) sign matrix, weights over (example, "
         "class) pairs, margins of shape (n, C)",
         "proposal",
     ),
+    Capability(NON_NEGATIVE_FEATURES, "non-negative features (every value of X >= 0)", DATA,
+               accepts=_non_negative),
+    Capability(COUNT_FEATURES, "count features (every value of X a whole number >= 0)", DATA,
+               accepts=_counts),
+    Capability(BINARY_FEATURES, "binary features (every value of X 0 or 1)", DATA,
+               accepts=_binary),
     Capability(
         PAIRWISE_LOSS,
         "a loss over pairs of examples (which one scores higher), blind to the offset of F: the "
@@ -189,9 +249,9 @@ def check_capabilities(recipe_name: str, components: Sequence[tuple[str, object]
                 provided.setdefault(name, (role, component))
     for role, component in components:
         for name in sorted(declared[id(component)][0]):
-            if name in provided:
-                continue
             capability = known[name]
+            if name in provided or capability.provider == DATA:  # data: check_data_requirements
+                continue
             reason = f"{_label(role, component)} needs {capability.meaning} ({name!r}), "
             if name in withdrawn:
                 w_role, w_component = withdrawn[name]
@@ -253,3 +313,70 @@ def handles_missing_values(components: Sequence[tuple[str, object]]) -> bool:
     """Whether the recipe's proposal declares that it reads NaN in X as missing values."""
     return any(role == "proposal" and MISSING_VALUES in capabilities_of(component)[1]
                for role, component in components)
+
+
+def check_categorical_input(recipe_name: str, components: Sequence[tuple[str, object]],
+                            features) -> None:
+    """Refuse categorical columns when the recipe's proposal would read their category indices
+    as numbers (it does not provide ``"categorical-features"``)."""
+    if not features.categorical.any():
+        return
+    for role, component in components:
+        if role == "proposal" and CATEGORICAL_FEATURES not in capabilities_of(component)[1]:
+            j = int(np.argmax(features.categorical))
+            raise RecipeError(
+                f"recipe {recipe_name!r}: column {features.column(j)} is categorical, and "
+                f"{_label(role, component)} does not handle categorical columns "
+                f"({CATEGORICAL_FEATURES!r}): it would read category indices as numbers. Use "
+                "a proposal that does (stump, tree), or encode the column yourself (e.g. one-hot) "
+                "and pass categorical_features=None"
+            )
+
+
+def check_data_requirements(recipe_name: str, components: Sequence[tuple[str, object]], X,
+                            known: dict, features=None) -> None:
+    """Refuse training data that fail a data requirement (provider ``"data"``) some component of
+    the recipe needs, naming the component, the column and the first value that fails it.
+
+    ``X`` is the fit's float64 array or CSR matrix, ``known`` maps capability names to
+    :class:`Capability`, ``features`` (a :class:`boostkit.features.FeatureSchema`, optional)
+    names the columns. NaN (a missing value) passes.
+    """
+    for role, component in components:
+        for name in sorted(capabilities_of(component)[0]):
+            capability = known[name]
+            if capability.provider != DATA:
+                continue
+            found = _first_failure(X, capability.accepts)
+            if found is None:
+                continue
+            row, column, value = found
+            label = str(column) if features is None else features.column(column)
+            raise RecipeError(
+                f"recipe {recipe_name!r} cannot work on this X: {_label(role, component)} needs "
+                f"{capability.meaning} ({name!r}), and column {label} holds {value!r} (row "
+                f"{row}); transform that column, or use a {role} that does not need {name!r}"
+            )
+
+
+def _first_failure(X, accepts) -> tuple[int, int, float] | None:
+    """``(row, column, value)`` of a value of X that ``accepts`` refuses: the first in row-major
+    order, for a sparse X the first stored one, else the first implicit zero."""
+    if hasattr(X, "tocsr"):  # sparse: the stored values, and the implicit zeros if 0 fails
+        ok = accepts(X.data) | np.isnan(X.data)
+        if ok.all():
+            if X.nnz == X.shape[0] * X.shape[1] or accepts(np.zeros(1))[0]:
+                return None
+            has_implicit_zero = np.diff(X.indptr) < X.shape[1]
+            row = int(np.argmax(has_implicit_zero))
+            stored = X.indices[X.indptr[row]:X.indptr[row + 1]]
+            column = int(np.setdiff1d(np.arange(X.shape[1]), stored)[0])
+            return row, column, 0.0
+        k = int(np.argmax(~ok))
+        row = int(np.searchsorted(X.indptr, k, side="right") - 1)
+        return row, int(X.indices[k]), float(X.data[k])
+    ok = accepts(X) | np.isnan(X)
+    if ok.all():
+        return None
+    row, column = np.unravel_index(int(np.argmax(~ok)), X.shape)
+    return int(row), int(column), float(X[row, column])

@@ -14,12 +14,15 @@ validators run when the recipe is instantiated, before any data is touched.
 
 from __future__ import annotations
 
+import functools
+import inspect
 from typing import Any, ClassVar, Mapping
 
 import attrs
 import numpy as np
 
 __all__ = [
+    "Capabilities",
     "Component",
     "Proposal",
     "ProposalWrapper",
@@ -38,6 +41,7 @@ __all__ = [
     "VALUE_ROLES",
     "FEATURE_INDEX",
     "feature_field",
+    "describe_hypothesis",
 ]
 
 
@@ -58,13 +62,25 @@ def feature_field(*, constant: int | None = None, **kwargs):
     return attrs.field(metadata=metadata, **kwargs)
 
 
+@attrs.frozen
+class Capabilities:
+    """A component class's capabilities (:mod:`boostkit.capabilities`), from
+    :meth:`Component.capabilities`: ``parametric`` is True when its parameters can change them."""
+
+    needs: frozenset[str]
+    provides: frozenset[str]
+    withdraws: frozenset[str]
+    parametric: bool
+
+
 class Component:
     """Base of every component. Subclasses set ``name`` and are attrs classes."""
 
     name: ClassVar[str]
     role: ClassVar[str]
     #: Capabilities (:mod:`boostkit.capabilities`) this component relies on from the rest of the
-    #: recipe or from the data. A property when they depend on the parameters.
+    #: recipe or from the data. A property when they depend on the parameters; read them from
+    #: the class with :meth:`capabilities`.
     needs: ClassVar[frozenset[str]] = frozenset()
     #: Capabilities this component guarantees to the others.
     provides: ClassVar[frozenset[str]] = frozenset()
@@ -75,6 +91,25 @@ class Component:
     def get_params(self) -> dict[str, Any]:
         """The component's parameters (its attrs fields set by ``__init__``) as a plain dict."""
         return attrs.asdict(self, recurse=False, filter=lambda attribute, _: attribute.init)
+
+    @classmethod
+    def capabilities(cls, **params) -> Capabilities:
+        """What the class needs, provides and withdraws, read without fitting anything.
+
+        Class-level declarations are read as they are. When one is a property (it depends on
+        the parameters), the class is instantiated with ``params`` (its defaults for the others;
+        a parameter without a default must be given) and ``parametric`` is True: other
+        parameters may give other capabilities.
+        ``registry.component("stump").capabilities()``,
+        ``registry.component("pav").capabilities(backfit=True)``.
+        """
+        declared = {name: inspect.getattr_static(cls, name, frozenset())
+                    for name in ("needs", "provides", "withdraws")}
+        parametric = any(isinstance(value, property) for value in declared.values())
+        if parametric or params:
+            instance = cls(**params)
+            declared = {name: getattr(instance, name, frozenset()) for name in declared}
+        return Capabilities(parametric=parametric, **{k: frozenset(v) for k, v in declared.items()})
 
 
 class Proposal(Component):
@@ -155,9 +190,33 @@ class WeakHypothesis(Component):
         """The cell index (``0 <= cell < n_cells``, an integer array) of each row of ``X``."""
         raise TypeError(f"weak hypothesis {self.name!r} does not partition its input")
 
-    def describe(self) -> str:
-        """A short human-readable description for round records and logs."""
+    def describe(self, features=None) -> str:
+        """A short human-readable description for round records and logs.
+
+        ``features`` is the fit's :class:`boostkit.features.FeatureSchema` (or ``None``): a
+        hypothesis that reads columns names them with ``boostkit.feature_label(features, j)``
+        (the column's name, or ``x[j]``) and categories with ``features.category(j, code)``.
+        Hypotheses whose ``describe`` takes no argument are described without it.
+        """
         return self.name
+
+
+def describe_hypothesis(hypothesis, features=None) -> str:
+    """``hypothesis.describe(features)``, or ``describe()`` for a hypothesis written before
+    descriptions took the feature schema."""
+    if features is None or features.is_default:
+        return hypothesis.describe()
+    if _describe_takes_features(type(hypothesis)):
+        return hypothesis.describe(features)
+    return hypothesis.describe()
+
+
+@functools.lru_cache(maxsize=None)
+def _describe_takes_features(cls) -> bool:
+    try:
+        return len(inspect.signature(cls.describe).parameters) > 1
+    except (TypeError, ValueError):
+        return False
 
 
 class Contribution(Component):
@@ -246,8 +305,8 @@ def _finite_float_array(instance, attribute, value):
     if not isinstance(value, np.ndarray) or value.dtype != np.float64 or value.ndim not in (1, 2):
         raise TypeError(
             f"{attribute.name} must be a float64 array of shape (n,) or (n, C), got "
-            f"{type(value).__name__} {getattr(value, 'dtype', '')} of shape "
-            f"{getattr(value, 'shape', None)}"
+            f"{type(value).__name__} of dtype {getattr(value, 'dtype', None)} and shape "
+            f"{getattr(value, 'shape', None)}; compute it in float64 (np.float64 arrays)"
         )
 
 

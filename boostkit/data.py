@@ -10,12 +10,14 @@ raw feature values.
 from __future__ import annotations
 
 import functools
+import warnings
 
 import attrs
 import numpy as np
 
-from .errors import DataError
-from .kernels.binning import apply_bins
+from .errors import DataError, DataWarning
+from .features import FeatureSchema, is_sparse
+from .kernels.binning import apply_bins, apply_bins_parallel
 from .splits import valid_splits
 
 __all__ = [
@@ -37,11 +39,8 @@ MAX_BINS = 255
 # Bin edges are found on at most this many rows (seeded), as LightGBM does, so that binning a
 # million rows costs a fraction of the boosting; below it every distinct value is seen.
 BIN_SAMPLE = 200_000
-
-
-def is_sparse(X) -> bool:
-    """Whether ``X`` is a scipy.sparse matrix or array, recognised without importing scipy."""
-    return hasattr(X, "tocsr") and hasattr(X, "nnz")
+# Values binned per fit above which the features are binned on numba's threads.
+PARALLEL_BINNING = 1 << 20
 
 
 def _check_sparse(X, name: str, n_features: int | None):
@@ -70,13 +69,15 @@ def _check_sparse(X, name: str, n_features: int | None):
 
 
 def check_features(X, *, name: str = "X", n_features: int | None = None, accept_sparse: bool = False,
-                   allow_missing: bool = False):
+                   allow_missing: bool = False, missing_hint: str = "",
+                   features: FeatureSchema | None = None):
     """Return ``X`` as a finite 2-D float64 array, or raise a clear :class:`DataError`.
 
     With ``accept_sparse``, a scipy.sparse matrix is returned as a finite float64 CSR matrix
     (sorted indices) without densifying it. With ``allow_missing`` (the recipe's proposal
     declares the ``"missing-values"`` capability), NaN passes as a missing value; infinities
-    never do.
+    never do. Otherwise a NaN is refused with ``missing_hint`` (who cannot take it) appended;
+    ``features`` names the columns in messages.
     """
     if is_sparse(X):
         if accept_sparse:
@@ -109,16 +110,20 @@ def check_features(X, *, name: str = "X", n_features: int | None = None, accept_
     if not finite.all():
         bad = np.argwhere(~finite)
         i, j = bad[0]
-        if allow_missing:
+        column = str(j) if features is None else features.column(int(j))
+        infinite = np.isinf(arr[~finite])
+        if infinite.any():
+            i, j = bad[int(np.argmax(infinite))]
+            column = str(j) if features is None else features.column(int(j))
             raise DataError(
-                f"{name} contains {len(bad)} infinite value(s), e.g. at row {i}, column {j}; "
-                "missing values are NaN, infinities are refused"
+                f"{name} contains {int(infinite.sum())} infinite value(s), e.g. at row {i}, "
+                f"column {column}; infinity is not a missing value (NaN is): replace them"
             )
-        kind = "NaN" if np.isnan(arr[i, j]) else "infinite"
         raise DataError(
-            f"{name} contains {len(bad)} NaN or infinite value(s), e.g. a {kind} value at row "
-            f"{i}, column {j}; impute them first (NaN passes as a missing value only when the "
-            "recipe's proposal declares the 'missing-values' capability)"
+            f"{name} contains {len(bad)} missing value(s) (NaN), e.g. at row {i}, column "
+            f"{column}" + (missing_hint or "; impute them first (NaN passes as a missing value "
+                           "only when the recipe's proposal declares the 'missing-values' "
+                           "capability)")
         )
     return np.ascontiguousarray(arr)
 
@@ -328,14 +333,23 @@ class BinnedData:
     codes:
         ``(n_features, n_samples)`` uint8 bin codes, feature-major.
     thresholds:
-        One increasing float64 array per feature; bin b holds t_{b-1} < x <= t_b.
+        One increasing float64 array per feature; bin b holds t_{b-1} < x <= t_b. A categorical
+        column's thresholds are 0.5, 1.5, ..., so bin b is category b.
     n_bins:
-        ``(n_features,)`` number of bins per feature (``len(thresholds[f]) + 1``).
+        ``(n_features,)`` number of bins of values per feature (``len(thresholds[f]) + 1``),
+        not counting the missing-value bin.
     bin_counts:
         ``(n_features, max_bins)`` number of examples of positive initial weight per bin.
     split_mask:
         ``(n_features, max_bins - 1)``: the bin edges that leave examples on both sides
         (:func:`boostkit.splits.valid_splits` of ``bin_counts``), computed once per fit.
+    missing_bin:
+        The code of missing values (NaN), ``max_bins - 1``, the last bin of every feature,
+        when any training value is missing; ``None`` when none is (then no bin is reserved,
+        and NaN-free data bin exactly as they always did).
+    categorical:
+        ``(n_features,)`` bool: which columns are categorical (their bins are categories,
+        unordered).
     """
 
     codes: np.ndarray = attrs.field(eq=False)
@@ -343,10 +357,22 @@ class BinnedData:
     n_bins: np.ndarray = attrs.field(eq=False)
     bin_counts: np.ndarray = attrs.field(eq=False)
     split_mask: np.ndarray = attrs.field(eq=False)
+    missing_bin: int | None = None
+    categorical: np.ndarray = attrs.field(eq=False, default=None)
+
+    def __attrs_post_init__(self):
+        if self.categorical is None:
+            object.__setattr__(self, "categorical", np.zeros(self.codes.shape[0], dtype=bool))
 
     @property
     def max_bins(self) -> int:
+        """B, the number of bins of the histograms (the missing-value bin included)."""
         return self.bin_counts.shape[1]
+
+    @property
+    def ordered(self) -> bool:
+        """Every feature numeric and no value missing: thresholds are the only splits."""
+        return self.missing_bin is None and not self.categorical.any()
 
 
 def bin_features(
@@ -354,29 +380,53 @@ def bin_features(
     max_bins: int = MAX_BINS,
     sample_weight: np.ndarray | None = None,
     rng: np.random.Generator | None = None,
+    n_categories: np.ndarray | None = None,
 ) -> BinnedData:
-    """Quantile-bin the columns of ``X`` (rows of zero weight do not place thresholds)."""
+    """Quantile-bin the columns of ``X`` (rows of zero weight do not place thresholds).
+
+    ``n_categories[f] > 0`` marks a categorical column holding category indices 0..K-1: each
+    category gets its own bin. NaN is a missing value: when there is one, every feature gets
+    one more bin, code ``max_bins`` (the histograms then have ``max_bins + 1`` bins).
+    """
     if not (isinstance(max_bins, (int, np.integer)) and 2 <= max_bins <= MAX_BINS):
         raise DataError(f"max_bins must be an integer in [2, {MAX_BINS}], got {max_bins!r}")
     n, d = X.shape
+    n_categories = np.zeros(d, dtype=np.int64) if n_categories is None else n_categories
+    if (n_categories > max_bins).any():
+        f = int(np.argmax(n_categories > max_bins))
+        raise DataError(
+            f"categorical column {f} has {n_categories[f]} categories, more than max_bins = "
+            f"{max_bins} (each category is a bin; at most {MAX_BINS}): group rare categories, "
+            "or treat the column as numeric"
+        )
     rows = np.flatnonzero(sample_weight > 0) if sample_weight is not None else np.arange(n)
     if rows.shape[0] > BIN_SAMPLE:
         rng = rng if rng is not None else np.random.default_rng(0)
         rows = np.sort(rng.choice(rows, BIN_SAMPLE, replace=False))
     sample = X[rows]
-    thresholds = tuple(_feature_thresholds(sample[:, f], max_bins) for f in range(d))
+    missing = np.isnan(X).any(axis=0)
+    thresholds = tuple(
+        np.arange(n_categories[f] - 1) + 0.5 if n_categories[f] else
+        _feature_thresholds(sample[:, f][~np.isnan(sample[:, f])] if missing[f] else sample[:, f],
+                            max_bins)
+        for f in range(d)
+    )
     offsets = np.zeros(d + 1, dtype=np.int64)
     offsets[1:] = np.cumsum([t.shape[0] for t in thresholds])
     flat = np.concatenate(thresholds) if d else np.empty(0)
+    missing_bin = int(max_bins) if missing.any() else None
+    n_hist = max_bins + (missing_bin is not None)
     codes = np.empty((d, n), dtype=np.uint8)
-    apply_bins(X, flat, offsets, codes)
+    binning = apply_bins_parallel if d > 1 and n * d >= PARALLEL_BINNING else apply_bins
+    binning(X, flat, offsets, n_hist - 1, codes)
     n_bins = np.array([t.shape[0] + 1 for t in thresholds], dtype=np.int64)
     counted = codes if sample_weight is None else codes[:, sample_weight > 0]
-    bin_counts = np.empty((d, max_bins), dtype=np.int64)
+    bin_counts = np.empty((d, n_hist), dtype=np.int64)
     for f in range(d):
-        bin_counts[f] = np.bincount(counted[f], minlength=max_bins)
+        bin_counts[f] = np.bincount(counted[f], minlength=n_hist)
     return BinnedData(codes=codes, thresholds=thresholds, n_bins=n_bins, bin_counts=bin_counts,
-                      split_mask=valid_splits(bin_counts))
+                      split_mask=valid_splits(bin_counts), missing_bin=missing_bin,
+                      categorical=n_categories > 0)
 
 
 class TrainingData:
@@ -392,13 +442,20 @@ class TrainingData:
     distribution D_1 over examples, ``(n,)``), ``initial_weights`` (the engine's default D_1 over
     what the weights range over: ``sample_weight`` itself for one margin column, D_1(i) / C over
     the (example, class) pairs otherwise, Schapire & Singer's uniform start), ``classes`` (the
-    original label values), and ``binned`` (:class:`BinnedData`, computed on first use so
-    components that never look at bins never pay for them; dense data only).
+    original label values), ``features`` (:class:`boostkit.features.FeatureSchema`: column
+    names, and which columns are categorical, holding category indices), and ``binned``
+    (:class:`BinnedData`, computed on first use so components that never look at bins never
+    pay for them; dense data only).
     """
 
     def __init__(self, X, y, sample_weight=None, *, max_bins: int = MAX_BINS, rng=None,
-                 allow_missing: bool = False):
-        self.X = check_features(X, accept_sparse=True, allow_missing=allow_missing)
+                 allow_missing: bool = False, features: FeatureSchema | None = None,
+                 missing_hint: str = ""):
+        self.X = check_features(X, accept_sparse=True, allow_missing=allow_missing,
+                                missing_hint=missing_hint, features=features)
+        self.features = FeatureSchema(self.X.shape[1]) if features is None else features
+        if allow_missing and not self.is_sparse:
+            self._warn_empty_columns()
         self._set_labels(encode_labels(y, self.X.shape[0]))
         self.sample_weight = check_sample_weight(sample_weight, self.X.shape[0])
         self._check_class_weights()
@@ -406,6 +463,17 @@ class TrainingData:
             raise DataError(f"max_bins must be an integer in [2, {MAX_BINS}], got {max_bins!r}")
         self.max_bins = int(max_bins)
         self._rng = rng
+
+    def _warn_empty_columns(self) -> None:
+        """A column with no value at all is kept (no split can use it), but said."""
+        empty = np.flatnonzero(np.isnan(self.X).all(axis=0))
+        if empty.size:
+            warnings.warn(
+                f"X column {self.features.column(int(empty[0]))} has only missing values"
+                + (f" ({empty.size} such columns)" if empty.size > 1 else "")
+                + ": no weak hypothesis can use it; drop it if that was not meant",
+                DataWarning, stacklevel=4,
+            )
 
     def _check_class_weights(self) -> None:
         """Every class (of single-label data) needs positive weight: a class of weight 0 is a
@@ -443,7 +511,7 @@ class TrainingData:
         labels = None if self.labels is None else self.labels[rows]
         out._set_labels(LabelCoding(self.classes, self.y[rows], labels, self.multilabel))
         out.sample_weight = weights / total
-        out.max_bins, out._rng = self.max_bins, self._rng
+        out.max_bins, out._rng, out.features = self.max_bins, self._rng, self.features
         return out
 
     @property
@@ -486,9 +554,13 @@ class TrainingData:
                 "this weak learner needs dense X (convert with X.toarray()), or use a learner "
                 "that works on sparse input"
             )
-        if np.isnan(self.X).any():
-            raise DataError(
-                "the training data have missing values (NaN), which quantile binning cannot "
-                "place: this weak learner needs complete features (impute them first)"
-            )
-        return bin_features(self.X, self.max_bins, self.sample_weight, self._rng)
+        try:
+            return bin_features(self.X, self.max_bins, self.sample_weight, self._rng,
+                                self.features.n_categories)
+        except DataError as exc:
+            if not self.features.categorical.any():
+                raise
+            # Name the column as the user knows it.
+            f = int(np.argmax(self.features.n_categories > self.max_bins))
+            raise DataError(str(exc).replace(f"column {f} ", f"column {self.features.column(f)} ",
+                                             1)) from None

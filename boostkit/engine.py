@@ -19,10 +19,17 @@ import numpy as np
 import pluggy
 
 from . import hookspecs
-from .capabilities import binary_only_components, check_sparse_input, handles_missing_values
-from .components import Calibrated, Candidate, RoundRecord, Weights
+from .capabilities import (
+    binary_only_components,
+    check_categorical_input,
+    check_data_requirements,
+    check_sparse_input,
+    handles_missing_values,
+)
+from .components import Calibrated, Candidate, RoundRecord, Weights, describe_hypothesis
 from .data import MAX_BINS, TrainingData
 from .errors import DataError, HookError, RecipeError
+from .features import CATEGORICAL_FROM_DTYPE, FeatureSchema
 from .kernels.boosting import add_contribution, add_contribution_parallel
 from .kernels.histogram import cell_class_sums, cell_pair_sums
 from .model import BoostModel
@@ -107,7 +114,8 @@ class BoostState:
 
         Each is ``(n_cells,)``, or ``(n_cells, C)`` per class (the pairs with Y(i, l) = -1 and
         +1) when the fit has C > 1 margin columns. Uses the sums the proposal attached to the
-        candidate if any, else one pass over the examples.
+        candidate if any, else one pass over the examples. A per-cell calibration needs nothing
+        else: ``docs/hooks.md`` (``boostkit_calibrate``) works one through.
         """
         if candidate.cell_wneg is not None and candidate.cell_wpos is not None:
             return candidate.cell_wneg, candidate.cell_wpos
@@ -217,6 +225,13 @@ class Booster:
         F_t = F_{t-1} + nu c_t (Friedman 2001, section 5; epsilon-Boost's small steps), by adding
         the ``learning-rate`` calibration wrapper (:data:`LEARNING_RATE_WRAPPER`) outermost.
         ``None`` (default) leaves the recipe as it is.
+    categorical_features:
+        Which columns of ``X`` are categorical: ``"from_dtype"`` (default: a DataFrame's
+        ``category``, string and object columns; no column of an array), ``None`` (none), or
+        column indices, names or a boolean mask. A categorical column is binned by category and
+        split into two groups of categories; its values may be any numbers or strings, and a
+        category unseen in training is read as a missing value
+        (:class:`boostkit.features.FeatureSchema`).
     proposal, calibration, reweighting, stopping:
         Components by role, replacing those of ``algorithm``, or making the whole recipe when
         ``algorithm`` is ``None`` (:func:`boostkit.registry.compose`). A component is
@@ -246,6 +261,7 @@ class Booster:
     reweighting: Any = attrs.field(default=None, kw_only=True)
     stopping: Any = attrs.field(default=None, kw_only=True)
     learning_rate: float | None = attrs.field(default=None, kw_only=True, validator=_learning_rate)
+    categorical_features: Any = attrs.field(default=CATEGORICAL_FROM_DTYPE, kw_only=True)
 
     def recipe(self) -> Recipe:
         """The resolved recipe, with the components given by role and ``params`` applied."""
@@ -282,8 +298,15 @@ class Booster:
             "model per class: Booster(..., multiclass='one-vs-rest') (or 'auto')"
         )
 
-    def fit(self, X, y, sample_weight=None, *, eval_set=None) -> BoostModel:
+    def fit(self, X, y, sample_weight=None, *, eval_set=None, features=None) -> BoostModel:
         """Run the boosting loop on ``(X, y)`` and return the fitted :class:`BoostModel`.
+
+        ``X`` is an array, a scipy.sparse matrix or a DataFrame (pandas, or any dataframe with
+        the interchange protocol): its column names and categorical columns are kept in the
+        model (``model.features``), NaN is a missing value for recipes whose proposal handles
+        them. ``features`` (a :class:`boostkit.FeatureSchema`) says ``X`` is encoded already,
+        as :func:`boostkit.datasets.load` gives it (categorical columns holding category
+        indices); then ``categorical_features`` is not consulted.
 
         ``eval_set`` is validation data, ``(X_val, y_val)`` or ``(X_val, y_val,
         sample_weight_val)``, checked like the training data (``y_val`` in the training classes).
@@ -295,6 +318,12 @@ class Booster:
         recipe = self.recipe()
         # The whole recipe (parameters, roles, hook implementations) is checked before the data.
         components = get_registry().instantiate(recipe)
+        encoded = features is not None
+        features, X = _features(X, features, self.categorical_features)
+        if eval_set is not None and isinstance(eval_set, (tuple, list)) and eval_set:
+            eval_set = (features.transform(eval_set[0], name="eval_set X", encoded=encoded),
+                        *eval_set[1:])
+        check_categorical_input(recipe.name, components, features)
         observers = [*self.observers, *([RoundLog(self.verbose)] if self.verbose else [])]
         pm = _round_manager(recipe, components, observers)
         # Extra observers are named in errors too, like the recipe's components.
@@ -302,7 +331,8 @@ class Booster:
         rng = np.random.default_rng(self.random_state)
         data, validation = _fit_data(
             pm.hook, owners, X, y, sample_weight, eval_set, max_bins=self.max_bins, rng=rng,
-            allow_missing=handles_missing_values(components),
+            allow_missing=handles_missing_values(components), features=features,
+            missing_hint=_missing_hint(recipe.name, components),
         )
         if data.is_sparse:
             check_sparse_input(recipe.name, components)
@@ -333,7 +363,32 @@ def _one_vs_rest_reason(recipe_name: str, blockers, data: TrainingData) -> str:
     )
 
 
-def _fit_data(hook, owners, X, y, sample_weight, eval_set, *, max_bins, rng, allow_missing):
+def _features(X, features, categorical_features) -> tuple[FeatureSchema, Any]:
+    """The fit's feature schema and ``X`` as components see it."""
+    if features is None:
+        return FeatureSchema.learn(X, categorical_features)
+    if not isinstance(features, FeatureSchema):
+        raise DataError(
+            f"features must be a boostkit.FeatureSchema (e.g. boostkit.datasets.load(...).features) "
+            f"or None, got {type(features).__name__}"
+        )
+    return features, features.transform(X, encoded=True)
+
+
+def _missing_hint(recipe_name: str, components) -> str:
+    """Why a NaN is refused: the proposal that cannot take missing values, and the ways out."""
+    for role, component in components:
+        if role == "proposal":
+            return (
+                f"; recipe {recipe_name!r}: {role} {component.name!r} does not handle missing "
+                "values (it does not provide 'missing-values'). Impute them first, or use a "
+                "proposal that does (stump, tree: `boostkit components` lists capabilities)"
+            )
+    return ""
+
+
+def _fit_data(hook, owners, X, y, sample_weight, eval_set, *, max_bins, rng, allow_missing,
+              features=None, missing_hint=""):
     """``(TrainingData, ValidationData or None)``: the examples of one fit.
 
     Rows are held out (by the fit's generator, before anything else draws from it) only when no
@@ -348,9 +403,10 @@ def _fit_data(hook, owners, X, y, sample_weight, eval_set, *, max_bins, rng, all
                     f"boostkit_validation_fraction returned {fraction!r}, expected a number in (0, 1)"
                 )
             return holdout_data(X, y, sample_weight, float(fraction), max_bins=max_bins, rng=rng,
-                                allow_missing=allow_missing)
+                                allow_missing=allow_missing, features=features,
+                                missing_hint=missing_hint)
     data = TrainingData(X, y, sample_weight, max_bins=max_bins, rng=rng,
-                        allow_missing=allow_missing)
+                        allow_missing=allow_missing, features=features, missing_hint=missing_hint)
     if eval_set is None:
         return data, None
     return data, eval_set_data(eval_set, data, allow_missing=allow_missing)
@@ -368,6 +424,10 @@ def _round_manager(recipe: Recipe, components, observers) -> pluggy.PluginManage
             pm.register(component, name=f"{role}:{component.name}:{i}")
         except pluggy.PluginValidationError as exc:
             raise RecipeError(f"component {component.name!r} has an invalid hook implementation: {exc}") from exc
+    for observer in observers:
+        unmarked = hookspecs.unmarked_hooks(observer)
+        if unmarked:
+            raise RecipeError(hookspecs.unmarked_hooks_message(f"observer {observer!r}", unmarked))
     for i, observer in enumerate(reversed(list(observers))):
         pm.register(observer, name=f"observer:extra:{i}")
     try:
@@ -440,7 +500,8 @@ def _update_validation(validation: ValidationData, t: int, hypothesis, calibrate
             change = change - state.contributions[j].values(old, validation.margin)
     except Exception as exc:
         raise HookError(
-            f"round {t}: evaluating {hypothesis.describe()} ({calibrated.contribution.name!r}) on "
+            f"round {t}: evaluating {describe_hypothesis(hypothesis, state.data.features)} "
+            f"({calibrated.contribution.name!r}) on "
             f"the validation data failed: {type(exc).__name__}: {exc}"
         ) from exc
     _check_array(np.asarray(change), validation.margin.shape, "validation values",
@@ -491,6 +552,54 @@ def _best_round(hook, components, state, terms_after: list[int], backfits) -> in
     return n_terms
 
 
+#: How far from 1 the weights a hook returns may sum: the rounding of a sum of many terms, far
+#: below any real normalisation mistake.
+WEIGHT_SUM_TOLERANCE = 1e-9
+
+
+def _check_distribution(weights: np.ndarray, shape: tuple, owner: str) -> None:
+    """Refuse float64 ``weights`` that are not a distribution of the fit's ``shape``.
+
+    The engine does not normalise them: a rule that forgot to is wrong about its potential too.
+    Two reductions in the common case (a NaN fails both comparisons); the details only on error.
+    """
+    if weights.shape != shape:
+        raise HookError(
+            f"{owner} returned weights of shape {weights.shape}, expected {shape} (one per "
+            "training example, or per (example, class) pair)"
+        )
+    total = weights.sum()
+    if abs(total - 1.0) <= WEIGHT_SUM_TOLERANCE and weights.min() >= 0.0:
+        return
+    flat = weights.ravel()
+    expected = "not a distribution (finite, non-negative, summing to 1)"
+    bad = ~np.isfinite(flat)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise HookError(
+            f"{owner} returned {int(bad.sum())} NaN or infinite weight(s) (the first at flat "
+            f"index {i}: {float(flat[i])!r}): {expected}. Compute them in log space (subtract "
+            "the largest exponent before exponentiating)"
+        )
+    if weights.min() < 0.0:
+        i = int(np.argmin(flat))
+        raise HookError(
+            f"{owner} returned {int((flat < 0).sum())} negative weight(s) (the smallest at flat "
+            f"index {i}: {float(flat[i])!r}): {expected}"
+        )
+    raise HookError(
+        f"{owner} returned weights summing to {float(total)!r}: {expected[:-1]} within "
+        f"{WEIGHT_SUM_TOLERANCE:g}). Divide them by their sum, and give log_potential for the "
+        "unnormalised weights"
+    )
+
+
+def _owner(components, role: str, hook_name: str) -> str:
+    """``hook_name`` of the recipe's component in ``role``, as error messages name it."""
+    component = next(c for r, c in components if r == role)
+    return f"{hook_name} of {role} {component.name!r} ({type(component).__module__})"
+
+
 def _initial_weights(hook, components, data: TrainingData) -> np.ndarray:
     """D_1: the answer of ``boostkit_initial_weights``, checked, or ``data.initial_weights``."""
     answer = _call(hook, "boostkit_initial_weights", components, data=data)
@@ -503,12 +612,7 @@ def _initial_weights(hook, components, data: TrainingData) -> np.ndarray:
             f"{getattr(answer, 'dtype', '')} of shape {getattr(answer, 'shape', None)}, "
             f"expected a float64 array of shape {data.y.shape}"
         )
-    total = answer.sum()
-    if not np.isfinite(answer).all() or (answer < 0).any() or abs(total - 1.0) > 1e-9:
-        raise HookError(
-            "boostkit_initial_weights returned weights that are not a distribution "
-            f"(non-negative, finite, summing to 1): sum {total!r}"
-        )
+    _check_distribution(answer, data.y.shape, "boostkit_initial_weights")
     return np.ascontiguousarray(answer)
 
 
@@ -516,6 +620,9 @@ def _run(pm, recipe, components, data: TrainingData, validation: ValidationData 
          n_rounds: int, rng, n_jobs, callbacks=()) -> BoostModel:
     hook = pm.hook
     shape = data.y.shape  # (n,), or (n, C) over (example, class) pairs
+    check_data_requirements(recipe.name, components, data.X, get_registry().capabilities(),
+                            data.features)
+    reweighting = _owner(components, "reweighting", "boostkit_reweight")
     d1 = _initial_weights(hook, components, data)
     state = BoostState(
         data=data, weights=d1.copy(), margin=np.zeros(shape), initial_weights=d1,
@@ -562,7 +669,9 @@ def _run(pm, recipe, components, data: TrainingData, validation: ValidationData 
         weights = _call(hook, "boostkit_reweight", components, state=state)
         if not isinstance(weights, Weights):
             raise HookError(f"boostkit_reweight returned {type(weights).__name__}, expected boostkit.Weights")
-        _check_array(weights.weights, shape, "weights", "boostkit_reweight")
+        _check_distribution(weights.weights, shape, reweighting)
+        if weights.log_potential is not None and math.isnan(weights.log_potential):
+            raise HookError(f"{reweighting} returned log_potential NaN, expected a number or None")
         z = bound = None
         if weights.log_potential is not None:
             bound = _exp(weights.log_potential)
@@ -571,11 +680,13 @@ def _run(pm, recipe, components, data: TrainingData, validation: ValidationData 
         state.weights = weights.weights
         state.log_potential = weights.log_potential
         extra = {**calibrated.extra, **weights.extra}
+        if calibrated.replaces is not None:
+            extra["replaces"] = calibrated.replaces  # which term this round re-fitted
         if validation is not None:
             extra.update(_validation_scores(hook, components, state))
         record = RoundRecord(
             round=t,
-            hypothesis=candidate.hypothesis.describe(),
+            hypothesis=describe_hypothesis(candidate.hypothesis, data.features),
             weighted_error=weighted_error,
             edge=0.5 - weighted_error,
             z=z,
@@ -614,6 +725,7 @@ def _run(pm, recipe, components, data: TrainingData, validation: ValidationData 
         classes=data.classes,
         multilabel=data.multilabel,
         n_features=data.n_features,
+        features=None if data.features.is_default else data.features,
         hypotheses=tuple(hypotheses),
         contributions=tuple(contributions),
         records=tuple(state.records),

@@ -16,6 +16,7 @@ __all__ = [
     "ModelFormatError",
     "NotFittedError",
     "PluginWarning",
+    "DataWarning",
 ]
 
 
@@ -57,3 +58,8 @@ class PluginWarning(UserWarning):
     Every other plugin keeps working. ``BOOSTKIT_STRICT_PLUGINS=1`` (or the
     ``boostkit.testing.strict_plugins`` fixture) turns it back into the error it reports.
     """
+
+
+class DataWarning(UserWarning):
+    """The data are usable but something in them is probably not what was meant (a column with
+    no value at all)."""

@@ -38,12 +38,17 @@ A pluggy call costs microseconds: hooks run once per round, never per example.
 
 from __future__ import annotations
 
+import inspect
+
 import pluggy
 
 PROJECT = "boostkit"
 
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
+
+#: The attribute-name prefix of every hook.
+HOOK_PREFIX = "boostkit_"
 
 
 class DiscoverySpecs:
@@ -147,6 +152,16 @@ class RoundSpecs:
         class, of shape ``(..., K, C)``: ``wpos[..., j, l]`` is the weight of the pairs (i, l)
         with Y(i, l) = +1 in cell j (AdaBoost.MH's Z is then 2 sum_{j,l} sqrt(W+_jl W-_jl)).
         A binary-only calibration may leave the argument out of its signature.
+
+        **The loss must add up over cells** when the calibration can be combined with
+        hypotheses of more than two cells (it does not need ``"two-cells"``): the loss of a
+        partition is the sum over its cells of the loss of each cell alone,
+        ``loss(wpos, wneg) == sum_j loss(wpos[..., j:j+1], wneg[..., j:j+1])`` (the cell axis
+        being ``-2`` when C > 1). Trees rely on it: the ``tree`` learner compares a node's loss
+        (one cell) with the loss of its best split (two cells) and grows the tree one split at
+        a time, which lowers the loss of the whole tree only if that is the sum over its leaves.
+        The weighted error sum_j min(W+_j, W-_j), Z = 2 sum_j sqrt(W+_j W-_j) and the squared
+        error of a per-cell fit add up; max_j or a ratio of sums do not.
         """
 
     @hookspec(firstresult=True)
@@ -229,3 +244,35 @@ class RoundSpecs:
     @hookspec
     def boostkit_fit_end(self, state, model):
         """Called once with the finished :class:`boostkit.BoostModel`, after the last round."""
+
+
+HOOK_NAMES = frozenset(
+    name for group in (DiscoverySpecs, RoundSpecs) for name in vars(group)
+    if name.startswith(HOOK_PREFIX)
+)
+
+
+def unmarked_hooks(obj) -> list[str]:
+    """Functions of ``obj`` (a plugin module or object, or a component class) named like a hook
+    (``boostkit_...``) but not marked with :data:`hookimpl`, which pluggy would silently ignore."""
+    return sorted(
+        name for name in dir(obj)
+        if name.startswith(HOOK_PREFIX) and inspect.isroutine(getattr(obj, name, None))
+        and not hasattr(getattr(obj, name), f"{PROJECT}_impl")
+    )
+
+
+def unmarked_hooks_message(what: str, names: list[str]) -> str:
+    """Why ``what`` is refused for the unmarked hook-named functions ``names``, and the fix."""
+    listed = ", ".join(f"{name}()" for name in names)
+    misspelled = sorted(set(names) - HOOK_NAMES)
+    return (
+        f"{what} defines {listed} without the @boostkit.hookimpl marker, so boostkit would never "
+        f"call {'it' if len(names) == 1 else 'them'}: decorate "
+        f"{'it' if len(names) == 1 else 'each'} with @boostkit.hookimpl (or "
+        "@boostkit.hookimpl(wrapper=True) for a wrapper)"
+        + (f"; {', '.join(map(repr, misspelled))} "
+           f"{'is not a hook' if len(misspelled) == 1 else 'are not hooks'}: rename or mark "
+           f"as well (names starting with {HOOK_PREFIX!r} are for hooks; docs/hooks.md lists "
+           "them)" if misspelled else "")
+    )

@@ -4,13 +4,14 @@ A model is the sequence of (weak hypothesis, contribution) pairs of its rounds. 
 evaluated in order and each contribution receives the running margin F_{t-1}(x), so contributions
 that depend on it (input-dependent regularizers) predict exactly as they were fitted.
 
-File format (version 3): one ``.npz`` archive (a zip of ``.npy`` arrays) holding the arrays of
+File format (version 4): one ``.npz`` archive (a zip of ``.npy`` arrays) holding the arrays of
 every component and one uint8 array ``__model__`` with the JSON structure: format name and
 version, the model kind (``"boost"``, or ``"one-vs-rest"`` with one such structure per class),
 class labels, whether they are multi-label columns, the number of margin columns, recipe, the
-best round (``null`` for none), and for every round the registered component names, their JSON
-parameters and the keys of their arrays. Version 2 files (binary models, before multiclass) and
-version 1 files (before best rounds, which load with ``best_round=None``) still load. Loading uses
+best round (``null`` for none), the feature schema (column names and the keys of the categorical
+columns' category arrays; ``null`` for unnamed numeric data), and for every round the registered
+component names, their JSON parameters and the keys of their arrays. Version 3 files (before
+feature schemas), version 2 files (binary models, before multiclass) and version 1 files (before best rounds, which load with ``best_round=None``) still load. Loading uses
 ``allow_pickle=False``: nothing in a model file is ever executed. Components are rebuilt by
 registered name, so the plugins that fitted the model must be installed to load it.
 
@@ -32,6 +33,7 @@ rows of zeros. Whatever fails is a :class:`boostkit.ModelFormatError` naming the
 from __future__ import annotations
 
 import json
+import math
 import os
 import pickle
 import tempfile
@@ -55,12 +57,13 @@ from .components import (
 from .capabilities import handles_missing_values
 from .data import check_features
 from .errors import DataError, ModelFormatError, RecipeError
+from .features import FeatureSchema
 from .registry import Recipe
 
 __all__ = ["BoostModel", "FORMAT_NAME", "FORMAT_VERSION"]
 
 FORMAT_NAME = "boostkit-model"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 _JSON_KEY = "__model__"
 _PICKLED = "__pickled__"  # {"__pickled__": key}: a pickled object, in the array entry ``key``
 
@@ -265,6 +268,41 @@ def _check_features(component, n_features: int, where: str, depth: int = 0) -> N
             )
 
 
+def _feature_columns(component, depth: int = 0) -> np.ndarray:
+    """The columns a component reads: its :func:`boostkit.feature_field` values (and those of
+    the value components it holds), less their "no column" sentinels."""
+    found = []
+    for field in attrs.fields(type(component)):
+        value = getattr(component, field.name)
+        if isinstance(value, Component) and depth < _MAX_DEPTH:
+            found.append(_feature_columns(value, depth + 1))
+        if FEATURE_INDEX in field.metadata:
+            columns = np.asarray(value, dtype=np.int64).ravel()
+            sentinel = field.metadata[FEATURE_INDEX]
+            found.append(columns if sentinel is None else columns[columns != sentinel])
+    return np.unique(np.concatenate(found)) if found else np.empty(0, dtype=np.int64)
+
+
+def term_importances(hypotheses, records, n_features: int) -> np.ndarray:
+    """Feature importances of a model's terms (see :meth:`BoostModel.feature_importances`)."""
+    latest: list[RoundRecord] = []  # the round that made each term, the last one for a re-fit
+    for record in records:
+        replaced = record.extra.get("replaces")
+        if replaced is None:
+            latest.append(record)
+        else:
+            latest[replaced] = record
+    out = np.zeros(n_features)
+    for hypothesis, record in zip(hypotheses, latest):
+        columns = _feature_columns(hypothesis)
+        alpha = float(np.linalg.norm(np.asarray(record.coefficients, dtype=np.float64)))
+        weight = alpha * abs(record.edge)
+        if columns.size and math.isfinite(weight):
+            out[columns] += weight / columns.size
+    total = out.sum()
+    return out / total if total > 0 else out
+
+
 def _logistic_2f(margin: np.ndarray) -> np.ndarray:
     # P(y=+1|x) = 1 / (1 + exp(-2F)) = (1 + tanh F) / 2: the exponential loss's population
     # minimiser is half the log-odds (Friedman, Hastie & Tibshirani 2000); tanh never overflows.
@@ -338,6 +376,10 @@ class BoostModel:
         predict with all of them, use ``attrs.evolve(model, best_round=None)``.
     multilabel:
         Whether the model was fitted on a multi-label indicator matrix.
+    features:
+        The :class:`boostkit.FeatureSchema` of the training ``X`` (column names, categorical
+        columns and their categories), applied to every ``X`` the model predicts on; ``None``
+        for unnamed, all-numeric data.
     """
 
     classes: np.ndarray = attrs.field(eq=False)
@@ -349,6 +391,7 @@ class BoostModel:
     stop_reason: str
     best_round: int | None = attrs.field(default=None)
     multilabel: bool = attrs.field(default=False, converter=bool)
+    features: FeatureSchema | None = attrs.field(default=None, eq=False)
 
     @best_round.validator
     def _check_best_round(self, attribute, value):
@@ -375,18 +418,39 @@ class BoostModel:
         """``"binary"`` (one margin column) or ``"native"`` (the recipe ran on C columns)."""
         return "binary" if self.n_columns == 1 else "native"
 
+    @property
+    def feature_names(self) -> tuple[str, ...] | None:
+        """The training columns' names, or ``None`` when ``X`` came without names."""
+        return None if self.features is None else self.features.names
+
+    def feature_importances(self) -> np.ndarray:
+        """``(n_features,)`` importances, non-negative and summing to 1 (all 0 when no term
+        reads a column, e.g. a model of constant rounds).
+
+        Round t adds |alpha_t| x |edge_t| to the columns its hypothesis reads (its
+        :func:`boostkit.feature_field` fields), shared equally among them: alpha_t the norm of
+        the round's recorded coefficients, edge_t = 1/2 - eps_t its weighted edge. This is
+        Freund & Schapire's weight of a weak hypothesis times how much better than chance it
+        was, so it applies to every recipe; for C > 1 columns eps_t is the error over
+        (example, class) pairs. Back-fitted terms count with their latest round.
+        """
+        return term_importances(self.hypotheses, self.records, self.n_features)
+
     # -- prediction ---------------------------------------------------------------------------
     def _check(self, X):
+        if self.features is not None:
+            X = self.features.transform(X)
         # Sparse X stays sparse: whether a hypothesis can read it is the hypothesis' business.
         try:
-            return check_features(X, n_features=self.n_features, accept_sparse=True)
+            return check_features(X, n_features=self.n_features, accept_sparse=True,
+                                  features=self.features)
         except DataError:
             # NaN is a missing value for a model whose proposal declares it reads them; the
             # recipe is consulted only on this path, so clean input pays nothing for it.
             if not self._reads_missing_values():
                 raise
             return check_features(X, n_features=self.n_features, accept_sparse=True,
-                                  allow_missing=True)
+                                  allow_missing=True, features=self.features)
 
     def _reads_missing_values(self) -> bool:
         from .plugins import get_registry
@@ -469,6 +533,8 @@ class BoostModel:
             "best_round": self.best_round,
             "rounds": rounds,
             "records": [_jsonable(attrs.asdict(r), "round record", pickler) for r in self.records],
+            "features": (None if self.features is None
+                         else self.features.to_state(arrays, f"{prefix}features.")),
         }
 
     def save(self, path: str | os.PathLike, allow_pickle: bool = False) -> Path:
@@ -537,6 +603,7 @@ class BoostModel:
                 stop_reason=str(structure["stop_reason"]),
                 best_round=_saved_best_round(structure, version, len(hypotheses), path),
                 multilabel=multilabel,
+                features=_saved_features(structure, arrays, n_features),
             )
         except ModelFormatError as exc:
             if str(path) in str(exc):
@@ -740,6 +807,11 @@ def _probe(model: BoostModel, path) -> None:
         ) from exc
     if not np.isfinite(margin).all():
         raise ModelFormatError(f"{path}: the model evaluates to NaN or infinite margins")
+
+
+def _saved_features(structure: Mapping, arrays: Mapping, n_features: int) -> FeatureSchema | None:
+    state = structure.get("features")  # absent before version 4
+    return None if state is None else FeatureSchema.from_state(state, arrays, n_features)
 
 
 def _saved_best_round(structure: Mapping, version: int, n_terms: int, path) -> int | None:

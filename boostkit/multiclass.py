@@ -63,7 +63,8 @@ def fit_one_vs_rest(booster, X, y, sample_weight, eval_set, data: TrainingData) 
         val = None
         if eval_set is not None:
             val = (eval_set[0], _class_targets(eval_set[1], data, column), *eval_set[2:])
-        return binary.fit(data.X, _class_targets(y, data, column), sample_weight, eval_set=val)
+        return binary.fit(data.X, _class_targets(y, data, column), sample_weight, eval_set=val,
+                          features=data.features)
 
     n_jobs = booster.n_jobs if booster.n_jobs > 0 else (os.cpu_count() or 1)
     if n_jobs > 1 and data.n_columns > 1:
@@ -115,6 +116,15 @@ class OneVsRestModel:
     @property
     def n_features(self) -> int:
         return self.models[0].n_features
+
+    @property
+    def feature_names(self) -> tuple[str, ...] | None:
+        """The training columns' names, or ``None`` (:attr:`BoostModel.features`)."""
+        return self.models[0].feature_names
+
+    def feature_importances(self) -> np.ndarray:
+        """The mean of the class models' :meth:`BoostModel.feature_importances`."""
+        return np.mean([m.feature_importances() for m in self.models], axis=0)
 
     @property
     def n_columns(self) -> int:

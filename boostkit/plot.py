@@ -13,7 +13,8 @@ show the training and test error and AUC of the staged predictions F_t against t
 plot shows the cumulative distribution of the normalised training margins
 y F_T(x) / sum_t max_i |c_t(x_i)| (in [-1, 1]) and of the final weights n D_{T+1}(i). For several
 classes, the confusion-matrix figure colours each true class's row by the share of its examples
-predicted as each class (recall on the diagonal) and writes the counts in the cells.
+predicted as each class (recall on the diagonal) and writes the counts in the cells. The
+feature-importance figure names the columns as the training data did (a DataFrame's names).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ __all__ = [
     "PANEL_SIZE",
     "StagedEvaluation",
     "confusion_matrix_figure",
+    "feature_importance_figure",
     "learning_curve_figure",
     "margin_figure",
     "pr_figure",
@@ -481,4 +483,33 @@ def confusion_matrix_figure(matrix, labels: Sequence, title: str = "Confusion ma
                   ha="right" if slanted else "center")
     ax.set_yticks(range(k), [f"{name} ({number.format(t)})" for name, t in zip(labels, totals)])
     ax.set(xlabel="predicted class", ylabel="true class (examples)", title=title)
+    return figure
+
+
+def feature_importance_figure(importances, feature_names: Sequence[str] | None = None,
+                              title: str = "Feature importances", top: int = 20):
+    """The ``top`` largest feature importances (:meth:`boostkit.BoostModel.feature_importances`)
+    as horizontal bars, largest first, labelled with the columns' names (``x[j]`` for unnamed
+    data: pass ``model.feature_names``)."""
+    importances = np.asarray(importances, dtype=np.float64)
+    if importances.ndim != 1 or importances.shape[0] == 0:
+        raise ValueError(f"importances must be a non-empty 1-D array, got shape {importances.shape}")
+    if not np.isfinite(importances).all() or (importances < 0).any():
+        raise ValueError("importances must be finite and non-negative")
+    if feature_names is not None and len(feature_names) != importances.shape[0]:
+        raise ValueError(f"feature_names has {len(feature_names)} names but there are "
+                         f"{importances.shape[0]} importances")
+    names = ([f"x[{j}]" for j in range(importances.shape[0])] if feature_names is None
+             else [str(name) for name in feature_names])
+    if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1:
+        raise ValueError(f"top must be a positive integer, got {top!r}")
+    order = np.argsort(-importances, kind="stable")[:top]
+    figure, (ax,) = _figure()
+    longest = max(len(names[j]) for j in order)
+    figure.subplots_adjust(left=min(0.12 + 0.012 * longest, 0.45), right=0.95)
+    positions = np.arange(order.shape[0])[::-1]
+    ax.barh(positions, importances[order], color=_colour(0))
+    ax.set_yticks(positions, [names[j] for j in order],
+                  fontsize="small" if order.shape[0] > 12 else "medium")
+    ax.set(xlabel="importance (share of sum |coefficient| x |edge|)", title=title)
     return figure

@@ -17,7 +17,8 @@ lazily and once, on the first call that needs the registry. Environment variable
     If set, every hook call (discovery and round hooks) is printed to standard error.
 
 **One broken plugin never takes the rest down.** A plugin that fails to import, declares an
-invalid hook implementation, or whose discovery hooks raise or register something the registry
+invalid hook implementation (or a function named like a hook without the ``hookimpl`` marker,
+which would never be called), or whose discovery hooks raise or register something the registry
 refuses (a name another plugin already took, a recipe failing its capability check) is left out
 whole: the registry is rebuilt without it, so none of its components or algorithms stay
 half-registered, and one :class:`~boostkit.errors.PluginWarning` names its distribution, the error
@@ -154,6 +155,11 @@ class _Build:
 
     def add(self, name: str, plugin: Any, info: dict[str, str], where: str) -> None:
         self.sources[name] = info
+        unmarked = hookspecs.unmarked_hooks(plugin)
+        if unmarked:
+            message = hookspecs.unmarked_hooks_message(where, unmarked)
+            self.fail(_Failure(name, message, PluginLoadError(message)))
+            return
         try:
             self.pm.register(plugin, name=name)
         except pluggy.PluginValidationError as exc:

@@ -18,6 +18,7 @@ import attrs
 from .capabilities import Capability, check_capabilities, check_shared_params
 from .components import ROUND_ROLES, VALUE_ROLES, Component
 from .errors import RecipeError, RegistryError
+from .hookspecs import unmarked_hooks, unmarked_hooks_message
 
 __all__ = ["ComponentSpec", "Recipe", "Registry", "NAME_PATTERN", "compose", "parse_recipe"]
 
@@ -394,6 +395,11 @@ class Registry:
                 f"{self.source}: component {name!r} must be an attrs class (@attrs.define or "
                 "@attrs.frozen) so its parameters can be listed, validated and saved"
             )
+        unmarked = unmarked_hooks(cls)
+        if unmarked:
+            raise RegistryError(unmarked_hooks_message(
+                f"{self.source}: component {name!r} ({cls.__module__}.{cls.__qualname__})",
+                unmarked))
         if name in self._components:
             other, source = self._components[name]
             if other is cls:

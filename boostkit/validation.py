@@ -123,14 +123,15 @@ def stratified_holdout(y: np.ndarray, fraction: float, rng: np.random.Generator,
 
 
 def holdout_data(X, y, sample_weight, fraction: float, *, max_bins: int, rng,
-                 allow_missing: bool = False):
+                 allow_missing: bool = False, features=None, missing_hint: str = ""):
     """``(TrainingData, ValidationData)``: the examples of ``fit`` less a stratified holdout.
 
     The whole set is validated once (errors name ``fit``'s arguments), then split, so the
     training data get the labels and classes of all examples.
     """
     everything = TrainingData(X, y, sample_weight, max_bins=max_bins, rng=rng,
-                              allow_missing=allow_missing)
+                              allow_missing=allow_missing, features=features,
+                              missing_hint=missing_hint)
     X, signed, weights = everything.X, everything.y, everything.sample_weight
     train, held_out = stratified_holdout(signed, fraction, rng, everything.labels)
     data = everything.subset(train)
@@ -156,7 +157,7 @@ def eval_set_data(eval_set, data: TrainingData, *, allow_missing: bool = False) 
             + (f" of length {len(eval_set)}" if isinstance(eval_set, (tuple, list)) else "")
         )
     X = check_features(eval_set[0], name="eval_set X", n_features=data.n_features,
-                       accept_sparse=True, allow_missing=allow_missing)
+                       accept_sparse=True, allow_missing=allow_missing, features=data.features)
     n = X.shape[0]
     coding = encode_like(data.coding, eval_set[1], n, name="eval_set y", x_name="eval_set X")
     try:

@@ -44,6 +44,16 @@ def assert_quoted(text: str, fragments) -> None:
     assert not missing, "the page does not quote what the run gives:\n" + "\n".join(missing)
 
 
+def test_openblas_runs_the_kernels_the_figures_were_computed_with():
+    # tests/conftest.py pins OPENBLAS_CORETYPE before numpy is imported: matrix products then sum
+    # in the same order on every x86-64 CPU, and the PAV figures below are the same bits.
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    openblas = [i for i in threadpoolctl.threadpool_info() if i["internal_api"] == "openblas"]
+    if not openblas:
+        pytest.skip("numpy does not use OpenBLAS here")
+    assert openblas[0]["architecture"] == "Haswell"
+
+
 # -- pav.md: python -m boostkit_pav.reproduce ---------------------------------------------------
 
 

@@ -1,0 +1,438 @@
+"""What the columns of X are: their names and which of them are categorical.
+
+Real tables come as DataFrames with named columns, missing values and words. A
+:class:`FeatureSchema` is learnt from the training ``X`` once, kept in the model (and its file),
+and applied to every later ``X`` (validation, prediction), so that components always see one
+thing: a float64 matrix where a numeric column holds its values, a categorical column holds the
+index of its category in ``schema.categories[j]`` (0, 1, ..., K - 1), and NaN is a missing value
+(a category unseen in training is missing too). Feature names travel with it into round records,
+``describe()``, plots and the model file.
+
+Accepted ``X``: a numpy array or anything ``np.asarray`` reads, a scipy.sparse matrix (passed
+through: sparse data are numeric and unnamed), a pandas DataFrame, a dataframe with
+``to_pandas()`` (polars, pyarrow tables) or any object with the dataframe interchange protocol
+(``__dataframe__``, read through pandas). pandas is needed only when such an object is given.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import attrs
+import numpy as np
+
+from .errors import DataError
+
+__all__ = ["FeatureSchema", "feature_label", "CATEGORICAL_FROM_DTYPE"]
+
+#: ``categorical_features`` default: a DataFrame's ``category``, string and object columns are
+#: categorical, every other column (and every column of an array) numeric.
+CATEGORICAL_FROM_DTYPE = "from_dtype"
+
+
+def feature_label(features: FeatureSchema | None, j: int) -> str:
+    """How column ``j`` is named in descriptions: its name, or ``x[j]`` for unnamed data."""
+    if features is None or features.names is None:
+        return f"x[{j}]"
+    return features.names[j]
+
+
+def is_sparse(X) -> bool:
+    """Whether ``X`` is a scipy.sparse matrix or array, recognised without importing scipy."""
+    return hasattr(X, "tocsr") and hasattr(X, "nnz")
+
+
+def _is_dataframe(X) -> bool:
+    return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
+
+
+def _as_dataframe(X):
+    """A pandas DataFrame of ``X`` when it is one, converts to one (``to_pandas()``: polars,
+    pyarrow), or speaks the dataframe interchange protocol; else None."""
+    if _is_dataframe(X):
+        return X
+    if isinstance(X, np.ndarray) or is_sparse(X):
+        return None
+    if hasattr(X, "to_pandas") and hasattr(X, "columns"):
+        return X.to_pandas()
+    if hasattr(X, "__dataframe__"):
+        try:
+            import pandas as pd
+        except ImportError:
+            raise DataError(
+                f"X is a {type(X).__name__} dataframe; reading it needs pandas "
+                "(pip install 'boostkit[pandas]'), or pass X.to_numpy()"
+            ) from None
+        return pd.api.interchange.from_dataframe(X)
+    return None
+
+
+def _category_array(values: np.ndarray) -> np.ndarray:
+    """The sorted distinct non-missing values of one categorical column, as a saveable array
+    (numbers stay numbers; anything else becomes strings)."""
+    present = values[~_missing_mask(values)]
+    try:
+        numeric = present.astype(np.float64)
+    except (TypeError, ValueError):
+        numeric = None
+    if numeric is not None and present.dtype.kind in "biuf":
+        return np.unique(numeric)
+    return np.unique(present.astype(str))
+
+
+def _missing_mask(values: np.ndarray) -> np.ndarray:
+    """Where a column (of any dtype) is missing: NaN, None or pandas' NA."""
+    if values.dtype.kind == "f":
+        return np.isnan(values)
+    if values.dtype.kind in "biu":
+        return np.zeros(values.shape, dtype=bool)
+    out = np.empty(values.shape, dtype=bool)
+    for i, v in enumerate(values):
+        out[i] = v is None or (isinstance(v, float) and v != v) or type(v).__name__ in (
+            "NAType", "NaTType")
+    return out
+
+
+def _encode_categories(values: np.ndarray, categories: np.ndarray, column: str,
+                       name: str) -> np.ndarray:
+    """Category index of every value (float), NaN where missing or not among ``categories``.
+
+    Categories that are strings met with numbers: the numbers are category indices already
+    (``X`` encoded with this schema, as :func:`boostkit.datasets.load` gives it); each must be
+    an integer in ``[0, K)`` or NaN.
+    """
+    if categories.dtype.kind == "U" and values.dtype.kind in "biuf":
+        codes = values.astype(np.float64)
+        present = codes[~np.isnan(codes)]
+        bad = (present < 0) | (present >= categories.shape[0]) | (present != np.floor(present))
+        if bad.any():
+            raise DataError(
+                f"{name} column {column} holds the number {present[bad][0]:g}, but the column is "
+                f"categorical with {categories.shape[0]} categories: numbers there are category "
+                f"indices in [0, {categories.shape[0]}) (or pass the category values themselves)"
+            )
+        return codes
+    missing = _missing_mask(values)
+    out = np.full(values.shape, np.nan)
+    present = values[~missing]
+    if categories.dtype.kind == "f":
+        try:
+            keys = present.astype(np.float64)
+        except (TypeError, ValueError):
+            keys = None
+    else:
+        keys = present.astype(str)
+    if keys is None or categories.shape[0] == 0:
+        return out
+    at = np.searchsorted(categories, keys).clip(0, categories.shape[0] - 1)
+    known = categories[at] == keys
+    out[~missing] = np.where(known, at.astype(np.float64), np.nan)
+    return out
+
+
+def _numeric_column(values: np.ndarray, column: str, name: str) -> np.ndarray:
+    if values.dtype.kind in "biuf":
+        return values.astype(np.float64)
+    if np.iscomplexobj(values):
+        raise DataError(f"{name} column {column} has complex values; boosting needs real features")
+    missing = _missing_mask(values)
+    out = np.full(values.shape, np.nan)
+    try:
+        out[~missing] = values[~missing].astype(np.float64)
+    except (TypeError, ValueError):
+        example = next(v for v in values[~missing].tolist() if not _is_number(v))
+        raise DataError(
+            f"{name} column {column} holds values that are not numbers (e.g. {example!r}); "
+            "declare it categorical (categorical_features=[...]) or encode it"
+        ) from None
+    return out
+
+
+def _is_number(value) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _check_categorical_spec(spec, n_features: int, names: tuple[str, ...] | None) -> np.ndarray | None:
+    """``categorical_features`` as a ``(d,)`` bool mask, or None for "from the dtypes"."""
+    if isinstance(spec, str) and spec == CATEGORICAL_FROM_DTYPE:
+        return None
+    if spec is None:
+        return np.zeros(n_features, dtype=bool)
+    if isinstance(spec, str):
+        raise DataError(
+            f"categorical_features must be {CATEGORICAL_FROM_DTYPE!r}, None, or a list of column "
+            f"indices, names or a boolean mask, got the string {spec!r} (a single name? use [{spec!r}])"
+        )
+    items = list(spec)
+    mask = np.zeros(n_features, dtype=bool)
+    if items and all(isinstance(v, (bool, np.bool_)) for v in items):
+        if len(items) != n_features:
+            raise DataError(
+                f"categorical_features as a boolean mask must have one entry per column "
+                f"({n_features}), got {len(items)}"
+            )
+        return np.asarray(items, dtype=bool)
+    for v in items:
+        if isinstance(v, str):
+            if names is None or v not in names:
+                where = "X has no column names" if names is None else f"X has no column {v!r}"
+                raise DataError(f"categorical_features names column {v!r}, but {where}")
+            mask[names.index(v)] = True
+        elif isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+            if not -n_features <= v < n_features:
+                raise DataError(
+                    f"categorical_features has column index {v}, but X has {n_features} columns"
+                )
+            mask[v] = True
+        else:
+            raise DataError(
+                f"categorical_features entries must be column indices or names, got {v!r}"
+            )
+    return mask
+
+
+@attrs.frozen
+class FeatureSchema:
+    """The columns of a fit's ``X``: names, and the categories of the categorical ones.
+
+    Attributes
+    ----------
+    n_features:
+        d, the number of columns.
+    names:
+        The column names (strings) when ``X`` came with them (a DataFrame), else ``None``.
+    categories:
+        One entry per column: ``None`` for a numeric column; for a categorical one, the array of
+        its categories (sorted numbers or strings) seen in training. The column's values in the
+        matrix components see are indices into this array.
+    """
+
+    n_features: int
+    names: tuple[str, ...] | None = None
+    categories: tuple[np.ndarray | None, ...] = attrs.field(eq=False, default=None)
+    # Asked every round (descriptions): computed once.
+    _default: bool = attrs.field(init=False, eq=False, repr=False)
+
+    def __attrs_post_init__(self):
+        if self.categories is None:
+            object.__setattr__(self, "categories", (None,) * self.n_features)
+        object.__setattr__(self, "_default",
+                           self.names is None and all(c is None for c in self.categories))
+        if len(self.categories) != self.n_features or (
+                self.names is not None and len(self.names) != self.n_features):
+            raise ValueError("a FeatureSchema needs one name and one category entry per column")
+
+    @property
+    def categorical(self) -> np.ndarray:
+        """``(d,)`` bool: which columns are categorical."""
+        return np.array([c is not None for c in self.categories], dtype=bool)
+
+    @property
+    def n_categories(self) -> np.ndarray:
+        """``(d,)`` int: K, the number of categories of each categorical column; 0 if numeric."""
+        return np.array([0 if c is None else c.shape[0] for c in self.categories], dtype=np.int64)
+
+    @property
+    def is_default(self) -> bool:
+        """Unnamed and all numeric: the schema of a plain array, which changes nothing."""
+        return self._default
+
+    def label(self, j: int) -> str:
+        """The name of column ``j``, or ``x[j]``."""
+        return feature_label(self, j)
+
+    def category(self, j: int, code: int) -> str:
+        """The category of index ``code`` in column ``j``, as text."""
+        value = self.categories[j][int(code)]
+        return f"{value:g}" if isinstance(value, (float, np.floating)) else str(value)
+
+    def column(self, j: int) -> str:
+        """Column ``j`` as error messages name it."""
+        return f"{j} ({self.names[j]!r})" if self.names is not None else str(j)
+
+    # -- learning and applying --------------------------------------------------------------
+    @classmethod
+    def learn(cls, X, categorical_features: Any = CATEGORICAL_FROM_DTYPE, *, name: str = "X"
+              ) -> tuple[FeatureSchema, Any]:
+        """The schema of training ``X`` and ``X`` as components see it (float64 or sparse).
+
+        ``categorical_features``: ``"from_dtype"`` (default: a DataFrame's category, string,
+        object and boolean-free non-numeric columns), ``None`` (none), or column indices, names
+        or a boolean mask.
+        """
+        frame = _as_dataframe(X)
+        if frame is None:
+            if is_sparse(X):
+                declared = _check_categorical_spec(categorical_features, X.shape[1], None)
+                if declared is not None and declared.any():
+                    raise DataError("categorical_features cannot be declared on sparse X")
+                return cls(X.shape[1]), X
+            arr = np.asarray(X)
+            if arr.ndim != 2:
+                return cls(arr.shape[-1] if arr.ndim else 0), X  # check_features names the shape
+            declared = _check_categorical_spec(categorical_features, arr.shape[1], None)
+            if (declared is None or not declared.any()) and arr.dtype.kind not in "OSU":
+                return cls(arr.shape[1]), X
+            if declared is None:
+                declared = np.zeros(arr.shape[1], dtype=bool)
+            columns = [arr[:, j] for j in range(arr.shape[1])]
+            return cls._from_columns(columns, None, declared, name)
+        names = tuple(str(c) for c in frame.columns)
+        if len(set(names)) != len(names):
+            dup = next(n for n in names if names.count(n) > 1)
+            raise DataError(f"{name} has the column name {dup!r} more than once")
+        declared = _check_categorical_spec(categorical_features, len(names), names)
+        columns, from_dtype = [], []
+        for j in range(len(names)):
+            series = frame.iloc[:, j]
+            kind = _dtype_kind(series)
+            from_dtype.append(kind == "category")
+            columns.append(_series_values(series, kind))
+        mask = np.array(from_dtype, dtype=bool) if declared is None else declared
+        return cls._from_columns(columns, names, mask, name)
+
+    @classmethod
+    def _from_columns(cls, columns, names, mask, name):
+        categories = []
+        for j, values in enumerate(columns):
+            found = _category_array(values) if mask[j] else None
+            # A categorical column with no value at all stays numeric (all NaN): nothing to bin.
+            categories.append(found if found is not None and found.shape[0] else None)
+        schema = cls(len(columns), names, tuple(categories))
+        return schema, schema._matrix(columns, name)
+
+    def transform(self, X, *, name: str = "X", encoded: bool = False):
+        """``X`` (validation or prediction data) as components see it, with this schema's
+        columns: a DataFrame must have the training columns, by name and in order; categories
+        map to their training indices, and unseen ones (like missing values) to NaN.
+
+        ``encoded``: an array (not a DataFrame) holds category indices already, as components
+        see them; they are only checked.
+        """
+        frame = _as_dataframe(X)
+        if frame is None:
+            if self.is_default or is_sparse(X):
+                return X
+            if encoded:
+                return self._check_encoded(X, name)
+            arr = np.asarray(X)
+            if arr.ndim != 2 or arr.shape[1] != self.n_features:
+                return X  # check_features names the shape or the number of columns
+            return self._matrix([arr[:, j] for j in range(arr.shape[1])], name)
+        given = tuple(str(c) for c in frame.columns)
+        if self.names is not None and given != self.names:
+            self._check_columns(given, name)
+        if len(given) != self.n_features:
+            raise DataError(
+                f"{name} has {len(given)} columns, but the model was fitted with {self.n_features}"
+            )
+        columns = []
+        for j in range(self.n_features):
+            series = frame.iloc[:, j]
+            columns.append(_series_values(series, _dtype_kind(series)))
+        return self._matrix(columns, name)
+
+    def _check_encoded(self, X, name: str):
+        try:
+            arr = np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError):
+            return X  # check_features says what is wrong
+        if arr.ndim != 2 or arr.shape[1] != self.n_features:
+            return X
+        for j in np.flatnonzero(self.categorical):
+            codes = arr[:, j][~np.isnan(arr[:, j])]
+            k = self.categories[j].shape[0]
+            bad = (codes < 0) | (codes >= k) | (codes != np.floor(codes))
+            if bad.any():
+                raise DataError(
+                    f"{name} column {_column_name(self.names, j)} holds {codes[bad][0]:g}, but "
+                    f"the column is categorical and encoded: expected category indices in [0, {k})"
+                )
+        return arr
+
+    def _check_columns(self, given: tuple[str, ...], name: str) -> None:
+        missing = [c for c in self.names if c not in given]
+        if missing:
+            raise DataError(
+                f"{name} has no column {missing[0]!r}, which the model was fitted with "
+                f"({len(missing)} missing in all)"
+            )
+        extra = [c for c in given if c not in self.names]
+        if extra:
+            raise DataError(
+                f"{name} has the column {extra[0]!r}, which the model was not fitted with; "
+                "select the training columns"
+            )
+        j = next(j for j, (a, b) in enumerate(zip(given, self.names)) if a != b)
+        raise DataError(
+            f"{name} has its columns in another order than at fit: column {j} is {given[j]!r}, "
+            f"expected {self.names[j]!r}; reorder them with X[model_feature_names]"
+        )
+
+    def _matrix(self, columns, name: str) -> np.ndarray:
+        out = np.empty((columns[0].shape[0] if columns else 0, len(columns)))
+        for j, values in enumerate(columns):
+            if self.categories[j] is None:
+                out[:, j] = _numeric_column(values, _column_name(self.names, j), name)
+            else:
+                out[:, j] = _encode_categories(values, self.categories[j],
+                                               _column_name(self.names, j), name)
+        return out
+
+    # -- the model file ---------------------------------------------------------------------
+    def to_state(self, arrays: dict[str, np.ndarray], prefix: str) -> dict:
+        """The JSON part of the schema; the category arrays go into ``arrays``."""
+        named = {}
+        for j in np.flatnonzero(self.categorical):
+            named[str(j)] = key = f"{prefix}categories.{j}"
+            arrays[key] = self.categories[j]
+        return {"names": None if self.names is None else list(self.names), "arrays": named}
+
+    @classmethod
+    def from_state(cls, state, arrays, n_features: int) -> FeatureSchema:
+        """Rebuild a saved schema, checking it as untrusted input (``ValueError`` if bad)."""
+        if not isinstance(state, dict) or set(state) != {"names", "arrays"}:
+            raise ValueError("the 'features' entry is not a feature schema")
+        names, named = state["names"], state["arrays"]
+        if names is not None and (not isinstance(names, list) or len(names) != n_features
+                                  or not all(isinstance(n, str) for n in names)):
+            raise ValueError(f"the feature names are not {n_features} strings")
+        categories: list[np.ndarray | None] = [None] * n_features
+        for j, key in named.items():
+            if not (j.isdigit() and int(j) < n_features and isinstance(key, str)):
+                raise ValueError(f"categories of a column {j!r} the model does not have")
+            values = arrays[key]
+            if values.ndim != 1 or values.shape[0] == 0 or values.dtype.kind not in "fU":
+                raise ValueError(f"column {j}'s categories are not a 1-D array of numbers or text")
+            categories[int(j)] = values
+        return cls(n_features, None if names is None else tuple(names), tuple(categories))
+
+
+def _column_name(names, j: int) -> str:
+    return f"{j} ({names[j]!r})" if names is not None else str(j)
+
+
+def _dtype_kind(series) -> str:
+    """``"category"`` (pandas category, string or object), ``"bool"`` or ``"numeric"``."""
+    dtype = series.dtype
+    if str(dtype) == "category":
+        return "category"
+    kind = getattr(dtype, "kind", "O")
+    if kind == "b" or str(dtype) == "boolean":
+        return "bool"
+    if kind in "iuf" or str(dtype) in ("Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16",
+                                       "UInt32", "UInt64", "Float32", "Float64"):
+        return "numeric"
+    return "category"
+
+
+def _series_values(series, kind: str) -> np.ndarray:
+    """A column's values as numpy: float with NaN for numeric and boolean columns, objects for
+    categorical ones (missing as None/NaN)."""
+    if kind == "category":
+        return np.asarray(series.astype(object).to_numpy())
+    return np.asarray(series.to_numpy(dtype=np.float64, na_value=np.nan))
