@@ -5,6 +5,10 @@ feature and every bin edge the class weights on both sides come from one histogr
 (:func:`boostkit.splits.histogram`), and the split minimising the partition loss wins. The loss is
 the calibration's (``boostkit_partition_loss``): the weighted error for discrete AdaBoost, Z for
 confidence-rated cells; or an explicit ``criterion``.
+
+Missing values and categorical columns (:func:`boostkit.splits.best_binned_split`): a stump
+learns on which side missing values go, and a categorical column is split into two groups of
+categories (a ``category-stump``), found by sorting the categories by their class ratio.
 """
 
 from __future__ import annotations
@@ -13,8 +17,10 @@ import attrs
 import numpy as np
 
 import boostkit
+from boostkit.capabilities import CATEGORICAL_FEATURES, MISSING_VALUES
 from boostkit.criteria import check_criterion, partition_loss
-from boostkit.splits import best_split, histogram
+from boostkit.splits import (MIN_CATEGORY_COUNT, best_binned_split, best_split,
+                             check_min_category_count, class_ratio_keys, histogram)
 
 
 def _scores_array(value) -> np.ndarray:
@@ -24,12 +30,23 @@ def _scores_array(value) -> np.ndarray:
     return arr
 
 
+def _side_scores(scores: np.ndarray, missing_left: bool, features) -> str:
+    lo, hi = scores
+    text = f"{lo:+g} : {hi:+g}"
+    if features is not None:  # where a missing value goes, when the columns are named
+        text += f" (missing: {lo if missing_left else hi:+g})"
+    return text
+
+
 @attrs.frozen
 class Stump(boostkit.WeakHypothesis):
     """h(x) = cell_scores[0] if x[feature] <= threshold else cell_scores[1].
 
-    Two cells: 0 (left, x <= threshold) and 1 (right). A stump with ``threshold = inf`` puts
-    every example in cell 0: the constant hypothesis, proposed when no feature can be split.
+    Two cells: 0 (left, x <= threshold) and 1 (right). A missing value (NaN) goes left when
+    ``missing_left``, else right; the default (True) is where the comparison always put NaN, so
+    a model saved before stumps learnt it loads unchanged. A stump with ``threshold = inf``
+    puts every value in cell 0: with ``missing_left`` it is the constant hypothesis, proposed when
+    no feature can be split; without, it splits missing values (cell 1) from the others.
     """
 
     name = "decision-stump"
@@ -38,21 +55,114 @@ class Stump(boostkit.WeakHypothesis):
     feature: int = boostkit.feature_field(converter=int)
     threshold: float = attrs.field(converter=float)
     cell_scores: np.ndarray = attrs.field(converter=_scores_array, eq=False)
+    missing_left: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
 
     def cells(self, X: np.ndarray) -> np.ndarray:
-        return (X[:, self.feature] > self.threshold).astype(np.intp)
+        x = X[:, self.feature]
+        right = x > self.threshold  # NaN > t is False: left
+        if not self.missing_left:
+            right |= np.isnan(x)
+        return right.astype(np.intp)
 
     def scores(self, X: np.ndarray) -> np.ndarray:
         return self.cell_scores[self.cells(X)]
 
-    def describe(self) -> str:
-        if np.isinf(self.threshold):
-            return f"constant {self.cell_scores[0]:+g}"
+    def describe(self, features=None) -> str:
+        label = boostkit.feature_label(features, self.feature)
         lo, hi = self.cell_scores
-        return f"x[{self.feature}] <= {self.threshold:.6g} ? {lo:+g} : {hi:+g}"
+        if np.isinf(self.threshold):
+            if self.missing_left:
+                return f"constant {lo:+g}"
+            return f"{label} is missing ? {hi:+g} : {lo:+g}"
+        return (f"{label} <= {self.threshold:.6g} ? "
+                f"{_side_scores(self.cell_scores, self.missing_left, features)}")
+
+
+def _codes_array(value) -> np.ndarray:
+    arr = np.asarray(value)
+    if arr.ndim != 1 or arr.shape[0] == 0 or (arr.dtype.kind not in "iu" and not (
+            arr.dtype.kind == "f" and np.array_equal(arr, np.round(arr)))):
+        raise ValueError(f"left_categories must be a non-empty 1-D array of category indices, "
+                         f"got {arr!r}")
+    arr = np.ascontiguousarray(arr, dtype=np.int64)
+    if (arr < 0).any() or (np.diff(arr) <= 0).any():
+        raise ValueError(f"left_categories must be increasing category indices >= 0, got {arr}")
+    return arr
+
+
+@attrs.frozen
+class CategoryStump(boostkit.WeakHypothesis):
+    """h(x) = cell_scores[0] if x[feature] is one of ``left_categories`` else cell_scores[1].
+
+    A stump on a categorical column (its values are category indices 0..K-1, NaN when missing):
+    cell 0 holds the categories of ``left_categories``, cell 1 every other one (categories too
+    rare to place in training included). Missing values, and with them categories unseen in
+    training, go left when ``missing_left``, else right.
+    """
+
+    name = "category-stump"
+    n_cells = 2
+
+    feature: int = boostkit.feature_field(converter=int)
+    left_categories: np.ndarray = attrs.field(converter=_codes_array, eq=False)
+    cell_scores: np.ndarray = attrs.field(converter=_scores_array, eq=False)
+    missing_left: bool = attrs.field(default=False,
+                                      validator=attrs.validators.instance_of(bool))
+
+    def cells(self, X: np.ndarray) -> np.ndarray:
+        x = X[:, self.feature]
+        missing = np.isnan(x)
+        left = np.isin(np.where(missing, -1.0, x), self.left_categories)
+        left[missing] = self.missing_left
+        return (~left).astype(np.intp)
+
+    def scores(self, X: np.ndarray) -> np.ndarray:
+        return self.cell_scores[self.cells(X)]
+
+    def describe(self, features=None) -> str:
+        label = boostkit.feature_label(features, self.feature)
+        if features is not None and features.categories[self.feature] is not None:
+            names = [features.category(self.feature, c) for c in self.left_categories]
+        else:
+            names = [str(c) for c in self.left_categories]
+        return (f"{label} in {{{', '.join(names)}}} ? "
+                f"{_side_scores(self.cell_scores, self.missing_left, features)}")
 
 
 _PHI = np.array([-1.0, 1.0])  # phi(x) of a factorised multi-class stump: left -1, right +1
+
+
+def search_binned(state, hist, loss, min_category_count: int, *,
+                  category_keys=class_ratio_keys, weight_columns: int | None = None):
+    """The best split of the fit's binned features: :func:`boostkit.splits.best_split` on
+    ordered data (bit for bit the threshold search), else
+    :func:`boostkit.splits.best_binned_split` (missing values, categories sorted by
+    ``category_keys``). ``weight_columns``: see :func:`boostkit.splits.best_binned_split`."""
+    binned = state.data.binned
+    if binned.ordered:
+        return best_split(hist, binned.split_mask, loss, weight_columns=weight_columns)
+    return best_binned_split(hist, binned.bin_counts, loss, binned,
+                             min_category_count=min_category_count,
+                             category_keys=category_keys, weight_columns=weight_columns)
+
+
+def split_cells(binned, split) -> np.ndarray:
+    """The cell (uint8: 0 left, 1 right) of every training example under ``split``."""
+    codes = binned.codes[split.feature]
+    if binned.ordered:  # the threshold path, exactly as it always was
+        return np.greater(codes, split.bin).view(np.uint8)
+    return np.logical_not(split.left_bins(binned.max_bins, binned.missing_bin))[codes].view(
+        np.uint8)
+
+
+def two_cell_hypothesis(binned, split, cell_scores, threshold_hypothesis=None):
+    """The hypothesis of a split: a ``threshold_hypothesis`` (default :class:`Stump`; any class
+    taking ``(feature, threshold, cell_scores, missing_left)``) for a cut at a threshold, a
+    :class:`CategoryStump` for a split of a categorical column."""
+    if split.categories is not None:
+        return CategoryStump(split.feature, split.categories, cell_scores, split.missing_left)
+    return (threshold_hypothesis or Stump)(split.feature, split.threshold(binned.thresholds),
+                                           cell_scores, split.missing_left)
 
 
 @attrs.define
@@ -66,9 +176,18 @@ class StumpLearner(boostkit.Proposal):
         under ``constant-alpha``, Z = 2 sum_j sqrt(W+_j W-_j) under ``domain-partition``. Or one
         of ``"error"``, ``"z"``, ``"gini"``, ``"entropy"`` (:mod:`boostkit.criteria`); ``"gini"``
         makes the same choices as scikit-learn's depth-1 ``DecisionTreeClassifier``.
+    min_category_count:
+        Fewest training examples a category of a categorical column needs to be sorted into
+        either group of a split; rarer ones go right
+        (:data:`boostkit.splits.MIN_CATEGORY_COUNT`).
 
     Each cell is labelled by its weighted majority (ties: -1), as a depth-1 classification tree
     does, so ``cell_scores`` may be equal on both sides.
+
+    Missing values (NaN) and categorical columns: the search
+    (:func:`boostkit.splits.best_binned_split`) learns the side of missing values per stump
+    (the heavier side when the feature had none in training), and splits a categorical column
+    into two groups of categories (a ``category-stump``).
 
     With C > 1 margin columns the histogram holds per-class sums over the (example, class)
     pairs, the loss scores the ``(..., 2, C)`` side sums, and the stump is the phi(x) of
@@ -77,28 +196,33 @@ class StumpLearner(boostkit.Proposal):
     """
 
     name = "stump"
-    provides = frozenset({"real-scores", "sign-scores", "cells", "two-cells", "multiclass"})
+    provides = frozenset({"real-scores", "sign-scores", "cells", "two-cells", "multiclass",
+                          MISSING_VALUES, CATEGORICAL_FEATURES})
     criterion: str | None = attrs.field(default=None, validator=check_criterion)
+    min_category_count: int = attrs.field(default=MIN_CATEGORY_COUNT,
+                                          validator=check_min_category_count)
 
     @boostkit.hookimpl
     def boostkit_propose(self, state):
         binned = state.data.binned
         hist = histogram(binned.codes, state.weights, state.data.is_pos, binned.max_bins,
                          state.n_jobs, labels=state.data.labels)
-        split = best_split(hist, binned.split_mask, partition_loss(state, self.criterion))
+        split = search_binned(state, hist, partition_loss(state, self.criterion),
+                              self.min_category_count)
         if split is None:  # every feature is constant: propose the constant hypothesis
             totals = hist[0].sum(axis=0)  # (2,) or, per class, (C, 2)
             wneg = np.stack([totals[..., 0], np.zeros_like(totals[..., 0])])
             wpos = np.stack([totals[..., 1], np.zeros_like(totals[..., 1])])
-            feature, threshold = 0, np.inf
+            cell_scores = np.where(wpos > wneg, 1.0, -1.0) if wpos.ndim == 1 else _PHI
+            stump = Stump(0, np.inf, cell_scores)
             cells = np.zeros(state.data.n_samples, dtype=np.uint8)
         else:
             wneg, wpos = split.wneg, split.wpos
-            feature, threshold = split.feature, binned.thresholds[split.feature][split.bin]
-            cells = np.greater(binned.codes[feature], split.bin).view(np.uint8)
-        cell_scores = np.where(wpos > wneg, 1.0, -1.0) if wpos.ndim == 1 else _PHI
+            cell_scores = np.where(wpos > wneg, 1.0, -1.0) if wpos.ndim == 1 else _PHI
+            stump = two_cell_hypothesis(binned, split, cell_scores)
+            cells = split_cells(binned, split)
         return boostkit.Candidate(
-            Stump(feature, threshold, cell_scores),
+            stump,
             cells=cells,
             scores=cell_scores[cells],
             cell_wneg=wneg,

@@ -18,9 +18,9 @@ p_i). So the weak learner is ``logit-stump``, a regression stump that histograms
 declares ``"logit-response"``, which ``logit-step`` needs.
 
 With C > 1 margin columns every (example, class) pair is one more binomial example: one logistic
-model per class fitted jointly, each round one stump with a Newton step per cell and class. This
-is *not* FHT's multinomial Algorithm 6 (symmetric softmax probabilities); see
-``docs/algorithms/additive.md``.
+model per class fitted jointly, each round one stump with a Newton step per cell and class. FHT's
+multinomial Algorithm 6 (symmetric softmax probabilities, centred steps) is
+:mod:`boostkit_additive.multinomial` (``multinomial-logitboost``).
 """
 
 from __future__ import annotations
@@ -31,8 +31,9 @@ import attrs
 import numpy as np
 
 import boostkit
-from boostkit.splits import best_split, histogram
-from boostkit_adaboost import Stump
+from boostkit.capabilities import CATEGORICAL_FEATURES, MISSING_VALUES
+from boostkit.splits import MIN_CATEGORY_COUNT, check_min_category_count, histogram
+from boostkit_adaboost import Stump, search_binned, split_cells, two_cell_hypothesis
 
 from .kernels import logistic_weights, working_response
 
@@ -80,6 +81,20 @@ def _squared_error_gain(n_columns: int):
     return loss
 
 
+def _mean_response_keys(n_columns: int):
+    """Sort keys of the categories for the least-squares fit: the weighted mean of z per
+    category and class, S_kl / W_kl (Fisher 1958: sorted by their means, the best two groups of
+    categories under squared error are a prefix). Stacked columns as in
+    :func:`_squared_error_gain`; one ordering per class, 0 for a category without weight."""
+
+    def keys(wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
+        total = wpos[:, :n_columns] + wneg[:, :n_columns]
+        net = wpos[:, n_columns:] - wneg[:, n_columns:]
+        return np.divide(net, total, out=np.zeros_like(total), where=total > 0).T
+
+    return keys
+
+
 @attrs.define
 class LogitStump(boostkit.Proposal):
     """Regression stump fitted by weighted least squares to LogitBoost's working response.
@@ -92,12 +107,21 @@ class LogitStump(boostkit.Proposal):
     scores are the fitted f_m (the weighted mean of z per side); with C > 1 margin columns it is
     phi(x) in {-1, +1}, the calibration giving each side its per-class values. The calibration's
     partition loss is not asked (see the module docstring). ``z_max`` must equal ``logit-step``'s.
+
+    Missing values and categorical columns (:func:`boostkit.splits.best_binned_split`): the
+    stump learns the side of missing values (the side of more weight w when the feature had none
+    in training), and a categorical column's categories are sorted by their mean z, which puts
+    the least-squares grouping among the prefixes (a ``category-stump``); categories with fewer
+    than ``min_category_count`` training examples go right.
     """
 
     name = "logit-stump"
-    provides = frozenset({"real-scores", "cells", "two-cells", "multiclass", "logit-response"})
+    provides = frozenset({"real-scores", "cells", "two-cells", "multiclass", "logit-response",
+                          MISSING_VALUES, CATEGORICAL_FEATURES})
     shared_params = ("z_max",)
     z_max: float = attrs.field(default=4.0, converter=float, validator=_z_max)
+    min_category_count: int = attrs.field(default=MIN_CATEGORY_COUNT,
+                                          validator=check_min_category_count)
 
     @boostkit.hookimpl
     def boostkit_propose(self, state):
@@ -109,24 +133,26 @@ class LogitStump(boostkit.Proposal):
         if n_columns == 1:  # (d, B, 2) each: one column of w, one of w|z|
             stacked = [h[:, :, None, :] for h in stacked]
         hist = np.concatenate(stacked, axis=2)  # (d, B, 2C, 2)
-        split = best_split(hist, binned.split_mask, _squared_error_gain(n_columns))
+        split = search_binned(state, hist, _squared_error_gain(n_columns), self.min_category_count,
+                              category_keys=_mean_response_keys(n_columns),
+                              weight_columns=n_columns)
         if split is None:  # every feature is constant: the constant hypothesis
             sums = hist[0].sum(axis=0)  # (2C, 2)
             wneg = np.stack([sums[:n_columns, 0], np.zeros(n_columns)])
             wpos = np.stack([sums[:n_columns, 1], np.zeros(n_columns)])
-            feature, threshold = 0, np.inf
             cells = np.zeros(data.n_samples, dtype=np.uint8)
         else:
             wneg, wpos = split.wneg[:, :n_columns], split.wpos[:, :n_columns]
-            feature, threshold = split.feature, binned.thresholds[split.feature][split.bin]
-            cells = np.greater(binned.codes[feature], split.bin).view(np.uint8)
+            cells = split_cells(binned, split)
         if n_columns == 1:
             wneg, wpos = wneg[:, 0], wpos[:, 0]
             cell_scores = _cell_means(cells, state.weights, z, 2)
         else:
             cell_scores = _PHI
-        return boostkit.Candidate(Stump(feature, threshold, cell_scores), cells=cells,
-                                  scores=cell_scores[cells], cell_wneg=wneg, cell_wpos=wpos)
+        stump = (Stump(0, np.inf, cell_scores) if split is None
+                 else two_cell_hypothesis(binned, split, cell_scores))
+        return boostkit.Candidate(stump, cells=cells, scores=cell_scores[cells], cell_wneg=wneg,
+                                  cell_wpos=wpos)
 
 
 def _cell_means(cells: np.ndarray, weights: np.ndarray, z: np.ndarray, n_cells: int) -> np.ndarray:

@@ -3,6 +3,10 @@
 003_e8f9baceaf668295.txt: "Selection of weak classifier also needs to be redone. Turns out we
 need to maximize r". Both learners orient their ranker so that r >= 0 and tell the calibration
 the range of their scores (``Candidate.info["score_range"]``).
+
+``rank-stump`` reads missing values and categorical columns
+(:func:`boostkit.splits.best_binned_split`): a threshold ranker learns where missing values go,
+and a categorical column is split into two groups of categories (a ``category-stump``).
 """
 
 from __future__ import annotations
@@ -11,8 +15,10 @@ import attrs
 import numpy as np
 
 import boostkit
+from boostkit.capabilities import CATEGORICAL_FEATURES, MISSING_VALUES
 from boostkit.criteria import check_criterion, partition_loss
-from boostkit.splits import best_split, histogram
+from boostkit.splits import MIN_CATEGORY_COUNT, check_min_category_count, histogram
+from boostkit_adaboost import search_binned, split_cells, two_cell_hypothesis
 
 _STUMP_OUTPUTS = {"sign": (-1.0, 1.0), "binary": (0.0, 1.0)}
 _FEATURE_OUTPUTS = {"unit": (0.0, 1.0), "symmetric": (-1.0, 1.0)}
@@ -39,6 +45,8 @@ class ThresholdRanker(boostkit.WeakHypothesis):
 
     Freund et al.'s weak ranker [x_f > theta] (or its reverse), with the low and high values of
     the learner's ``output``: {0, 1} or {-1, +1}. Two cells, so per-cell calibrations apply too.
+    A missing value (NaN) goes to cell 0 when ``missing_left`` (the default, where the comparison
+    always put it, so rankers saved before it load unchanged), else to cell 1.
     """
 
     name = "threshold-ranker"
@@ -47,16 +55,27 @@ class ThresholdRanker(boostkit.WeakHypothesis):
     feature: int = boostkit.feature_field(converter=int)
     threshold: float = attrs.field(converter=float)
     cell_scores: np.ndarray = attrs.field(converter=_cell_scores, eq=False)
+    missing_left: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
 
     def cells(self, X: np.ndarray) -> np.ndarray:
-        return (X[:, self.feature] > self.threshold).astype(np.intp)
+        x = X[:, self.feature]
+        right = x > self.threshold  # NaN > t is False: left
+        if not self.missing_left:
+            right |= np.isnan(x)
+        return right.astype(np.intp)
 
     def scores(self, X: np.ndarray) -> np.ndarray:
         return self.cell_scores[self.cells(X)]
 
-    def describe(self) -> str:
+    def describe(self, features=None) -> str:
         lo, hi = self.cell_scores
-        return f"x[{self.feature}] <= {self.threshold:.6g} ? {lo:+g} : {hi:+g}"
+        label = boostkit.feature_label(features, self.feature)
+        if np.isinf(self.threshold):
+            return f"{label} is missing ? {hi:+g} : {lo:+g}"
+        text = f"{label} <= {self.threshold:.6g} ? {lo:+g} : {hi:+g}"
+        if features is not None:  # where a missing value goes, when the columns are named
+            text += f" (missing: {lo if self.missing_left else hi:+g})"
+        return text
 
 
 @attrs.define
@@ -78,6 +97,12 @@ class RankStumpLearner(boostkit.Proposal):
         ``"sign"`` (default): h in {-1, +1}, as the slides' weak classifiers; ``"binary"``:
         h in {0, 1}, Freund et al.'s [x_f > theta]. Either way the calibration works on
         h~ in {0, 1}, so both give the same ranking.
+    min_category_count:
+        Fewest training examples a category of a categorical column needs to be sorted into
+        either group of a split; rarer ones go right
+        (:data:`boostkit.splits.MIN_CATEGORY_COUNT`). Sorting the categories by their class
+        ratio finds the best |r| too: r is largest for the group of categories whose ratio
+        exceeds the overall one.
 
     Proposes nothing (ending the run as ``"pool-exhausted"``) when no feature can be cut.
     """
@@ -85,17 +110,21 @@ class RankStumpLearner(boostkit.Proposal):
     name = "rank-stump"
     criterion: str | None = attrs.field(default=None, validator=check_criterion)
     output: str = attrs.field(default="sign", validator=_choice(_STUMP_OUTPUTS))
+    min_category_count: int = attrs.field(default=MIN_CATEGORY_COUNT,
+                                          validator=check_min_category_count)
 
     @property
     def provides(self) -> frozenset[str]:
-        given = {"real-scores", "cells", "two-cells", "score-range"}
+        given = {"real-scores", "cells", "two-cells", "score-range", MISSING_VALUES,
+                 CATEGORICAL_FEATURES}
         return frozenset(given | {"sign-scores"} if self.output == "sign" else given)
 
     @boostkit.hookimpl
     def boostkit_propose(self, state):
         binned = state.data.binned
         hist = histogram(binned.codes, state.weights, state.data.is_pos, binned.max_bins, state.n_jobs)
-        split = best_split(hist, binned.split_mask, partition_loss(state, self.criterion))
+        split = search_binned(state, hist, partition_loss(state, self.criterion),
+                              self.min_category_count)
         if split is None:
             return None
         low, high = _STUMP_OUTPUTS[self.output]
@@ -103,9 +132,10 @@ class RankStumpLearner(boostkit.Proposal):
         neg_share = split.wneg / max(split.wneg.sum(), np.finfo(float).tiny)
         pos_share = split.wpos / max(split.wpos.sum(), np.finfo(float).tiny)
         cell_scores = np.where(pos_share > neg_share, high, low)
-        cells = np.greater(binned.codes[split.feature], split.bin).view(np.uint8)
+        ranker = two_cell_hypothesis(binned, split, cell_scores, ThresholdRanker)
+        cells = split_cells(binned, split)
         return boostkit.Candidate(
-            ThresholdRanker(split.feature, binned.thresholds[split.feature][split.bin], cell_scores),
+            ranker,
             cells=cells,
             scores=cell_scores[cells],
             cell_wneg=split.wneg,
