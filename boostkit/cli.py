@@ -22,6 +22,15 @@
     ``confusion.json`` and one ``confusion_<algorithm>.png`` per algorithm are written instead
     of the two-class figures.
 
+    The data are read as they come: text columns are categorical, empty fields missing values,
+    and no row is dropped (``--max-rows`` takes a seeded random sample of a large table). Every
+    algorithm is fitted on the same rows; those whose proposal handles categorical columns or
+    missing values (capabilities ``"categorical-features"``, ``"missing-values"``) get them
+    unchanged, the others a fallback, fitted on each training fold (:class:`InputForm`): one-hot
+    encoded categories, and missing numbers replaced by the training mean next to a 0/1
+    "is missing" column. The ``input`` entry of ``results.csv`` and a note under the table say
+    which algorithm got what.
+
     The table fits 120 columns (the paper column is a short citation; results.md has the full
     references) and notes under it say what each number is: accuracy and AUC are mean ± std
     over folds, while the figures' legends give the AUC of the pooled out-of-fold scores; a
@@ -64,9 +73,10 @@ import attrs
 import numpy as np
 
 from . import datasets
-from .capabilities import PAIRWISE_LOSS, capabilities_of
+from .capabilities import CATEGORICAL_FEATURES, MISSING_VALUES, PAIRWISE_LOSS, capabilities_of
 from .engine import Booster
 from .errors import BoostkitError, DataError, RecipeError
+from .features import FeatureSchema
 from .hookspecs import hookimpl
 from .metrics import (
     accuracy,
@@ -85,6 +95,7 @@ __all__ = [
     "AlgorithmResult",
     "BinaryData",
     "FoldResult",
+    "InputForm",
     "MulticlassData",
     "UsageError",
     "cross_validate",
@@ -107,29 +118,41 @@ class UsageError(Exception):
 # -- data ---------------------------------------------------------------------------------------
 
 
+def _features_text(X: np.ndarray, features: FeatureSchema) -> str:
+    """``"14 features (8 categorical, 6465 missing values)"``: the columns, and what in them
+    needs a learner that handles categories or missing values."""
+    details = []
+    n_categorical = int(features.categorical.sum())
+    if n_categorical:
+        details.append(f"{n_categorical} categorical")
+    n_missing = int(np.isnan(X).sum())
+    if n_missing:
+        details.append(f"{n_missing} missing values")
+    return f"{X.shape[1]} features" + (f" ({', '.join(details)})" if details else "")
+
+
 @attrs.frozen
 class BinaryData:
     """A two-class problem ready for cross-validation.
 
     ``y`` is +1 for the ``positive`` label and -1 for the rest (``negative`` names them: the other
-    label of two-class data, ``"rest"`` for one-vs-rest). ``n_dropped`` rows with a missing value
-    were removed before anything else.
+    label of two-class data, ``"rest"`` for one-vs-rest). ``X`` is as it came: NaN for a missing
+    value, category indices in the categorical columns, which ``features`` names and describes.
     """
 
     name: str
     X: np.ndarray = attrs.field(eq=False)
     y: np.ndarray = attrs.field(eq=False)
-    feature_names: tuple[str, ...]
+    features: FeatureSchema
     target: str
     positive: str
     negative: str
-    n_dropped: int = 0
 
     def describe(self) -> str:
         n_pos = int((self.y > 0).sum())
         return (
-            f"{self.name}: {self.y.shape[0]} rows, {self.X.shape[1]} features, target "
-            f"{self.target!r}, positive class {self.positive!r} ({n_pos} positive, "
+            f"{self.name}: {self.y.shape[0]} rows, {_features_text(self.X, self.features)}, "
+            f"target {self.target!r}, positive class {self.positive!r} ({n_pos} positive, "
             f"{self.y.shape[0] - n_pos} {self.negative!r})"
         )
 
@@ -139,23 +162,22 @@ class MulticlassData:
     """A problem of three or more classes ready for cross-validation.
 
     ``y`` holds the labels as text and ``classes`` the distinct labels, sorted: the order of the
-    columns of a fitted model's margins (``model.classes``). ``n_dropped`` rows with a missing
-    value were removed before anything else.
+    columns of a fitted model's margins (``model.classes``). ``X`` and ``features`` are as in
+    :class:`BinaryData`.
     """
 
     name: str
     X: np.ndarray = attrs.field(eq=False)
     y: np.ndarray = attrs.field(eq=False)
     classes: tuple[str, ...]
-    feature_names: tuple[str, ...]
+    features: FeatureSchema
     target: str
-    n_dropped: int = 0
 
     def describe(self) -> str:
         counts = ", ".join(f"{label!r}: {int((self.y == label).sum())}" for label in self.classes)
         return (
-            f"{self.name}: {self.y.shape[0]} rows, {self.X.shape[1]} features, target "
-            f"{self.target!r}, {len(self.classes)} classes ({counts})"
+            f"{self.name}: {self.y.shape[0]} rows, {_features_text(self.X, self.features)}, "
+            f"target {self.target!r}, {len(self.classes)} classes ({counts})"
         )
 
 
@@ -180,14 +202,16 @@ def read_csv(path: str | Path, target: str | None = None):
     """Read a CSV file with a header row into features and labels.
 
     The ``target`` column (default: the last) holds the labels, kept as text. A feature column is
-    numeric when every non-empty field parses as a number; otherwise it is categorical and
-    one-hot encoded, one 0/1 column ``"column=value"`` per value in sorted order. Empty fields
-    (and numbers that read as NaN) are missing: rows holding one are dropped. ``.gz`` files are
+    numeric when every non-empty field parses as a number; otherwise it is categorical: its
+    values are the indices of its distinct non-empty texts in sorted order, as
+    :func:`boostkit.datasets.load` gives them. Empty fields (and numbers that read as NaN) are
+    missing values, NaN in ``X``; only rows with an empty label are dropped. ``.gz`` files are
     decompressed.
 
     Returns
     -------
-    X, labels, feature_names, target, n_dropped
+    X, labels, features (a :class:`boostkit.FeatureSchema`: the column names and the categories
+    of the categorical columns), target, n_dropped (rows without a label)
     """
     path = Path(path)
     try:
@@ -219,48 +243,35 @@ def read_csv(path: str | Path, target: str | None = None):
         raise UsageError(f"{path} has only the target column {target!r}: no features")
     columns = dict(zip(header, zip(*body)))
     labels = np.array(columns[target], dtype=str)
-    missing = labels == ""
-    numeric: dict[str, np.ndarray] = {}
-    categorical: dict[str, np.ndarray] = {}
-    for name in header:
-        if name == target:
-            continue
-        values = columns[name]
+    keep = labels != ""
+    if not keep.any():
+        raise UsageError(f"{path}: every row has an empty label (column {target!r})")
+    names = tuple(name for name in header if name != target)
+    X = np.empty((int(keep.sum()), len(names)))
+    categories: list[np.ndarray | None] = []
+    for j, name in enumerate(names):
+        values = np.array(columns[name], dtype=str)[keep]
         parsed = [math.nan if v == "" else _parse_float(v) for v in values]
         if None in parsed:
-            categorical[name] = np.array(values, dtype=str)
-            missing |= categorical[name] == ""
+            present = values != ""
+            categories.append(np.unique(values[present]))
+            X[:, j] = np.where(present, np.searchsorted(categories[-1], values), np.nan)
         else:
-            numeric[name] = np.array(parsed, dtype=np.float64)
-            missing |= np.isnan(numeric[name])
-    keep = ~missing
-    n_dropped = int(missing.sum())
-    if not keep.any():
-        raise UsageError(f"{path}: every row has a missing value (an empty field)")
-    blocks, names = [], []
-    for name in header:
-        if name in numeric:
-            blocks.append(numeric[name][keep, None])
-            names.append(name)
-        elif name in categorical:
-            values = categorical[name][keep]
-            categories = np.unique(values)
-            blocks.append((values[:, None] == categories[None, :]).astype(np.float64))
-            names.extend(f"{name}={value}" for value in categories.tolist())
-    if categorical:
+            categories.append(None)
+            X[:, j] = parsed
+    features = FeatureSchema(len(names), names, tuple(categories))
+    if features.categorical.any():
         _note(
-            "one-hot encoded the non-numeric column(s) "
-            + ", ".join(
-                f"{name!r} ({np.unique(values[keep]).size} values)"
-                for name, values in categorical.items()
-            )
+            "read the non-numeric column(s) "
+            + ", ".join(f"{names[j]!r} ({features.n_categories[j]} values)"
+                        for j in np.flatnonzero(features.categorical))
+            + " as categorical"
         )
-    X = np.ascontiguousarray(np.concatenate(blocks, axis=1))
-    return X, labels[keep], tuple(names), target, n_dropped
+    return X, labels[keep], features, target, int((~keep).sum())
 
 
-def _problem(name, X, labels, feature_names, target, positive, suggested,
-             n_dropped) -> BinaryData | MulticlassData:
+def _problem(name, X, labels, features, target, positive,
+             suggested) -> BinaryData | MulticlassData:
     """Two classes, or one label against the rest (``positive``), as a :class:`BinaryData` (+1
     for the positive label, -1 for the rest); three or more classes without ``positive`` as a
     :class:`MulticlassData`; a single class is refused."""
@@ -272,7 +283,7 @@ def _problem(name, X, labels, feature_names, target, positive, suggested,
             )
     elif len(classes) > 2:
         return MulticlassData(name=name, X=X, y=labels, classes=tuple(classes),
-                              feature_names=feature_names, target=target, n_dropped=n_dropped)
+                              features=features, target=target)
     else:
         # The engine's convention: the larger of two labels is the positive class.
         positive = suggested if suggested in classes else classes[-1]
@@ -280,24 +291,30 @@ def _problem(name, X, labels, feature_names, target, positive, suggested,
         raise UsageError(f"{name} has a single class {classes}: a comparison needs two or more")
     negative = next(c for c in classes if c != positive) if len(classes) == 2 else "rest"
     return BinaryData(
-        name=name, X=X, y=np.where(labels == positive, 1.0, -1.0), feature_names=feature_names,
-        target=target, positive=positive, negative=negative, n_dropped=n_dropped,
+        name=name, X=X, y=np.where(labels == positive, 1.0, -1.0), features=features,
+        target=target, positive=positive, negative=negative,
     )
 
 
 def load_data(csv_path: str | None, target: str | None, dataset: str | None,
-              positive: str | None) -> BinaryData | MulticlassData:
-    """The comparison's data: a CSV file, a named dataset, or the default ``spambase``.
+              positive: str | None, max_rows: int | None = None,
+              seed: int = 0) -> BinaryData | MulticlassData:
+    """The comparison's data: a CSV file, a named dataset, or the default ``spambase``, with
+    its categorical columns and missing values as they come.
 
     Two classes, or ``positive`` against the rest, give a :class:`BinaryData`; three or more
-    classes without ``positive`` a :class:`MulticlassData`.
+    classes without ``positive`` a :class:`MulticlassData`. ``max_rows``: keep a random sample
+    of that many rows (seeded by ``seed``, in their original order) when there are more.
     """
     if csv_path is not None and dataset is not None:
         raise UsageError("give either a CSV file or --dataset, not both")
     if csv_path is not None:
-        X, labels, names, target, n_dropped = read_csv(csv_path, target)
+        X, labels, features, target, n_dropped = read_csv(csv_path, target)
         name = Path(csv_path).name
         suggested = None
+        if n_dropped:
+            _note(f"dropped {n_dropped} of {n_dropped + labels.shape[0]} rows with an empty "
+                  f"label ({target!r})")
     else:
         if target is not None:
             raise UsageError("--target applies to a CSV file; bundled datasets have their own")
@@ -309,14 +326,110 @@ def load_data(csv_path: str | None, target: str | None, dataset: str | None,
             loaded = datasets.load(name)
         except (ValueError, OSError) as exc:
             raise UsageError(f"cannot load dataset {name!r}: {exc}") from None
-        keep = ~np.isnan(loaded.X).any(axis=1)
-        X, labels, names = loaded.X[keep], loaded.y[keep], loaded.feature_names
-        n_dropped, target, suggested = int((~keep).sum()), "label", loaded.positive
-        if not keep.any():
-            raise UsageError(f"dataset {name!r}: every row has a missing value")
-    if n_dropped:
-        _note(f"dropped {n_dropped} of {n_dropped + labels.shape[0]} rows with a missing value")
-    return _problem(name, X, labels, names, target, positive, suggested, n_dropped)
+        X, labels, features = loaded.X, loaded.y, loaded.features
+        target, suggested = "label", loaded.positive
+    if max_rows is not None and max_rows < labels.shape[0]:
+        rows = np.sort(np.random.default_rng(seed).choice(labels.shape[0], max_rows,
+                                                          replace=False))
+        _note(f"a random sample of {max_rows} of the {labels.shape[0]} rows (--max-rows, "
+              f"seed {seed})")
+        X, labels = np.ascontiguousarray(X[rows]), labels[rows]
+    return _problem(name, X, labels, features, target, positive, suggested)
+
+
+# -- what each algorithm is given ---------------------------------------------------------------
+
+#: What the ``input`` of a result means, by value.
+INPUT_MEANINGS = {
+    "as given": "categorical columns by category and missing values as NaN, as they come",
+    "one-hot": "categorical columns one-hot encoded (one 0/1 column per category; a missing "
+               "category is NaN in all of them)",
+    "imputed": "missing values replaced by the mean of the training fold, plus one 0/1 column "
+               "per column with missing values marking them (a missing category becomes a "
+               "category of its own)",
+    "one-hot, imputed": "categorical columns one-hot encoded (a missing category gives 0 in "
+                        "every indicator), missing numbers replaced by the mean of the training "
+                        "fold, plus one 0/1 column per column with missing values marking them",
+}
+
+
+@attrs.frozen
+class InputForm:
+    """How an algorithm is given the comparison's data: as they come where its proposal
+    handles them, else a fallback, so that every algorithm is fitted on the same rows.
+
+    ``one_hot``: the proposal does not provide ``"categorical-features"`` (it would read
+    category indices as numbers) and the data have categorical columns: each becomes one 0/1
+    column per category. ``impute``: the proposal does not provide ``"missing-values"`` and the
+    data have missing values: a missing number becomes the mean of the column over the training
+    fold and a missing category a category of its own (or, one-hot, 0 in every indicator), and
+    each column with missing values gets a 0/1 column ``"<name> is missing"``.
+    """
+
+    one_hot: bool = False
+    impute: bool = False
+
+    @classmethod
+    def of(cls, recipe: Recipe, data: BinaryData | MulticlassData) -> InputForm:
+        """The form for ``recipe``'s proposal on ``data``."""
+        provided = set()
+        for role, component in get_registry().instantiate(recipe):
+            if role == "proposal":
+                provided |= capabilities_of(component)[1]
+        return cls(
+            one_hot=bool(data.features.categorical.any()) and CATEGORICAL_FEATURES not in provided,
+            impute=bool(np.isnan(data.X).any()) and MISSING_VALUES not in provided,
+        )
+
+    def describe(self) -> str:
+        """``"as given"``, ``"one-hot"``, ``"imputed"`` or ``"one-hot, imputed"``
+        (:data:`INPUT_MEANINGS`)."""
+        done = [name for name, on in (("one-hot", self.one_hot), ("imputed", self.impute)) if on]
+        return ", ".join(done) or "as given"
+
+    def apply(self, X: np.ndarray, features: FeatureSchema,
+              train: np.ndarray) -> tuple[np.ndarray, FeatureSchema]:
+        """``X`` (every row) in this form, and the schema of the result; the means come from
+        the rows ``train`` only."""
+        if not (self.one_hot or self.impute):
+            return X, features
+        blocks, names, categories = [], [], []
+        for j in range(features.n_features):
+            column, name, kinds = X[:, j], features.label(j), features.categories[j]
+            missing = np.isnan(column)
+            mark = self.impute and bool(missing.any())
+            if kinds is not None and self.one_hot:
+                block = (column[:, None] == np.arange(kinds.shape[0])).astype(np.float64)
+                if missing.any() and not self.impute:
+                    block[missing] = np.nan
+                blocks.append(block)
+                names += [f"{name}={features.category(j, k)}" for k in range(kinds.shape[0])]
+                categories += [None] * kinds.shape[0]
+            elif kinds is not None and mark:
+                # A missing category is a category of its own, kept in sorted order.
+                texts = np.full(column.shape, "(missing)", dtype=object)
+                texts[~missing] = kinds.astype(str)[column[~missing].astype(np.int64)]
+                texts = texts.astype(str)
+                kinds = np.unique(texts)
+                blocks.append(np.searchsorted(kinds, texts).astype(np.float64)[:, None])
+                names.append(name)
+                categories.append(kinds)
+                mark = False  # the category says it
+            elif mark:
+                seen = column[train][~missing[train]]
+                blocks.append(np.where(missing, seen.mean() if seen.size else 0.0, column)[:, None])
+                names.append(name)
+                categories.append(None)
+            else:
+                blocks.append(column[:, None])
+                names.append(name)
+                categories.append(kinds)
+            if mark:
+                blocks.append(missing.astype(np.float64)[:, None])
+                names.append(f"{name} is missing")
+                categories.append(None)
+        out = np.ascontiguousarray(np.concatenate(blocks, axis=1))
+        return out, FeatureSchema(out.shape[1], tuple(names), tuple(categories))
 
 
 # -- cross-validation ---------------------------------------------------------------------------
@@ -367,6 +480,7 @@ class AlgorithmResult:
     ``multiclass`` entry and its AUC is the macro one-vs-rest AUC (``macro_roc_auc_*``).
     ``ranker``: the recipe ranks (:func:`is_ranker`), so its accuracy is taken at a threshold
     chosen on the training folds. ``warnings``: the distinct warnings its fits raised, as text.
+    ``input``: how it was given the data (:meth:`InputForm.describe`, :data:`INPUT_MEANINGS`).
     """
 
     algorithm: str
@@ -375,6 +489,7 @@ class AlgorithmResult:
     multiclass: str | None = None
     ranker: bool = False
     warnings: tuple[str, ...] = ()
+    input: str = "as given"
 
     def pooled(self, field: str) -> np.ndarray:
         """A per-fold array (``y_test``, ``scores``, ``predictions``) of every fold together."""
@@ -406,6 +521,7 @@ class AlgorithmResult:
             "stop_reason": stop_reason,
             "stop_reason_folds": stop_count,
             "n_folds": len(self.folds),
+            "input": self.input,
         }
 
 
@@ -484,13 +600,14 @@ def _rounds_run(model) -> int:
     return len(records) if records else model.n_rounds
 
 
-def _binary_fold(k: int, model, data: BinaryData, train, test, fit_seconds: float,
-                 final_weights: _FinalWeights, ranker: bool = False) -> FoldResult:
-    scores = model.decision_function(data.X[test])
+def _binary_fold(k: int, model, X: np.ndarray, data: BinaryData, train, test,
+                 fit_seconds: float, final_weights: _FinalWeights,
+                 ranker: bool = False) -> FoldResult:
+    scores = model.decision_function(X[test])
     y_test = data.y[test]
     threshold = 0.0
     if ranker:  # F has no meaningful 0: choose the threshold on the training examples
-        threshold = training_threshold(data.y[train], model.decision_function(data.X[train]))
+        threshold = training_threshold(data.y[train], model.decision_function(X[train]))
     return FoldResult(
         fold=k,
         accuracy=accuracy(y_test, np.where(scores > threshold, 1.0, -1.0)),
@@ -502,16 +619,16 @@ def _binary_fold(k: int, model, data: BinaryData, train, test, fit_seconds: floa
         stop_reason=model.stop_reason,
         y_test=y_test,
         scores=scores,
-        train_curve=staged_evaluation(model, data.X[train], data.y[train]),
-        test_curve=staged_evaluation(model, data.X[test], y_test),
+        train_curve=staged_evaluation(model, X[train], data.y[train]),
+        test_curve=staged_evaluation(model, X[test], y_test),
         final_weights=final_weights.weights,
     )
 
 
-def _multiclass_fold(k: int, model, data: MulticlassData, test,
+def _multiclass_fold(k: int, model, X: np.ndarray, data: MulticlassData, test,
                      fit_seconds: float) -> FoldResult:
-    scores = model.decision_function(data.X[test])
-    predictions = model.predict(data.X[test])
+    scores = model.decision_function(X[test])
+    predictions = model.predict(X[test])
     y_test = data.y[test]
     return FoldResult(
         fold=k,
@@ -538,6 +655,10 @@ def cross_validate(data: BinaryData | MulticlassData, algorithms: Sequence[str |
     ``AlgorithmResult.multiclass`` records. A one-vs-rest model's rounds are those of its
     longest class model and its stop reason lists its class models' reasons.
 
+    Every algorithm gets the same rows: as they come where its proposal handles categorical
+    columns and missing values, else in the fallback :class:`InputForm` (fitted on each
+    training fold), which ``AlgorithmResult.input`` records.
+
     On two classes a ranker (:func:`is_ranker`) is scored at a threshold chosen on each
     training fold. Warnings raised during the fits do not interrupt the progress bar: they are
     collected and printed on standard error after it, once per distinct message with a count,
@@ -558,9 +679,11 @@ def cross_validate(data: BinaryData | MulticlassData, algorithms: Sequence[str |
         for recipe in recipes:
             name = recipe.name
             ranker = not multiclass and is_ranker(recipe)
+            form = InputForm.of(recipe, data)
             own = WarningLog()
             fold_results = []
             for k, (train, test) in enumerate(folds, start=1):
+                X, features = form.apply(data.X, data.features, train)
                 label = f"{name} fold {k}/{n_folds}"
                 observer = bar.observer(label)
                 # n D_{T+1}(i) is drawn for two classes only (the margins figure).
@@ -572,12 +695,12 @@ def cross_validate(data: BinaryData | MulticlassData, algorithms: Sequence[str |
                 )
                 with own.collect(label):
                     started = time.perf_counter()
-                    model = booster.fit(data.X[train], data.y[train])
+                    model = booster.fit(X[train], data.y[train], features=features)
                     fit_seconds = time.perf_counter() - started
                     if multiclass:
-                        fold = _multiclass_fold(k, model, data, test, fit_seconds)
+                        fold = _multiclass_fold(k, model, X, data, test, fit_seconds)
                     else:
-                        fold = _binary_fold(k, model, data, train, test, fit_seconds,
+                        fold = _binary_fold(k, model, X, data, train, test, fit_seconds,
                                             final_weights, ranker)
                 fold_results.append(fold)
                 terms = "" if fold.n_terms in (None, fold.n_rounds) else f" ({fold.n_terms} terms)"
@@ -589,7 +712,8 @@ def cross_validate(data: BinaryData | MulticlassData, algorithms: Sequence[str |
                 )
             strategy = model.multiclass_strategy if multiclass else None
             results.append(AlgorithmResult(name, recipe.paper, tuple(fold_results), strategy,
-                                           ranker=ranker, warnings=tuple(own.lines())))
+                                           ranker=ranker, warnings=tuple(own.lines()),
+                                           input=form.describe()))
             log.extend(own)
     for line in log.lines():  # after the bar has closed
         print(_wrap(line), file=sys.stderr)
@@ -714,6 +838,12 @@ def table_notes(rows: Sequence[dict], n_folds: int | None = None) -> list[str]:
             f"adding one; terms, mean over folds: {', '.join(backfit)}. Their 'max-rounds' means "
             "every round of the budget was run."
         )
+    forms: dict[str, list[str]] = {}
+    for row in rows:
+        forms.setdefault(row.get("input", "as given"), []).append(row["algorithm"])
+    if set(forms) != {"as given"}:
+        notes.append("input, on the same rows for all: " + "; ".join(
+            f"{', '.join(names)}: {INPUT_MEANINGS[form]}" for form, names in forms.items()) + ".")
     reasons = {row["stop_reason"] for row in rows}
     meaning = {"max-rounds": "the round budget (--rounds) was used up",
                "pool-exhausted": "the proposal had no weak hypothesis left to offer"}
@@ -1165,7 +1295,7 @@ def _recipes(texts: Sequence[str]) -> list[Recipe]:
 def _cmd_compare(args) -> int:
     recipes = _recipes(args.recipe or ())
     algorithms = [*_algorithm_names(args.algorithms, recipes), *recipes]
-    data = load_data(args.csv, args.target, args.dataset, args.positive)
+    data = load_data(args.csv, args.target, args.dataset, args.positive, args.max_rows, args.seed)
     print(data.describe())
     print(
         _wrap(f"{args.folds} stratified folds (seed {args.seed}), at most {args.rounds} rounds, "
@@ -1264,7 +1394,10 @@ def build_parser() -> argparse.ArgumentParser:
                     "of three or more classes (without --positive) are compared as multiclass: "
                     "each algorithm runs natively if its recipe handles several classes, else "
                     "one-vs-rest; the table shows accuracy and macro one-vs-rest ROC AUC, and "
-                    "confusion.json and one confusion_<algorithm>.png per algorithm are written.",
+                    "confusion.json and one confusion_<algorithm>.png per algorithm are written. "
+                    "Text columns are categorical and empty fields missing values; algorithms "
+                    "whose proposal cannot take them get one-hot categories and mean-imputed "
+                    "values with 'is missing' columns, on the same rows.",
     )
     compare.add_argument("csv", nargs="?", metavar="CSV",
                          help="a CSV file with a header row (.csv or .csv.gz); default: a bundled "
@@ -1284,6 +1417,9 @@ def build_parser() -> argparse.ArgumentParser:
                               "start from an algorithm; repeatable")
     compare.add_argument("--rounds", type=_int_at_least(1), default=100,
                          help="round budget T per fit (default 100)")
+    compare.add_argument("--max-rows", type=_int_at_least(2), metavar="N",
+                         help="compare on a random sample of N rows (seeded by --seed) when the "
+                              "data have more (default: all rows)")
     compare.add_argument("--folds", type=_int_at_least(2), default=5,
                          help="stratified cross-validation folds (default 5)")
     compare.add_argument("--seed", type=int, default=0,

@@ -73,7 +73,7 @@ def test_plugins_json_lists_adaboost_with_its_components(capsys):
     assert adaboost["distribution"] == "boostkit"
     assert adaboost["components"]["stump"] == "proposal"
     assert adaboost["components"]["no-edge"] == "stopping"
-    assert set(adaboost["algorithms"]) == {"adaboost", "real-adaboost", "adaboost-mh",
+    assert set(adaboost["algorithms"]) == {"adaboost", "madaboost", "real-adaboost", "adaboost-mh",
                                            "discrete-adaboost-mh", "samme", "boostexter"}
     assert "boostkit_register_components" in adaboost["hooks"]
     assert plugins["boostkit"]["entry_point"] == "built-in"
@@ -82,27 +82,125 @@ def test_plugins_json_lists_adaboost_with_its_components(capsys):
 # -- compare ------------------------------------------------------------------------------------
 
 
+def _input_of(algorithm: str, data) -> str:
+    """What compare should give ``algorithm`` on ``data``, from its proposal's capabilities."""
+    from boostkit.capabilities import CATEGORICAL_FEATURES, MISSING_VALUES, capabilities_of
+
+    registry = boostkit.get_registry()
+    provided = set().union(*(capabilities_of(component)[1] for role, component
+                             in registry.instantiate(registry.resolve(algorithm))
+                             if role == "proposal"))
+    done = [name for name, needed, capability in (
+        ("one-hot", data.features.categorical.any(), CATEGORICAL_FEATURES),
+        ("imputed", np.isnan(data.X).any(), MISSING_VALUES))
+        if needed and capability not in provided]
+    return ", ".join(done) or "as given"
+
+
 def test_compare_on_a_csv_with_a_categorical_column_and_missing_values(capsys, tmp_path, small_csv):
     output = tmp_path / "out"
     status, out, err = run(
         capsys, "compare", str(small_csv), "--rounds", "15", "--folds", "3",
-        "--algorithms", "adaboost", "--output", str(output), "--no-progress", "--no-plots",
+        "--algorithms", "adaboost,pav-adaboost", "--output", str(output), "--no-progress",
+        "--no-plots",
     )
     assert status == 0, err
-    assert "dropped 2 of 150 rows with a missing value" in err
-    assert "'colour' (3 values)" in err
-    # 148 rows; features x, colour=blue, colour=green, colour=red, noise; 'yes' > 'no'.
-    assert "small.csv: 148 rows, 5 features, target 'label', positive class 'yes'" in out
+    assert "dropped" not in err  # every row is used, by every algorithm
+    assert "read the non-numeric column(s) 'colour' (3 values) as categorical" in err
+    # x, colour (blue, green, red), noise; one empty x, one empty colour; 'yes' > 'no'.
+    assert ("small.csv: 150 rows, 3 features (1 categorical, 2 missing values), target 'label', "
+            "positive class 'yes'") in out
     row = next(line for line in out.splitlines() if line.startswith("adaboost "))
     assert "max-rounds" in row or "no-edge" in row
     results = read_results(output)
-    assert list(results) == ["adaboost"]
+    assert list(results) == ["adaboost", "pav-adaboost"]
     assert float(results["adaboost"]["accuracy_mean"]) > 0.75
+    data = boostkit.cli.load_data(str(small_csv), None, None, None)
+    for name, result in results.items():
+        assert result["input"] == _input_of(name, data)
+    assert "input, on the same rows for all" in out or set(
+        r["input"] for r in results.values()) == {"as given"}
     roc = json.loads((output / "roc.json").read_text())
     pooled = roc["algorithms"]["adaboost"]["pooled"]
     assert (pooled["fpr"][0], pooled["tpr"][0], pooled["fpr"][-1], pooled["tpr"][-1]) == (0, 0, 1, 1)
     assert len(roc["algorithms"]["adaboost"]["folds"]) == 3
     assert "| adaboost |" in (output / "results.md").read_text()
+
+
+def test_read_csv_keeps_text_columns_as_categories_and_empty_fields_as_missing(tmp_path):
+    path = tmp_path / "mixed.csv"
+    path.write_text("size,colour,label\n1.5,red,yes\n,blue,no\n-2,,no\n40,red,\n3,green,yes\n",
+                    encoding="utf-8")
+    X, labels, features, target, n_dropped = boostkit.cli.read_csv(path)
+    assert (target, n_dropped) == ("label", 1)  # the row without a label only
+    assert labels.tolist() == ["yes", "no", "no", "yes"]
+    assert features.names == ("size", "colour")
+    assert features.categories[0] is None
+    assert features.categories[1].tolist() == ["blue", "green", "red"]
+    np.testing.assert_array_equal(X, [[1.5, 2.0], [np.nan, 0.0], [-2.0, np.nan], [3.0, 1.0]])
+
+
+def test_compare_dataset_adult_on_a_row_sample(capsys, tmp_path):
+    output = tmp_path / "out"
+    algorithms = ["adaboost", "real-adaboost", "weightboost", "pav-adaboost"]
+    status, out, err = run(
+        capsys, "compare", "--dataset", "adult", "--max-rows", "600", "--rounds", "8",
+        "--folds", "2", "--algorithms", ",".join(algorithms), "--output", str(output),
+        "--no-progress", "--no-plots",
+    )
+    assert status == 0, err
+    assert "a random sample of 600 of the 48842 rows (--max-rows, seed 0)" in err
+    described = next(line for line in out.splitlines() if line.startswith("adult: 600 rows"))
+    assert "14 features (8 categorical, " in described and "positive class '>50K'" in described
+    data = boostkit.cli.load_data(None, None, "adult", None, max_rows=600)
+    assert data.X.shape == (600, 14) and np.isnan(data.X).any()
+    again = boostkit.cli.load_data(None, None, "adult", None, max_rows=600)
+    np.testing.assert_array_equal(again.X, data.X)  # the sample is seeded
+    results = read_results(output)
+    assert list(results) == algorithms
+    for name, result in results.items():
+        assert result["input"] == _input_of(name, data)
+        assert float(result["accuracy_mean"]) > 0.76  # above the 76 % of the majority class
+    roc = json.loads((output / "roc.json").read_text())
+    assert {name: len(entry["folds"]) for name, entry in roc["algorithms"].items()} == {
+        name: 2 for name in algorithms}
+
+
+def test_input_form_fallback_is_fitted_on_the_training_rows():
+    from boostkit.cli import InputForm
+    from boostkit.features import FeatureSchema
+
+    X = np.array([[1.0, 0.0, 2.0], [np.nan, 1.0, 3.0], [3.0, np.nan, 4.0], [100.0, 1.0, np.nan]])
+    schema = FeatureSchema(3, ("age", "colour", "size"),
+                           (None, np.array(["blue", "red"]), None))
+    train = np.array([0, 1, 2])
+    as_given, same = InputForm().apply(X, schema, train)
+    assert as_given is X and same is schema
+    assert InputForm().describe() == "as given"
+
+    full, features = InputForm(one_hot=True, impute=True).apply(X, schema, train)
+    assert InputForm(one_hot=True, impute=True).describe() == "one-hot, imputed"
+    assert features.names == ("age", "age is missing", "colour=blue", "colour=red",
+                              "colour is missing", "size", "size is missing")
+    assert not features.categorical.any()
+    # The mean of age over the training rows 0-2 is 2 (row 3's 100 is not seen); size's is 3.
+    np.testing.assert_array_equal(full, [
+        [1.0, 0.0, 1.0, 0.0, 0.0, 2.0, 0.0],
+        [2.0, 1.0, 0.0, 1.0, 0.0, 3.0, 0.0],
+        [3.0, 0.0, 0.0, 0.0, 1.0, 4.0, 0.0],
+        [100.0, 0.0, 0.0, 1.0, 0.0, 3.0, 1.0],
+    ])
+
+    onehot, features = InputForm(one_hot=True).apply(X, schema, train)
+    assert features.names == ("age", "colour=blue", "colour=red", "size")
+    np.testing.assert_array_equal(onehot[:, 1:3], [[1, 0], [0, 1], [np.nan, np.nan], [0, 1]])
+    np.testing.assert_array_equal(onehot[:, [0, 3]], X[:, [0, 2]])  # NaN kept
+
+    imputed, features = InputForm(impute=True).apply(X, schema, train)
+    assert features.names == ("age", "age is missing", "colour", "size", "size is missing")
+    assert features.categories[2].tolist() == ["(missing)", "blue", "red"]
+    np.testing.assert_array_equal(imputed[:, 2], [1.0, 2.0, 0.0, 2.0])
+    assert not np.isnan(imputed).any()
 
 
 def test_compare_on_ionosphere_writes_both_rows(capsys, tmp_path):
@@ -256,7 +354,8 @@ def test_components_lists_roles_and_capabilities(capsys):
     assert "sign-scores" in table["constant-alpha"].split("calibration")[1]
     status, out, _ = run(capsys, "components", "--json")
     rows = {row["name"]: row for row in json.loads(out)}
-    assert rows["stump"]["provides"] == "cells, multiclass, real-scores, sign-scores, two-cells"
+    assert rows["stump"]["provides"] == ("categorical-features, cells, missing-values, multiclass, "
+                                         "real-scores, sign-scores, two-cells")
     assert rows["input-dependent"]["needs"] == "running-margin"
     status, _, err = run(capsys, "components", "--role", "nothing")
     assert status == 2 and "no component has role 'nothing'" in err

@@ -101,7 +101,7 @@ def test_cross_validate_a_multiclass_csv_by_the_function_api(species_csv):
     data = load_data(str(species_csv), "species", None, None)
     assert isinstance(data, MulticlassData)
     assert data.classes == ("setosa", "versicolor", "virginica")
-    assert data.feature_names == ("width", "length", "noise")
+    assert data.features.names == ("width", "length", "noise")
     results = cross_validate(data, ["samme", "real-adaboost", "rankboost"], n_rounds=6, n_folds=4,
                              seed=0, max_bins=32, n_jobs=1, progress=False)
     assert [r.multiclass for r in results] == ["native", "native", "one-vs-rest"]

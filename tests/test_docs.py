@@ -3,8 +3,8 @@
 * Every hook specification has a docstring and a section of ``docs/hooks.md`` whose heading shows
   its exact argument list and whose flavour line says whether it is firstresult.
 * Every hook is exercised by some test: its name appears in the tests tree outside this file.
-* Code blocks in ``docs/plugins.md``, ``docs/hooks.md``, ``docs/cookbook.md`` and
-  ``docs/getting-started.md`` follow one convention:
+* Code blocks in ``docs/plugins.md``, ``docs/hooks.md``, ``docs/cookbook.md``,
+  ``docs/getting-started.md`` and ``docs/tabular.md`` follow one convention:
 
   - a fenced ``python`` block is *runnable*: a page's runnable blocks are run in order, in one
     namespace, in a fresh interpreter whose working directory is a temporary directory and
@@ -156,7 +156,8 @@ def test_hook_is_exercised_by_a_test(hook):
 
 # -- code blocks -------------------------------------------------------------------------------
 
-PAGES = [PLUGINS_PAGE, HOOKS_PAGE, REPO / "docs" / "cookbook.md", REPO / "docs" / "getting-started.md"]
+PAGES = [PLUGINS_PAGE, HOOKS_PAGE, REPO / "docs" / "cookbook.md", REPO / "docs" / "getting-started.md",
+         REPO / "docs" / "tabular.md"]
 EXCERPTS = [block for page in PAGES for block in code_blocks(page) if block.excerpt_of]
 
 

@@ -1,10 +1,11 @@
 """Real datasets for boostkit's tests, examples and benchmarks.
 
-Seven small UCI datasets (CC BY 4.0) ship with the package in ``boostkit/datasets/data``; see the
-``README.md`` there for their attribution. Larger or differently licensed datasets load from a data
-directory laid out the same way (``NAME.csv.gz`` files described by a ``manifest.json``): the
-directory named by the environment variable ``BOOSTKIT_DATA``, or else a ``shared/datasets``
-directory beside the current working directory or beside one of its ancestors.
+Eight UCI datasets (CC BY 4.0) ship with the package in ``boostkit/datasets/data``, adult among
+them (the bundled files stay under 1 MB); see the ``README.md`` there for their attribution.
+Larger or differently licensed datasets load from a data directory laid out the same way
+(``NAME.csv.gz`` files described by a ``manifest.json``): the directory named by the environment
+variable ``BOOSTKIT_DATA``, or else a ``shared/datasets`` directory beside the current working
+directory or beside one of its ancestors.
 
 Each ``NAME.csv.gz`` is a gzip-compressed UTF-8 CSV with a header row: the feature columns, then
 the extra columns listed in the manifest entry's ``extra_columns`` (``bag``, ``split``), then the
@@ -13,7 +14,10 @@ target column ``label``. Missing values are empty fields. A manifest entry needs
 ``extra_columns``, ``positive_class_suggested`` and ``feature_kind`` (``"text"`` marks a dataset
 for :func:`load_text`).
 
-Only the standard library and numpy are used to read the files.
+Categorical columns load as such by default (``encode="categorical"``): category indices in a
+float64 matrix, described by :attr:`Dataset.features`, which ``Booster.fit(X, y,
+features=ds.features)`` takes as it is. Only the standard library and numpy are used to read the
+files; :meth:`Dataset.frame` imports pandas.
 """
 
 from __future__ import annotations
@@ -27,12 +31,14 @@ from pathlib import Path
 import attrs
 import numpy as np
 
+from ..features import FeatureSchema
+
 __all__ = ["Dataset", "available", "data_dir", "load", "load_text"]
 
 _BUNDLED_DIR = Path(__file__).resolve().parent / "data"
 _MANIFEST = "manifest.json"
 _ENV_VAR = "BOOSTKIT_DATA"
-_ENCODINGS = ("onehot", "ordinal")
+_ENCODINGS = ("categorical", "onehot", "ordinal")
 _KNOWN_EXTRA_COLUMNS = ("bag", "split")
 
 
@@ -51,7 +57,8 @@ class Dataset:
     name : str
         The dataset's name, as passed to :func:`load`.
     X : numpy.ndarray
-        Features, float64, shape ``(n_samples, n_features)``, C-contiguous. Missing values are NaN.
+        Features, float64, shape ``(n_samples, n_features)``, C-contiguous. Missing values are NaN;
+        a categorical column holds category indices (see ``features``) unless one-hot encoded.
     y : numpy.ndarray
         Labels, 1-D array of str, exactly as written in the file.
     feature_names : tuple of str
@@ -70,6 +77,11 @@ class Dataset:
         Licence of the data.
     source : str
         Citation: where the data originate and which file they were taken from.
+    features : boostkit.FeatureSchema
+        What the columns of ``X`` are: ``names`` is ``feature_names``; with
+        ``encode="categorical"``, ``categories[j]`` is the sorted array of category strings of a
+        categorical column (its values in ``X`` index it) and None for a numeric column. With
+        ``"onehot"`` or ``"ordinal"`` every column is numeric (None).
     """
 
     name: str
@@ -82,6 +94,33 @@ class Dataset:
     title: str
     licence: str
     source: str
+    features: FeatureSchema = attrs.field(eq=False, repr=False)
+
+    def frame(self):
+        """Return ``X`` as a pandas DataFrame: one column per feature, named as in
+        ``feature_names``; a categorical column is a pandas ``category`` column of its category
+        strings (missing values NaN), a numeric one float64. Needs pandas.
+
+        ``Booster(...).fit(ds.frame(), y)`` reads the categorical columns from their dtype, as
+        scikit-learn's ``HistGradientBoostingClassifier(categorical_features="from_dtype")`` and
+        LightGBM do.
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError(
+                "Dataset.frame() needs pandas (pip install pandas); the arrays X and features "
+                "need nothing more"
+            ) from None
+        columns = {}
+        for j, name in enumerate(self.feature_names):
+            categories = self.features.categories[j]
+            if categories is None:
+                columns[name] = self.X[:, j]
+            else:
+                codes = np.where(np.isnan(self.X[:, j]), -1, self.X[:, j]).astype(np.int64)
+                columns[name] = pd.Categorical.from_codes(codes, categories=categories)
+        return pd.DataFrame(columns)
 
     def binary_target(self) -> np.ndarray:
         """Return the labels as +1 (positive class) and -1 (any other class).
@@ -215,7 +254,7 @@ def _lookup(name: str) -> tuple[Path, dict]:
     )
     raise ValueError(
         f"name: expected one of the available datasets {sorted(bundled.keys() | shared.keys())}; "
-        f"got {name!r}. Larger datasets (adult, musk1, musk2, pima_diabetes, reuters_*) "
+        f"got {name!r}. Larger datasets (musk1, musk2, pima_diabetes, reuters_*) "
         f"load from the directory named by the environment variable {_ENV_VAR} (or a "
         f"shared/datasets directory beside an ancestor of the working directory); {where}."
     )
@@ -272,16 +311,20 @@ def _parse_numbers(dataset: str, column: str, values: list[str]) -> np.ndarray:
 
 def _encode_categorical(
     column: str, values: np.ndarray, encode: str
-) -> tuple[np.ndarray, list[str]]:
+) -> tuple[np.ndarray, list[str], list[np.ndarray | None]]:
+    """The block of columns of one categorical column, their names and their categories."""
     missing = values == ""
     categories = np.unique(values[~missing])
     codes = np.searchsorted(categories, values).astype(np.float64)
     codes[missing] = np.nan
+    if encode == "categorical":
+        return codes[:, None], [column], [categories]
     if encode == "ordinal":
-        return codes[:, None], [column]
+        return codes[:, None], [column], [None]
     indicators = (codes[:, None] == np.arange(categories.size)).astype(np.float64)
     indicators[missing] = np.nan
-    return indicators, [f"{column}={category}" for category in categories.tolist()]
+    names = [f"{column}={category}" for category in categories.tolist()]
+    return indicators, names, [None] * len(names)
 
 
 def _groups(values: np.ndarray) -> np.ndarray:
@@ -302,7 +345,7 @@ def _citation(entry: dict) -> str:
 
 
 def load(
-    name: str, *, encode: str = "onehot", positive: str | None = None, dropna: bool = False
+    name: str, *, encode: str = "categorical", positive: str | None = None, dropna: bool = False
 ) -> Dataset:
     """Load a tabular dataset by name.
 
@@ -312,12 +355,15 @@ def load(
     ----------
     name : str
         One of :func:`available` (except the text datasets, see :func:`load_text`).
-    encode : {"onehot", "ordinal"}, default "onehot"
+    encode : {"categorical", "onehot", "ordinal"}, default "categorical"
         How categorical columns (the manifest's ``categorical_columns``) become numbers.
+        ``"categorical"``: one column of category indices 0..k-1 in sorted order of the category
+        strings, NaN for a missing value, declared categorical in ``Dataset.features`` (whose
+        ``categories`` hold the strings), so that learners split them by category.
         ``"onehot"``: one 0/1 column per category value seen, named ``"column=value"``, in sorted
         order of the values; a missing value gives NaN in all of that column's indicators.
-        ``"ordinal"``: one column of codes 0..k-1 in sorted order of the category strings; a
-        missing value gives NaN. Numeric columns parse to float; empty fields become NaN.
+        ``"ordinal"``: the codes of ``"categorical"``, declared numeric (ordered).
+        Numeric columns parse to float; empty fields become NaN.
     positive : str, optional
         The positive label; defaults to the manifest's suggested positive class.
     dropna : bool, default False
@@ -348,13 +394,17 @@ def load(
     categorical = set(entry.get("categorical_columns", []))
     blocks: list[np.ndarray] = []
     feature_names: list[str] = []
+    feature_categories: list[np.ndarray | None] = []
     for column in features:
         if column in categorical:
-            block, names = _encode_categorical(column, np.array(columns[column], dtype=str), encode)
+            block, names, categories = _encode_categorical(
+                column, np.array(columns[column], dtype=str), encode)
         else:
             block, names = _parse_numbers(name, column, columns[column])[:, None], [column]
+            categories = [None]
         blocks.append(block)
         feature_names.extend(names)
+        feature_categories.extend(categories)
     y = np.array(labels, dtype=str)
     X = np.concatenate(blocks, axis=1) if blocks else np.empty((y.size, 0))
     extra = entry.get("extra_columns", [])
@@ -384,6 +434,8 @@ def load(
         title=entry.get("title", name),
         licence=entry.get("licence", "not stated"),
         source=_citation(entry),
+        features=FeatureSchema(len(feature_names), tuple(feature_names),
+                               tuple(feature_categories)),
     )
 
 

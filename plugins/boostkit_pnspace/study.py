@@ -57,7 +57,7 @@ def load_binary(name: str) -> tuple[np.ndarray, np.ndarray, str]:
 
     ``y`` is +1 for the manifest's suggested positive class and -1 otherwise.
     """
-    data = datasets.load(name)
+    data = datasets.load(name, encode="onehot")
     X, y = data.X, data.binary_target()
     notes = []
     if data.split is not None and (data.split == "train").any():

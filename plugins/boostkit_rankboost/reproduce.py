@@ -90,7 +90,7 @@ def slide_pair_distributions() -> dict[str, np.ndarray]:
 
 def bound_trace(dataset: str = "ionosphere", n_rounds: int = 100):
     """Per round t: (training ranking loss of F_t, prod_{s<=t} Z_s) of ``rankboost``."""
-    data = boostkit.datasets.load(dataset, dropna=True)
+    data = boostkit.datasets.load(dataset, encode="onehot", dropna=True)
     y = data.binary_target()
     model = boostkit.Booster("rankboost", n_rounds=n_rounds).fit(data.X, y)
     losses = [ranking_loss(y, margin) for margin in model.staged_decision_function(data.X)]
@@ -102,7 +102,7 @@ def cross_validated_ranking(datasets=DATASETS, algorithms=ALGORITHMS, n_rounds: 
     """{(dataset, algorithm): (mean AUC, mean AP)} over seeded stratified folds."""
     out = {}
     for name in datasets:
-        data = boostkit.datasets.load(name, dropna=True)
+        data = boostkit.datasets.load(name, encode="onehot", dropna=True)
         y = data.binary_target()
         folds = stratified_folds(y, n_folds, seed)
         for algorithm in algorithms:

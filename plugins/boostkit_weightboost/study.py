@@ -117,7 +117,7 @@ def load_study_data(spec: str) -> StudyData | None:
     """
     name, _, label = spec.partition(":")
     try:
-        data = boostkit.datasets.load(name, dropna=True)
+        data = boostkit.datasets.load(name, encode="onehot", dropna=True)
     except ValueError as exc:
         if "text dataset" in str(exc):
             _note(f"skipping {name}: a text dataset")

@@ -53,7 +53,7 @@ def _with_own_bins(X: np.ndarray) -> np.ndarray:
 def _bundled_or_data_dir(name: str):
     if name not in datasets.available():
         pytest.skip(f"dataset {name!r} is not in the data directory")
-    dataset = datasets.load(name, dropna=True)
+    dataset = datasets.load(name, encode="onehot", dropna=True)
     return _with_own_bins(_as_float32(dataset.X)), dataset.binary_target()
 
 

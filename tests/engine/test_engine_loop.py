@@ -19,7 +19,7 @@ RECORD_FIELDS = ["round", "hypothesis", "weighted_error", "edge", "z", "error_bo
 
 @pytest.fixture(scope="module")
 def german_credit():
-    data = datasets.load("german_credit")
+    data = datasets.load("german_credit", encode="onehot")
     return data.X, data.y
 
 

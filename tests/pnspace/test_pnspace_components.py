@@ -242,7 +242,7 @@ def test_unsmoothed_ada2boost_is_real_adaboost_with_stumps():
     Both minimise 2 sum_j sqrt(W+_j W-_j) over stumps and give c_j = 1/2 ln(W+_j / W-_j); on
     credit-g no side is pure, so only rounding separates them.
     """
-    data = load("german_credit")
+    data = load("german_credit", encode="onehot")
     X, y = data.X, data.binary_target()
     ada2 = boostkit.Booster("ada2boost", n_rounds=40).fit(X, y)
     real = boostkit.Booster("real-adaboost", n_rounds=40,

@@ -33,7 +33,7 @@ def with_beta(recipe, beta, **wrapper):
 
 @pytest.fixture(scope="module")
 def german_credit():
-    data = boostkit.datasets.load("german_credit")
+    data = boostkit.datasets.load("german_credit", encode="onehot")
     return data.X, data.y
 
 
@@ -92,7 +92,7 @@ def test_prediction_runs_the_rounds_in_order_for_one_example_or_many():
 @pytest.mark.parametrize("wrapper", [{}, {"regularizer": "inverse-polynomial", "power": 2.0},
                                      {"normalization": 0.1}])
 def test_models_with_input_dependent_terms_save_and_load(tmp_path, wrapper):
-    data = boostkit.datasets.load("german_credit")
+    data = boostkit.datasets.load("german_credit", encode="onehot")
     model = boostkit.Booster(with_beta(WEIGHTBOOST, 0.7, **wrapper), n_rounds=12).fit(data.X, data.y)
     reloaded = boostkit.load_model(model.save(tmp_path / "model.npz"))
     assert reloaded.contributions == model.contributions  # nested inner term, beta, scale

@@ -125,7 +125,7 @@ def test_entropy_trees_agree_with_scikit_learn():
 
 
 def test_domain_partition_gives_real_adaboost_over_leaves():
-    data = boostkit.datasets.load("german_credit")
+    data = boostkit.datasets.load("german_credit", encode="onehot")
     recipe = tree_recipe("domain-partition", max_depth=3, criterion="entropy")
     model = boostkit.Booster(recipe, n_rounds=5).fit(data.X, data.y)
     first = model.hypotheses[0]
