@@ -1,12 +1,14 @@
 """boostkit_adaboost: discrete, confidence-rated (real) and multi-class AdaBoost with stumps.
 
-Components: ``stump`` (proposal) and its hypothesis ``decision-stump``; ``term-stump``, the
-term-presence stumps of BoosTexter over sparse term counts (hypothesis ``term-presence-stump``); the calibrations
+Components: ``stump`` (proposal) and its hypotheses ``decision-stump`` and ``category-stump``
+(a categorical column's two groups of categories); ``term-stump``, the term-presence stumps
+of BoosTexter over sparse term counts (hypothesis ``term-presence-stump``); the calibrations
 ``constant-alpha``, ``newton-alpha``, ``domain-partition`` (real AdaBoost, and AdaBoost.MH on
 several classes), ``vote-alpha`` (discrete AdaBoost.MH) and ``samme-alpha``; the reweightings
-``exponential`` and ``samme-weights``; the stopping rules ``no-edge`` and ``samme-no-edge``.
-Algorithms: ``adaboost``, ``real-adaboost``, ``adaboost-mh``, ``discrete-adaboost-mh``, ``samme``,
-``boostexter``.
+``exponential``, ``margin-loss`` (any registered :mod:`boostkit.losses` loss) and
+``samme-weights``; the stopping rules ``no-edge`` and ``samme-no-edge``.
+Algorithms: ``adaboost``, ``madaboost``, ``real-adaboost``, ``adaboost-mh``,
+``discrete-adaboost-mh``, ``samme``, ``boostexter``.
 
 Papers: 000_ea597104f195fc85.txt section 3.1 (AdaBoost after Schapire & Singer, eq. 6-12),
 004_0d8ee714c410b779.txt Fig. 2 (AdaBoost), 003_e8f9baceaf668295.txt (slides: stumps from the
@@ -19,25 +21,31 @@ import boostkit
 
 from .coefficients import ConstantAlpha, DomainPartition, NewtonAlpha
 from .multiclass import CLASS_ERROR, SammeAlpha, SammeNoEdge, SammeWeights, VoteAlpha
-from .reweighting import ExponentialReweighting
+from .reweighting import ExponentialReweighting, MarginLossReweighting
 from .stopping import NoEdge
-from .stumps import Stump, StumpLearner
+from .stumps import (CategoryStump, Stump, StumpLearner, search_binned, split_cells,
+                     two_cell_hypothesis)
 from .terms import TermStump, TermStumpLearner
 
 __all__ = [
     "ConstantAlpha",
     "DomainPartition",
     "ExponentialReweighting",
+    "MarginLossReweighting",
     "NewtonAlpha",
     "NoEdge",
     "SammeAlpha",
     "SammeNoEdge",
     "SammeWeights",
     "VoteAlpha",
+    "CategoryStump",
     "Stump",
     "StumpLearner",
     "TermStump",
     "TermStumpLearner",
+    "search_binned",
+    "split_cells",
+    "two_cell_hypothesis",
 ]
 
 
@@ -46,7 +54,8 @@ def boostkit_register_components(registry):
     registry.add_capability(CLASS_ERROR)
     for component in (StumpLearner, Stump, ConstantAlpha, NewtonAlpha, DomainPartition,
                       ExponentialReweighting, NoEdge, VoteAlpha, SammeAlpha, SammeWeights,
-                      SammeNoEdge, TermStumpLearner, TermStump):
+                      SammeNoEdge, TermStumpLearner, TermStump, CategoryStump,
+                      MarginLossReweighting):
         registry.add_component(component)
 
 
@@ -108,4 +117,14 @@ def boostkit_register_algorithms(registry):
         stopping=("no-edge",),
         paper="Schapire & Singer (2000), BoosTexter",
         description="Real AdaBoost.MH with term-presence stumps, on sparse term counts.",
+    ))
+    registry.add_algorithm(boostkit.Recipe(
+        name="madaboost",
+        proposal="stump",
+        calibration="constant-alpha",
+        reweighting=("margin-loss", {"loss": "madaboost"}),
+        stopping=("no-edge",),
+        paper="Domingo & Watanabe (2000), MadaBoost: A modification of AdaBoost",
+        description="MadaBoost: AdaBoost's stumps and alpha = 1/2 ln((1-eps)/eps) = ln(1/beta_t), "
+                    "with weights capped at the initial ones, D_1 min(1, e^{-yF}).",
     ))

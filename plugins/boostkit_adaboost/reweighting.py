@@ -1,4 +1,4 @@
-"""AdaBoost's exponential reweighting, computed from the margins."""
+"""AdaBoost's exponential reweighting and any registered margin loss's, from the margins."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import attrs
 
 import boostkit
 from boostkit.kernels.boosting import exponential_distribution
+from boostkit.losses import get_loss, loss_names, margin_loss_distribution
 
 
 @attrs.define
@@ -31,5 +32,46 @@ class ExponentialReweighting(boostkit.Reweighting):
         weights, log_potential = exponential_distribution(
             state.margin.ravel(), state.data.y.ravel(), state.initial_weights.ravel(),
             state.n_jobs
+        )
+        return boostkit.Weights(weights.reshape(state.margin.shape), log_potential)
+
+
+def _registered_loss(instance, attribute, value) -> None:
+    if not isinstance(value, str) or value not in loss_names():
+        raise ValueError(
+            f"margin-loss: {attribute.name} must name a registered margin loss "
+            f"({', '.join(loss_names())}), got {value!r}"
+        )
+
+
+@attrs.define
+class MarginLossReweighting(boostkit.Reweighting):
+    """D_{t+1}(i) proportional to D_1(i) w(y_i F_t(x_i)) for a registered margin loss (L, w).
+
+    The functional-gradient reweighting of Mason, Baxter, Bartlett & Frean (2000, AnyBoost,
+    section 3): for a margin loss L the next distribution weighs example i by -L'(y_i F_t(x_i)),
+    and with L = e^{-v} it is AdaBoost's (000 eq. 6). ``loss`` names a
+    :class:`boostkit.losses.MarginLoss` (``boostkit.losses.loss_names()``): ``logistic``
+    (w = 1/(1 + e^{yF}), Collins, Schapire & Singer 2002), ``madaboost`` (w = min(1, e^{-yF}),
+    Domingo & Watanabe 2000), ``logitboost`` (FHT's p (1 - p)), ``exponential``, or one a plugin
+    registered. Weights and potential log sum_i D_1(i) L(y_i F_t(x_i)) come from the engine's
+    fused kernel (:func:`boostkit.losses.margin_loss_distribution`), in log space where they
+    could overflow. With C > 1 margin columns the same rule runs over the (example, class) pairs.
+
+    ``loss="exponential"`` gives the ``exponential`` component's weights and potential bit for
+    bit; that component keeps the engine's dedicated kernel, which skips the margin-loss
+    kernel's separate pass over the log-weights.
+    """
+
+    name = "margin-loss"
+    provides = frozenset({"potential", "multiclass"})
+    loss: str = attrs.field(default="logistic", validator=_registered_loss)
+
+    @boostkit.hookimpl
+    def boostkit_reweight(self, state):
+        # Pairs are examples of one binary problem: the kernel sees the flattened arrays.
+        weights, log_potential = margin_loss_distribution(
+            get_loss(self.loss), state.margin.ravel(), state.data.y.ravel(),
+            state.initial_weights.ravel(), state.n_jobs
         )
         return boostkit.Weights(weights.reshape(state.margin.shape), log_potential)

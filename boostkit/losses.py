@@ -1,0 +1,295 @@
+"""Margin losses: a reweighting given by a loss L of the margin v = y F and a weight function w.
+
+A boosting algorithm that minimises sum_i D_1(i) L(y_i F(x_i)) by functional gradient descent
+weights example i in proportion to D_1(i) w(y_i F_t(x_i)) with w = -L' (Mason, Baxter, Bartlett &
+Frean 2000, AnyBoost, section 3; Friedman 2001, section 4): AdaBoost for L(v) = e^{-v}, and a
+reweighting for each other loss. A :class:`MarginLoss` names the pair, written in log space, and
+the engine's fused kernel (:mod:`boostkit.kernels.margin_loss`) turns it into the next
+distribution and the log of the potential sum_i D_1(i) L(y_i F_t(x_i)), compiled once per loss
+with the loss's functions inlined, about as fast as the exponential reweighting. The
+``margin-loss`` reweighting (plugin ``boostkit_adaboost``) runs any registered loss by name.
+
+Registered losses (:func:`loss_names`): ``exponential``, ``logistic``, ``madaboost`` and
+``logitboost``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable
+
+import attrs
+import numba
+from numba.core.dispatcher import Dispatcher
+from numba.extending import typeof_impl
+
+from .errors import RegistryError
+from .kernels.exponential import exp_nonpositive
+from .kernels.margin_loss import (
+    log1p_unit,
+    log_positive,
+    margin_loss_distribution,
+    margin_loss_type,
+    softplus,
+)
+
+__all__ = [
+    "MarginLoss",
+    "exp_nonpositive",
+    "get_loss",
+    "log1p_unit",
+    "log_positive",
+    "loss_names",
+    "margin_loss_distribution",
+    "register_loss",
+    "softplus",
+]
+
+
+def _numba_function(loss, attribute, function):
+    if function is None and attribute.name in ("loss", "weight"):
+        return  # the fast pair is optional
+    if numba.config.DISABLE_JIT and callable(function):
+        return  # without the JIT, @njit returns the plain function
+    if not isinstance(function, Dispatcher):
+        raise TypeError(
+            f"margin loss {loss.name!r}: {attribute.name} must be a numba @njit function of the "
+            f"margin (a float), got {function!r}"
+        )
+
+
+def _code_text(code, global_values) -> str:
+    consts = tuple(_code_text(c, global_values) if hasattr(c, "co_code") else repr(c)
+                   for c in code.co_consts)
+    # Numbers and strings a function reads from its module are compiled in as constants.
+    names = tuple((name, repr(global_values[name])) if isinstance(
+        global_values.get(name), (int, float, str)) else name for name in code.co_names)
+    return repr((code.co_code, consts, names))
+
+
+def _code_digest(function) -> str:
+    """A digest of a function's code and of the constants it reads, so that an edited loss gets a
+    new kernel rather than a stale one."""
+    if function is None:
+        return "-"
+    python_function = getattr(function, "py_func", function)
+    text = _code_text(python_function.__code__, python_function.__globals__)
+    return hashlib.sha1(text.encode()).hexdigest()[:16]
+
+
+@attrs.frozen
+class MarginLoss:
+    """A margin loss L(v) and its weight function w(v), v = y F, as numba functions of v.
+
+    Attributes
+    ----------
+    name:
+        The name the ``margin-loss`` reweighting's ``loss`` parameter uses.
+    log_loss:
+        ``@numba.njit`` function of a float v returning log L(v), L > 0. The potential
+        sum_i D_1(i) L(y_i F(x_i)) gives the round records' ``error_bound`` (and ``z``, its factor
+        per round), so take L >= 1 where v <= 0 and L(0) = 1 for it to bound the training error
+        and start at 1, as prod Z_t does.
+    log_weight:
+        ``@numba.njit`` function of v returning log w(v), w >= 0 the example's unnormalised
+        weight (-inf for 0); usually w = -L' up to a constant factor, which makes the reweighting
+        a gradient step on L (AnyBoost).
+    loss, weight:
+        Optional: L(v) and w(v) themselves, both or neither. When given they make the fast pass
+        (no logarithm or exponential per example for the shift), used whenever its sums stay in a
+        safe range; the log-domain pair is the fallback that never overflows. Worth it for
+        bounded weights (logistic, MadaBoost); not for e^{-v}, which overflows.
+    description, paper:
+        What the loss is and where it comes from.
+
+    Every function is inlined into the kernel's loop, so write them in plain arithmetic with
+    :func:`exp_nonpositive`, :func:`softplus`, :func:`log1p_unit` and :func:`log_positive` where
+    possible: ``math.log`` and ``math.exp`` work, but a loop that calls the C library cannot use
+    SIMD instructions. Each function is called once at construction (at v = 0), so a mistake
+    shows here rather than inside a fit. Where w = L (AdaBoost's e^{-v}), pass the same function
+    as ``log_loss`` and ``log_weight``: the weights' normaliser is then the potential, and the
+    kernel does one log-sum-exp instead of two.
+    """
+
+    name: str = attrs.field(validator=attrs.validators.instance_of(str))
+    log_loss: Callable[[float], float] = attrs.field(validator=_numba_function)
+    log_weight: Callable[[float], float] = attrs.field(validator=_numba_function)
+    loss: Callable[[float], float] | None = attrs.field(
+        default=None, kw_only=True, validator=_numba_function)
+    weight: Callable[[float], float] | None = attrs.field(
+        default=None, kw_only=True, validator=_numba_function)
+    description: str = attrs.field(default="", kw_only=True)
+    paper: str = attrs.field(default="", kw_only=True)
+    cache_key: str = attrs.field(init=False, eq=False, repr=False)
+
+    @cache_key.default
+    def _cache_key(self) -> str:
+        digests = ":".join(_code_digest(getattr(self, attribute))
+                           for attribute in ("log_loss", "log_weight", "loss", "weight"))
+        return f"{self.name}:{digests}"
+
+    def __attrs_post_init__(self):
+        if (self.loss is None) != (self.weight is None):
+            raise TypeError(f"margin loss {self.name!r}: give both loss and weight (the fast "
+                            f"pair) or neither")
+        for attribute in ("log_loss", "log_weight", "loss", "weight"):
+            function = getattr(self, attribute)
+            if function is None:
+                continue
+            value = function(0.0)
+            if not isinstance(value, float) or math.isnan(value):
+                raise TypeError(f"margin loss {self.name!r}: {attribute}(0.0) must return a "
+                                f"float, got {value!r}")
+
+
+@typeof_impl.register(MarginLoss)
+def _typeof_margin_loss(loss, context):
+    return margin_loss_type(loss)
+
+
+_REGISTRY: dict[str, MarginLoss] = {}
+
+
+def register_loss(loss: MarginLoss) -> MarginLoss:
+    """Make ``loss`` available by name (to the ``margin-loss`` reweighting); returns it.
+
+    Registering the same loss again is a no-op; another loss under a taken name is refused.
+    """
+    if not isinstance(loss, MarginLoss):
+        raise TypeError(f"register_loss: expected a boostkit.losses.MarginLoss, got {loss!r}")
+    known = _REGISTRY.get(loss.name)
+    if known is not None and known.cache_key != loss.cache_key:
+        raise RegistryError(f"a different margin loss is already registered as {loss.name!r}")
+    _REGISTRY[loss.name] = loss
+    return loss
+
+
+def get_loss(name: str) -> MarginLoss:
+    """The registered margin loss called ``name``."""
+    try:
+        return _REGISTRY[name]
+    except (KeyError, TypeError):
+        raise RegistryError(
+            f"unknown margin loss {name!r}; expected one of {', '.join(loss_names())}"
+        ) from None
+
+
+def loss_names() -> list[str]:
+    """The names of the registered margin losses, sorted."""
+    return sorted(_REGISTRY)
+
+
+# -- the registered losses ------------------------------------------------------------------------
+
+_LOG_LN2 = math.log(math.log(2.0))
+_INV_LN2 = 1.0 / math.log(2.0)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _log_softplus(x):
+    # log(log(1 + e^x)); below x = -36, log softplus(x) = x - e^x/2 + ... rounds to x.
+    return x if x < -36.0 else log_positive(softplus(x))
+
+
+@numba.njit(cache=True, nogil=True)
+def _exponential_log(v):
+    return -v
+
+
+register_loss(MarginLoss(
+    "exponential", _exponential_log, _exponential_log,
+    description="AdaBoost's L(v) = e^{-v}, w = -L' = e^{-v}",
+    paper="Freund & Schapire (1997); Mason, Baxter, Bartlett & Frean (2000), AnyBoost",
+))
+
+
+@numba.njit(cache=True, nogil=True)
+def _logistic_log_loss(v):
+    return _log_softplus(-v) - _LOG_LN2
+
+
+@numba.njit(cache=True, nogil=True)
+def _logistic_log_weight(v):
+    return -softplus(v)
+
+
+@numba.njit(cache=True, nogil=True)
+def _logistic_loss(v):
+    return (max(-v, 0.0) + log1p_unit(exp_nonpositive(-abs(v)))) * _INV_LN2
+
+
+@numba.njit(cache=True, nogil=True)
+def _logistic_weight(v):
+    e = exp_nonpositive(-abs(v))  # 1 / (1 + e^v) = e^{-v} / (1 + e^{-v}) for v > 0
+    return (e if v > 0.0 else 1.0) / (1.0 + e)
+
+
+register_loss(MarginLoss(
+    "logistic", _logistic_log_loss, _logistic_log_weight,
+    loss=_logistic_loss, weight=_logistic_weight,
+    description="L(v) = log2(1 + e^{-v}), w = -L' ln 2 = 1 / (1 + e^{v})",
+    paper="Collins, Schapire & Singer (2002), sequential LogLoss update; Friedman, Hastie & "
+          "Tibshirani (2000) section 4",
+))
+
+
+@numba.njit(cache=True, nogil=True)
+def _madaboost_log_loss(v):
+    return -v if v >= 0.0 else log_positive(1.0 - v)
+
+
+@numba.njit(cache=True, nogil=True)
+def _madaboost_log_weight(v):
+    return min(-v, 0.0)
+
+
+@numba.njit(cache=True, nogil=True)
+def _madaboost_loss(v):
+    return exp_nonpositive(-v) if v >= 0.0 else 1.0 - v
+
+
+@numba.njit(cache=True, nogil=True)
+def _madaboost_weight(v):
+    return exp_nonpositive(min(-v, 0.0))
+
+
+register_loss(MarginLoss(
+    "madaboost", _madaboost_log_loss, _madaboost_log_weight,
+    loss=_madaboost_loss, weight=_madaboost_weight,
+    description="w = min(1, e^{-v}), AdaBoost's weight capped at the initial one; -L' for "
+                "L(v) = e^{-v} (v >= 0), 1 - v (v < 0)",
+    paper="Domingo & Watanabe (2000), MadaBoost: D_1 min(1, prod_s beta_s^{cons_s}) with "
+          "AdaBoost's beta_s, i.e. D_1 min(1, e^{-yF})",
+))
+
+
+@numba.njit(cache=True, nogil=True)
+def _logitboost_log_loss(v):
+    return _log_softplus(-2.0 * v) - _LOG_LN2
+
+
+@numba.njit(cache=True, nogil=True)
+def _logitboost_log_weight(v):
+    a = 2.0 * abs(v)
+    return -a - 2.0 * log1p_unit(exp_nonpositive(-a))
+
+
+@numba.njit(cache=True, nogil=True)
+def _logitboost_loss(v):
+    return (max(-2.0 * v, 0.0) + log1p_unit(exp_nonpositive(-2.0 * abs(v)))) * _INV_LN2
+
+
+@numba.njit(cache=True, nogil=True)
+def _logitboost_weight(v):
+    e = exp_nonpositive(-2.0 * abs(v))
+    return e / ((1.0 + e) * (1.0 + e))
+
+
+register_loss(MarginLoss(
+    "logitboost", _logitboost_log_loss, _logitboost_log_weight,
+    loss=_logitboost_loss, weight=_logitboost_weight,
+    description="LogitBoost's Newton weights p (1 - p), p = 1 / (1 + e^{-2v}), with its "
+                "potential log2(1 + e^{-2v}) (the ``logit-weights`` reweighting's)",
+    paper="Friedman, Hastie & Tibshirani (2000), Algorithm 3 and eq. 19-20",
+))
