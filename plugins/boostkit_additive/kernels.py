@@ -9,7 +9,10 @@ boosting" (FHT), Algorithm 3, with p(x) = 1 / (1 + e^{-2F(x)}) (their eq. 19) an
   in [2, 4];
 * the weights w = p (1 - p) = e^{-2|F|} / (1 + e^{-2|F|})^2, normalised in log space like the
   engine's exponential weights, so they never underflow to an all-zero vector or overflow;
-* the potential, sum_i D_1(i) log2(1 + e^{-2 y_i F(x_i)}), also in log space.
+* the potential, sum_i D_1(i) log2(1 + e^{-2 y_i F(x_i)}), also in log space;
+* for Algorithm 6 (several classes, :mod:`boostkit_additive.multinomial`), the half log-odds of
+  each class against the rest under the softmax of the class logits, on which the two quantities
+  above are Algorithm 6's per class.
 
 Plain module-level functions over arrays and scalars (boostkit's kernel conventions).
 """
@@ -84,3 +87,40 @@ def logistic_weights(margin, y, d1, out):
         if d1[i] > 0.0:
             acc += math.exp(math.log(d1[i]) + _log_softplus(-2.0 * y[i] * margin[i]) - top)
     return top + math.log(acc) - _LOG_LOG2
+
+
+@numba.njit(cache=True, nogil=True)
+def class_half_log_odds(logits, out):
+    """G_il = 1/2 log(p_il / (1 - p_il)) of the softmax p_il = e^{s_il} / sum_k e^{s_ik}.
+
+    FHT Algorithm 6's symmetric multinomial probabilities written as the half log-odds of each
+    class against the rest: the margins from which ``boostkit.model.margin_probabilities`` gives
+    back sigma(2 G_il) / sum_k sigma(2 G_ik) = p_il.
+    ``logits`` is ``(n, C)``, C >= 2, any row shift (a row constant cancels);
+    G_il = 1/2 (s_il - log sum_{k != l} e^{s_ik}). The row's largest logit s_top is subtracted
+    before exponentiating, and the top class's sum over the others is taken about the second
+    largest, so however far apart the logits grow the sum neither overflows nor underflows to 0,
+    and for every other class the sum 1 + sum_{k != top, l} e^{s_k - s_top} is at least 1.
+    ``out`` (``(n, C)``) receives G.
+    """
+    n, c = logits.shape
+    for i in range(n):
+        top = 0
+        for l in range(1, c):
+            if logits[i, l] > logits[i, top]:
+                top = l
+        second = -np.inf
+        for l in range(c):
+            if l != top:
+                second = max(second, logits[i, l])
+        near = 0.0  # sum_{k != top} e^{s_k - second} >= 1
+        for l in range(c):
+            if l != top:
+                near += math.exp(logits[i, l] - second)
+        rest = math.exp(second - logits[i, top]) * near  # sum_{k != top} e^{s_k - s_top}
+        for l in range(c):
+            if l == top:
+                out[i, l] = 0.5 * (logits[i, l] - second - math.log(near))
+            else:
+                others = 1.0 + (rest - math.exp(logits[i, l] - logits[i, top]))
+                out[i, l] = 0.5 * (logits[i, l] - logits[i, top] - math.log(others))
