@@ -4,10 +4,12 @@ Everything is timed in this process, JIT warmed first, one thread (numba and BLA
 reported as the median over ``--repeats`` with ratios to the peer measured in the same run (the
 machines are shared: absolute times alone say little).
 
-1. Weighted isotonic regression of n labels on scores with ties (rounded normals), n = 1e5,
-   1e6, 1e7: ``boostkit_pav.isotonic.isotonic_regression`` (sort, pool ties, the O(N) PAV of
-   section 2.1) against ``sklearn.isotonic.IsotonicRegression(increasing=True).fit``; the PAV
-   kernels alone (ties pooled and PAV, on pre-sorted data) are shown too.
+1. Weighted isotonic regression of n labels on scores, n = 1e5, 1e6, 1e7:
+   ``boostkit_pav.isotonic.isotonic_regression`` (pool ties, the O(N) PAV of section 2.1)
+   against ``sklearn.isotonic.IsotonicRegression(increasing=True).fit``, on scores with ties
+   (rounded normals, ~7 000 distinct values: pooled by hashing, no sort of the n examples) and
+   on distinct scores (normals: one stable sort); the sorted-path kernels alone (ties pooled
+   along a given sort, and PAV) are shown too.
 2. One PAV-AdaBoost round at n = 1e6: the ``pav`` calibration hook in its approximate (binned,
    section 5) form against its pure (sorted) form, on a score column whose bins the engine made
    once per fit, and on a new real-valued hypothesis (binned on its own training scores); then
@@ -40,9 +42,11 @@ from boostkit_pav.learners import Projection, ScoreColumns  # noqa: E402
 from timing import median_time  # noqa: E402
 
 
-def isotonic_data(n: int, seed: int = 0):
+def isotonic_data(n: int, seed: int = 0, ties: bool = True):
     rng = np.random.default_rng(seed)
-    scores = np.round(rng.normal(size=n), 3)  # ~7 000 distinct values: heavy ties
+    scores = rng.normal(size=n)
+    if ties:
+        scores = np.round(scores, 3)  # ~7 000 distinct values: heavy ties
     labels = (rng.random(n) < 1.0 / (1.0 + np.exp(-2.0 * scores))).astype(np.float64)
     weights = rng.exponential(size=n)
     return scores, labels, weights
@@ -59,23 +63,25 @@ def kernels_only(scores, weights, labels, order):
 def bench_isotonic(sizes, repeats):
     from sklearn.isotonic import IsotonicRegression
 
-    print("1. weighted isotonic regression (scores with ties)")
-    print(f"  {'n':>10s} {'boostkit_pav':>13s} {'kernels only':>13s} {'scikit-learn':>13s} "
-          f"{'sklearn/ours':>13s} {'pools':>7s}")
-    for n in sizes:
-        scores, labels, weights = isotonic_data(n)
-        order = np.argsort(scores, kind="stable")
-        reps = max(1, repeats if n < 10_000_000 else min(repeats, 3))
-        ours = median_time(lambda: isotonic_regression(scores, weights, labels), reps)
-        kernel = median_time(lambda: kernels_only(scores, weights, labels, order), reps)
-        theirs = median_time(
-            lambda: IsotonicRegression(increasing=True).fit(scores, labels, sample_weight=weights), reps)
-        fit = isotonic_regression(scores, weights, labels)
-        reference = IsotonicRegression(increasing=True).fit(scores, labels, sample_weight=weights)
-        gap = np.abs(fit.fitted() - reference.predict(fit.points)).max()
-        assert gap < 1e-12, f"isotonic fits differ by {gap:g} at n = {n}"
-        print(f"  {n:>10,d} {ours * 1e3:>11.1f}ms {kernel * 1e3:>11.1f}ms {theirs * 1e3:>11.1f}ms "
-              f"{theirs / ours:>12.2f}x {fit.n_pools:>7d}")
+    print("1. weighted isotonic regression")
+    print(f"  {'scores':>9s} {'n':>10s} {'boostkit_pav':>13s} {'kernels only':>13s} "
+          f"{'scikit-learn':>13s} {'sklearn/ours':>13s} {'pools':>7s}")
+    for ties in (True, False):
+        for n in sizes:
+            scores, labels, weights = isotonic_data(n, ties=ties)
+            order = np.argsort(scores, kind="stable")
+            reps = max(1, repeats if n < 10_000_000 else min(repeats, 3))
+            ours = median_time(lambda: isotonic_regression(scores, weights, labels), reps)
+            kernel = median_time(lambda: kernels_only(scores, weights, labels, order), reps)
+            theirs = median_time(lambda: IsotonicRegression(increasing=True).fit(
+                scores, labels, sample_weight=weights), reps)
+            fit = isotonic_regression(scores, weights, labels)
+            reference = IsotonicRegression(increasing=True).fit(scores, labels, sample_weight=weights)
+            gap = np.abs(fit.fitted() - reference.predict(fit.points)).max()
+            assert gap < 1e-12, f"isotonic fits differ by {gap:g} at n = {n}"
+            print(f"  {'tied' if ties else 'distinct':>9s} {n:>10,d} {ours * 1e3:>11.1f}ms "
+                  f"{kernel * 1e3:>11.1f}ms {theirs * 1e3:>11.1f}ms {theirs / ours:>12.2f}x "
+                  f"{fit.n_pools:>7d}", flush=True)
 
 
 def round_state(n: int, seed: int = 1) -> boostkit.BoostState:

@@ -15,13 +15,13 @@ import numpy as np
 
 import boostkit
 from boostkit.criteria import weighted_error, z_loss
-from boostkit.data import bin_features
-from boostkit.kernels.binning import apply_bins
+from boostkit.data import BinnedData, bin_features
 from boostkit.kernels.boosting import exponential_weights
 from boostkit.kernels.histogram import cell_class_sums
 
 from .contributions import AffineScore, IsotonicSteps, ScoreBins
 from .isotonic import INTERPOLATIONS, bound_probabilities, half_log_odds, isotonic_bins, isotonic_regression
+from .kernels import bin_class_sums
 
 __all__ = ["PavCalibration", "SigmoidCalibration", "resolve_epsilon", "minimise_exponential_loss",
            "score_thresholds"]
@@ -57,6 +57,15 @@ def resolve_epsilon(epsilon: float | None, n_samples: int) -> float:
     return min(1.0 / n_samples, 0.5 - 1e-12) if epsilon is None else float(epsilon)
 
 
+def _binned_sample(scores: np.ndarray, sample_weight: np.ndarray, bins: int,
+                   rng: np.random.Generator) -> tuple[np.ndarray, BinnedData]:
+    """The rows of the threshold sample of :func:`score_thresholds` and their scores, binned."""
+    rows = np.flatnonzero(sample_weight > 0)
+    if rows.shape[0] > THRESHOLD_SAMPLE:
+        rows = rng.choice(rows, THRESHOLD_SAMPLE, replace=False)
+    return rows, bin_features(scores[rows, None], bins)
+
+
 def score_thresholds(scores: np.ndarray, sample_weight: np.ndarray, bins: int,
                      rng: np.random.Generator) -> np.ndarray:
     """Quantile bin edges for a hypothesis' scores: its partition B_t (000 section 5, eq. 39).
@@ -66,10 +75,29 @@ def score_thresholds(scores: np.ndarray, sample_weight: np.ndarray, bins: int,
     score its own bin when there are at most ``bins``), found on a seeded sample of at most
     ``THRESHOLD_SAMPLE`` of them, so that binning costs O(n log bins) and never a sort of all n.
     """
-    rows = np.flatnonzero(sample_weight > 0)
-    if rows.shape[0] > THRESHOLD_SAMPLE:
-        rows = rng.choice(rows, THRESHOLD_SAMPLE, replace=False)
-    return bin_features(scores[rows, None], bins).thresholds[0]
+    return _binned_sample(scores, sample_weight, bins, rng)[1].thresholds[0]
+
+
+def _score_bin_sums(scores, weights, is_pos, sample_weight, bins, rng):
+    """``(thresholds, cells, wneg, wpos)``: a new hypothesis' partition (:func:`score_thresholds`),
+    the bin of every example and the weight of each class per bin.
+
+    When the threshold sample is every example (all of positive weight, at most
+    ``THRESHOLD_SAMPLE``) and no score is missing, binning it already gave every example's bin;
+    otherwise one pass of :func:`~boostkit_pav.kernels.bin_class_sums` bins and sums (a
+    missing score in bin 0).
+    """
+    rows, sample = _binned_sample(scores, sample_weight, bins, rng)
+    thresholds = sample.thresholds[0]
+    n_bins = thresholds.shape[0] + 1
+    if rows.shape[0] == scores.shape[0] and sample.missing_bin is None:
+        cells = sample.codes[0]
+        wneg, wpos = cell_class_sums(cells, weights, is_pos, n_bins)
+        return thresholds, cells, wneg, wpos
+    cells = np.empty(scores.shape[0], dtype=np.uint8)
+    sums = np.zeros((n_bins, 2))
+    bin_class_sums(scores, thresholds, weights, is_pos, cells, sums)
+    return thresholds, cells, sums[:, 0], sums[:, 1]
 
 
 class _TermIndex:
@@ -186,14 +214,12 @@ class PavCalibration(_BackFitting, boostkit.Calibration):
             n_pools = fit.n_pools
         else:
             if getattr(hypothesis, "ordered_cells", False):
-                cells, n_bins, thresholds = candidate.cells, hypothesis.n_cells, None
+                cells, thresholds = candidate.cells, None
+                wneg, wpos = cell_class_sums(cells, weights, state.data.is_pos, hypothesis.n_cells)
             else:
-                thresholds = score_thresholds(candidate.scores, state.data.sample_weight, self.bins,
-                                              state.rng)
-                cells = np.empty((1, state.data.n_samples), dtype=np.uint8)
-                apply_bins(candidate.scores[:, None], thresholds, np.array([0, thresholds.shape[0]]), cells)
-                cells, n_bins = cells[0], thresholds.shape[0] + 1
-            wneg, wpos = cell_class_sums(cells, weights, state.data.is_pos, n_bins)
+                thresholds, cells, wneg, wpos = _score_bin_sums(
+                    candidate.scores, weights, state.data.is_pos, state.data.sample_weight,
+                    self.bins, state.rng)
             p = bound_probabilities(isotonic_bins(wpos, wneg, self.interpolation), epsilon)
             k = half_log_odds(p)
             contribution = (boostkit.CellContribution(k) if thresholds is None

@@ -9,7 +9,8 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from .kernels import interpolate_points, pav_pools, pool_ties
+from .kernels import (check_regression_input, interpolate_points, pav_pools, pool_ties,
+                      pool_ties_hashed)
 
 __all__ = [
     "IsotonicFit",
@@ -22,6 +23,10 @@ __all__ = [
 ]
 
 INTERPOLATIONS = ("midpoint", "linear")
+
+# Scores with at most this many distinct values are pooled by hashing, with no sort of the n
+# examples; the hash table of more would no longer stay in cache, and a sort is then cheaper.
+HASHED_POINTS = 1 << 16
 
 
 @attrs.frozen
@@ -73,9 +78,13 @@ class IsotonicFit:
 def isotonic_regression(scores, weights, targets) -> IsotonicFit:
     """The weighted non-decreasing isotonic regression of ``targets`` on ``scores``.
 
-    Sorts once (O(n log n)), pools tied scores (:func:`~boostkit_pav.kernels.pool_ties`), then
-    runs the O(N) PAV of 000 section 2.1 (:func:`~boostkit_pav.kernels.pav_pools`). Examples of
-    weight 0 are ignored.
+    Pools tied scores into N points, then runs the O(N) PAV of 000 section 2.1
+    (:func:`~boostkit_pav.kernels.pav_pools`). Scores with at most :data:`HASHED_POINTS`
+    distinct values are pooled in one pass by hashing
+    (:func:`~boostkit_pav.kernels.pool_ties_hashed`) and only the N points are sorted; others
+    are sorted once, stably (O(n log n)), and pooled along the sort
+    (:func:`~boostkit_pav.kernels.pool_ties`). Both sum tied examples in their order, so both
+    give the same fit. Examples of weight 0 are ignored.
     """
     scores = np.ascontiguousarray(scores, dtype=np.float64)
     weights = np.ascontiguousarray(weights, dtype=np.float64)
@@ -85,17 +94,26 @@ def isotonic_regression(scores, weights, targets) -> IsotonicFit:
             "scores, weights and targets must be 1-D arrays of one length, got shapes "
             f"{scores.shape}, {weights.shape}, {targets.shape}"
         )
-    if not (np.isfinite(scores).all() and np.isfinite(weights).all() and np.isfinite(targets).all()):
+    finite, negative, positive = check_regression_input(scores, weights, targets)
+    if not finite:
         raise ValueError("scores, weights and targets must be finite")
-    if (weights < 0).any():
+    if negative:
         raise ValueError("weights must be non-negative")
-    if not (weights > 0).any():
+    if not positive:
         raise ValueError("weights are all 0: there is nothing to regress")
-    order = np.argsort(scores)  # ties are pooled, so their order does not matter: no stable sort
     n = scores.shape[0]
-    points, pooled_weights, means = np.empty(n), np.empty(n), np.empty(n)
-    n_points = pool_ties(scores, weights, targets, order, points, pooled_weights, means)
-    points, pooled_weights, means = points[:n_points], pooled_weights[:n_points], means[:n_points]
+    capacity = min(n, HASHED_POINTS)
+    points, pooled_weights, means = np.empty(capacity), np.empty(capacity), np.empty(capacity)
+    n_points = pool_ties_hashed(scores, scores.view(np.int64), weights, targets, capacity,
+                                points, pooled_weights, means)
+    if n_points >= 0:
+        order = np.argsort(points[:n_points])  # distinct values: every sort gives this order
+        points, pooled_weights, means = points[order], pooled_weights[order], means[order]
+    else:
+        order = np.argsort(scores, kind="stable")  # ties in the examples' order, as hashed
+        points, pooled_weights, means = np.empty(n), np.empty(n), np.empty(n)
+        n_points = pool_ties(scores, weights, targets, order, points, pooled_weights, means)
+        points, pooled_weights, means = points[:n_points], pooled_weights[:n_points], means[:n_points]
     pool_starts = np.empty(n_points + 1, dtype=np.int64)
     pool_values = np.empty(n_points)
     n_pools = pav_pools(means, pooled_weights, pool_starts, pool_values)

@@ -1,7 +1,12 @@
-"""Numba kernels of the PAV plugin: tie pooling, the O(N) PAV algorithm, and interpolation.
+"""Numba kernels of the PAV plugin: input checks, tie pooling, the O(N) PAV algorithm,
+interpolation, and the binned class sums of approximate PAV-AdaBoost.
 
-All three are plain functions over arrays (000_ea597104f195fc85.txt section 2). The tests keep
+All are plain functions over arrays (000_ea597104f195fc85.txt sections 2 and 5). The tests keep
 naive references beside them and also run them with ``NUMBA_DISABLE_JIT=1``.
+
+Tied scores are pooled in the order of the examples, whichever kernel pools them
+(:func:`pool_ties` along a stable sort, or :func:`pool_ties_hashed` without one): the pooled
+sums, and so every fit, are one deterministic function of the data.
 """
 
 from __future__ import annotations
@@ -9,13 +14,34 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+# Fibonacci hashing: multiplying by 2^64 / golden ratio spreads the bits of a float's pattern
+# over the top bits, which pick the slot.
+_HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
+
+
+@numba.njit(cache=True, nogil=True)
+def check_regression_input(scores, weights, targets):
+    """``(all_finite, any_negative_weight, any_positive_weight)`` of the inputs of isotonic
+    regression, in one pass over the three arrays (of one length)."""
+    finite = True
+    negative = False
+    positive = False
+    for i in range(scores.shape[0]):
+        w = weights[i]
+        # x - x is 0 for every finite x and NaN for infinities and NaN.
+        finite &= (scores[i] - scores[i] == 0.0) & (w - w == 0.0) & (targets[i] - targets[i] == 0.0)
+        negative |= w < 0.0
+        positive |= w > 0.0
+    return finite, negative, positive
+
 
 @numba.njit(cache=True, nogil=True)
 def pool_ties(scores, weights, targets, order, out_scores, out_weights, out_means):
     """Pool the examples that share a parameter value (000 section 2, before eq. 1).
 
     ``order`` sorts ``scores`` increasingly. Every run of equal scores becomes one point whose
-    weight is the run's total weight and whose target is the run's weighted mean target.
+    weight is the run's total weight and whose target is the run's weighted mean target, summed
+    in the order ``order`` lists them (the examples' order when the sort is stable).
     Examples of weight 0 are left out (they carry no information, and a run of them would have
     no mean). Writes the distinct values, in increasing order, into ``out_scores``,
     ``out_weights`` and ``out_means`` (each at least ``len(order)`` long) and returns their
@@ -46,6 +72,57 @@ def pool_ties(scores, weights, targets, order, out_scores, out_weights, out_mean
     if n_out > 0:
         out_weights[n_out - 1] = total_w
         out_means[n_out - 1] = total_wp / total_w
+    return n_out
+
+
+@numba.njit(cache=True, nogil=True)
+def pool_ties_hashed(scores, bits, weights, targets, max_points, out_scores, out_weights,
+                     out_means):
+    """:func:`pool_ties` without a sort, for scores with at most ``max_points`` distinct values.
+
+    One pass over the examples in their order: an open-addressing hash table keyed by the
+    score's bit pattern (``bits``, ``scores`` viewed as int64; 0.0 and -0.0 hash alike) gives
+    each distinct score of positive weight its point, whose weight and weighted target are
+    summed in the order of the examples, as :func:`pool_ties` sums them. Writes the N points in
+    the order of their first example (not sorted: the caller sorts N values instead of n) into
+    the ``out_*`` arrays (each at least ``max_points`` long) and returns N, or -1 as soon as a
+    value beyond the first ``max_points`` appears. O(n) expected time; the table (4
+    ``max_points`` slots at most) stays in cache for the small ``max_points`` it is meant for.
+    """
+    n = scores.shape[0]
+    log_size = 2
+    while (1 << log_size) < 2 * min(max_points, n):
+        log_size += 1
+    size = 1 << log_size
+    mask = size - 1
+    shift = np.uint64(64 - log_size)
+    table = np.full(size, -1, dtype=np.int64)
+    n_out = 0
+    for i in range(n):
+        w = weights[i]
+        if w <= 0.0:
+            continue
+        s = scores[i]
+        key = np.uint64(bits[i]) if s != 0.0 else np.uint64(0)
+        slot = np.int64((key * _HASH_MULTIPLIER) >> shift)
+        while True:
+            point = table[slot]
+            if point < 0:
+                if n_out == max_points:
+                    return -1
+                table[slot] = n_out
+                out_scores[n_out] = s
+                out_weights[n_out] = w
+                out_means[n_out] = w * targets[i]
+                n_out += 1
+                break
+            if out_scores[point] == s:
+                out_weights[point] += w
+                out_means[point] += w * targets[i]
+                break
+            slot = (slot + 1) & mask
+    for point in range(n_out):
+        out_means[point] = out_means[point] / out_weights[point]
     return n_out
 
 
@@ -153,3 +230,30 @@ def interpolate_points(points, values, s, linear, out):
             out[i] = values[lo - 1] + t * (values[lo] - values[lo - 1])
         else:
             out[i] = 0.5 * (values[lo - 1] + values[lo])
+
+
+@numba.njit(cache=True, nogil=True)
+def bin_class_sums(scores, thresholds, weights, is_pos, cells, sums):
+    """Bin the scores and sum the weight of each class per bin, in one pass (000 section 5).
+
+    ``cells[i]`` receives the number of ``thresholds`` (increasing) strictly below
+    ``scores[i]`` (bin b holds t_{b-1} < s <= t_b; NaN goes to bin 0), and ``sums[b, c]``
+    (``(len(thresholds) + 1, 2)``, zeroed by the caller) the weight of the examples of bin b with
+    ``is_pos == c``, added in the order of the examples. The search is branch-free (a fixed
+    number of halvings, Khuong & Morin's layout-free form), so unpredictable scores cost no
+    mispredictions.
+    """
+    n_thresholds = thresholds.shape[0]
+    for i in range(scores.shape[0]):
+        x = scores[i]
+        cell = 0
+        if n_thresholds > 0:
+            base = 0
+            length = n_thresholds
+            while length > 1:
+                half = length >> 1
+                base = base + half if thresholds[base + half] < x else base
+                length -= half
+            cell = base + (thresholds[base] < x)
+        cells[i] = cell
+        sums[cell, is_pos[i]] += weights[i]

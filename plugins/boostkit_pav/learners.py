@@ -431,6 +431,8 @@ class Nscore(boostkit.Proposal):
     """
 
     name = "nscore"
+    # Term counts: eq. 49's local weight and the IDF read x_ij as how often term j occurs.
+    needs = frozenset({"non-negative-features"})
     provides = frozenset({"real-scores", "sparse-input"})
     alpha: float = attrs.field(default=0.0044, converter=float, validator=_non_negative)
     decay: float = attrs.field(default=0.7, converter=float)
@@ -454,8 +456,6 @@ class Nscore(boostkit.Proposal):
     def boostkit_fit_start(self, state):
         sparse = state.data.is_sparse
         X = _csr(state.data.X) if sparse else state.data.X
-        if (X.data < 0).any() if sparse else (X < 0).any():
-            raise ValueError("nscore needs term counts (non-negative features)")
         if sparse:
             document_frequency = np.bincount(X.indices[X.data != 0], minlength=X.shape[1])
         else:

@@ -54,30 +54,41 @@ def pn_space_quantities(margin: np.ndarray, is_pos: np.ndarray, d1: np.ndarray,
     * ``auc_bound`` = 1 - W^2 / (8 P N), Corollary 1.
 
     An AUC whose class weight is 0 (every positive discarded by pure cells) is ``None``.
-    Everything is computed from normalised weights and exp(log_potential), so nothing overflows.
+    Everything is computed from normalised weights and log_potential, in log space: W overflows
+    a float when some margins are very negative (the potential passes e^709), and the records
+    then hold inf (the bounds -inf, vacuous), never an OverflowError or a NaN.
     """
-    shrink = math.exp(log_potential)  # W_{t+1} / |E|
+    log_total = math.log(n_examples) + log_potential  # ln W_{t+1}
     order = np.argsort(margin)  # the order within ties is irrelevant: aoc_star groups them
     pos_mask = is_pos.astype(bool)
     out_pos, out_neg = float(weights[pos_mask].sum()), float(weights[~pos_mask].sum())
     d1_pos, d1_neg = float(d1[pos_mask].sum()), float(d1[~pos_mask].sum())
     misranked_out = aoc_star(margin, is_pos, weights, order)
     misranked_d1 = aoc_star(margin, is_pos, d1, order)
-    total = n_examples * shrink
     train_auc = _auc(misranked_d1, d1_pos, d1_neg)
+    area = d1_pos * d1_neg
     return {
-        "total_weight": total,
-        "positive_weight": total * out_pos,
-        "negative_weight": total * out_neg,
-        "pn_area": total * total * out_pos * out_neg,
-        "aoc_weighted": total * total * misranked_out,
+        "total_weight": _scaled(1.0, log_total),
+        "positive_weight": _scaled(out_pos, log_total),
+        "negative_weight": _scaled(out_neg, log_total),
+        "pn_area": _scaled(out_pos * out_neg, 2.0 * log_total),
+        "aoc_weighted": _scaled(misranked_out, 2.0 * log_total),
         "weighted_auc": _auc(misranked_out, out_pos, out_neg),
         "aoc_train": n_examples * n_examples * misranked_d1,
         "train_auc": train_auc,
-        "auc_bound_theorem2": _auc(shrink * shrink * misranked_out, d1_pos, d1_neg),
-        "auc_bound": (auc_lower_bound(shrink, d1_pos, d1_neg)
-                      if d1_pos * d1_neg > 0 else None),
+        "auc_bound_theorem2": (1.0 - _scaled(misranked_out / area, 2.0 * log_potential)
+                               if area > 0 else None),
+        # Corollary 1, 1 - W'^2 / (8 P N) with W' = W / |E| = e^log_potential
+        "auc_bound": 1.0 - _scaled(1.0 / (8.0 * area), 2.0 * log_potential) if area > 0 else None,
     }
+
+
+def _scaled(value: float, log_factor: float) -> float:
+    """value * e^log_factor for value >= 0, in log space: inf past the float range."""
+    if value == 0.0:
+        return 0.0
+    exponent = math.log(value) + log_factor
+    return math.exp(exponent) if exponent < 709.0 else math.inf
 
 
 @attrs.frozen

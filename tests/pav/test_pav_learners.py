@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+import boostkit
 from boostkit_pav.learners import (
     BinaryNaiveBayes,
     Cmass,
@@ -206,10 +207,13 @@ def test_xlap_keeps_an_example_from_being_chosen_again_too_soon(make_state):
     assert exhausted == [False, False, False, False, True]
 
 
-def test_nscore_needs_counts(make_state):
-    state = make_state(-np.ones((2, 2)), [1, -1])
-    with pytest.raises(ValueError, match="term counts"):
-        start(Nscore(), state)
+def test_nscore_needs_non_negative_features_and_is_refused_on_others_before_fitting():
+    assert Nscore.capabilities().needs == {"non-negative-features"}
+    X = np.array([[1.0, 0.0], [0.0, 2.0], [3.0, -0.25]])
+    with pytest.raises(boostkit.RecipeError, match=r"proposal 'nscore' needs non-negative "
+                       r"features .* column 1 holds -0\.25 \(row 2\); transform that column"):
+        boostkit.Booster(proposal="nscore", calibration="pav", reweighting="exponential").fit(
+            X, [1, -1, 1])
 
 
 def test_neighbor_similarity_keeps_only_the_terms_of_its_document():

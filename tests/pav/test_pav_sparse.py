@@ -98,7 +98,8 @@ def test_naive_bayes_below_zero_counts_the_unstored_zeros_as_present(calibration
 @pytest.mark.parametrize("proposal", [Cmass, Nscore, BinaryNaiveBayes])
 def test_the_text_learners_declare_sparse_input(proposal):
     needs, provides, _ = capabilities_of(proposal())
-    assert SPARSE_INPUT in provides and "real-scores" in provides and not needs
+    assert SPARSE_INPUT in provides and "real-scores" in provides
+    assert needs <= {"non-negative-features"}  # nscore reads term counts
 
 
 def test_score_columns_still_refuse_sparse_input():
@@ -183,7 +184,9 @@ def test_sparse_scores_equal_dense_scores(counts, threshold, alpha, decay):
     assert_same_scores(similarity.scores(X), similarity.scores(dense))
 
 
-def test_nscore_refuses_negative_sparse_counts(make_state):
-    state = make_state(sp.csr_matrix(np.array([[1.0, -1.0], [0.0, 2.0]])), [1, -1])
-    with pytest.raises(ValueError, match="term counts"):
-        Nscore().boostkit_fit_start(state=state)
+def test_nscore_refuses_negative_sparse_counts_before_fitting():
+    X = sp.csr_matrix(np.array([[1.0, 3.0], [0.0, 2.0], [1.0, 0.0], [0.0, -1.5]]))
+    with pytest.raises(boostkit.RecipeError, match=r"proposal 'nscore' needs non-negative "
+                       r"features .* column 1 holds -1\.5 \(row 3\)"):
+        boostkit.Booster(proposal="nscore", calibration="pav", reweighting="exponential").fit(
+            X, [1, -1, 1, -1])
