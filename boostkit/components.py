@@ -190,6 +190,18 @@ class WeakHypothesis(Component):
         """The cell index (``0 <= cell < n_cells``, an integer array) of each row of ``X``."""
         raise TypeError(f"weak hypothesis {self.name!r} does not partition its input")
 
+    def threshold_split(self) -> tuple[int, float, bool] | None:
+        """``(feature, threshold, missing_left)`` when the hypothesis' two cells are
+        ``x[feature] <= threshold`` (cell 0) and ``> threshold`` (cell 1), a missing value going
+        to cell 0 when ``missing_left``; else ``None`` (the default). Models evaluate runs of
+        such terms in one compiled pass over the rows (:mod:`boostkit.kernels.predict`)."""
+        return None
+
+    def cell_score_table(self) -> np.ndarray | None:
+        """h(x) of each cell, ``(n_cells,)``, when the scores are constant on every cell (a
+        stump's ``cell_scores``), else ``None`` (the default)."""
+        return None
+
     def describe(self, features=None) -> str:
         """A short human-readable description for round records and logs.
 
@@ -231,6 +243,13 @@ class Contribution(Component):
     def values(self, output: Candidate, margin: np.ndarray) -> np.ndarray:
         """c_t(x) for the examples of ``output``, given the margin F_{t-1} on them."""
         raise NotImplementedError
+
+    def cell_table(self, hypothesis: WeakHypothesis) -> np.ndarray | None:
+        """c_t in each cell of ``hypothesis``, ``(n_cells,)`` or ``(n_cells, C)``, when it depends
+        on nothing but the cell (not on the running margin), else ``None`` (the default).
+        ``table[cells]`` must be exactly what :meth:`values` gives, bit for bit: the model then
+        evaluates it in its compiled pass."""
+        return None
 
 
 ROUND_ROLES = (

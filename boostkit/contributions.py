@@ -30,6 +30,10 @@ class LinearContribution(Contribution):
     def values(self, output: Candidate, margin: np.ndarray) -> np.ndarray:
         return self.alpha * output.scores
 
+    def cell_table(self, hypothesis) -> np.ndarray | None:
+        scores = hypothesis.cell_score_table()
+        return None if scores is None else self.alpha * scores
+
 
 @attrs.frozen
 class CellContribution(Contribution):
@@ -40,3 +44,6 @@ class CellContribution(Contribution):
 
     def values(self, output: Candidate, margin: np.ndarray) -> np.ndarray:
         return self.cell_values[output.cells]
+
+    def cell_table(self, hypothesis) -> np.ndarray | None:
+        return self.cell_values

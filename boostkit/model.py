@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping
 
 import attrs
+import numba
 import numpy as np
 
 from .components import (
@@ -57,7 +58,12 @@ from .components import (
 from .capabilities import handles_missing_values
 from .data import check_features
 from .errors import DataError, ModelFormatError, RecipeError
-from .features import FeatureSchema
+from .features import FeatureSchema, is_sparse
+from .kernels.predict import (
+    threshold_margin_columns,
+    threshold_margins,
+    threshold_margins_parallel,
+)
 from .registry import Recipe
 
 __all__ = ["BoostModel", "FORMAT_NAME", "FORMAT_VERSION"]
@@ -303,6 +309,68 @@ def term_importances(hypotheses, records, n_features: int) -> np.ndarray:
     return out / total if total > 0 else out
 
 
+@attrs.frozen
+class ThresholdRun:
+    """Consecutive terms of threshold hypotheses with per-cell contributions, as flat arrays
+    (see :mod:`boostkit.kernels.predict`); ``terms`` keeps the ``(h, c)`` pairs."""
+
+    terms: tuple = attrs.field(eq=False)
+    features: np.ndarray = attrs.field(eq=False)
+    thresholds: np.ndarray = attrs.field(eq=False)
+    missing_left: np.ndarray = attrs.field(eq=False)
+    values: np.ndarray = attrs.field(eq=False)
+
+    def add_to(self, X: np.ndarray, margin: np.ndarray) -> None:
+        """Add the run's terms to ``margin`` in place, row by row, in term order."""
+        if margin.ndim == 2:
+            threshold_margin_columns(X, self.features, self.thresholds, self.missing_left,
+                                     self.values, margin)
+            return
+        n_threads = numba.get_num_threads()
+        if n_threads > 1 and X.shape[0] * self.features.shape[0] >= PARALLEL_PREDICTION:
+            threshold_margins_parallel(X, self.features, self.thresholds, self.missing_left,
+                                       self.values, margin, n_threads)
+        else:
+            threshold_margins(X, self.features, self.thresholds, self.missing_left, self.values,
+                              margin)
+
+
+#: Rows x terms of a threshold run above which it is evaluated on numba's threads.
+PARALLEL_PREDICTION = 1 << 22
+
+
+def compile_terms(hypotheses, contributions, n_columns: int) -> list:
+    """The terms as a list of :class:`ThresholdRun` (runs of at least two compilable terms) and
+    single ``(h, c)`` pairs, in order."""
+    out, pending = [], []
+
+    def flush():
+        if len(pending) >= 2:
+            split = [h.threshold_split() for h, _, _ in pending]
+            out.append(ThresholdRun(
+                terms=tuple((h, c) for h, c, _ in pending),
+                features=np.array([f for f, _, _ in split], dtype=np.int64),
+                thresholds=np.array([t for _, t, _ in split], dtype=np.float64),
+                missing_left=np.array([m for _, _, m in split], dtype=np.bool_),
+                values=np.ascontiguousarray(np.stack([table for _, _, table in pending]),
+                                            dtype=np.float64),
+            ))
+        else:
+            out.extend((h, c) for h, c, _ in pending)
+        pending.clear()
+
+    shape = (2,) if n_columns == 1 else (2, n_columns)
+    for h, c in zip(hypotheses, contributions):
+        table = c.cell_table(h) if h.threshold_split() is not None else None
+        if table is not None and np.shape(table) == shape and np.asarray(table).dtype == np.float64:
+            pending.append((h, c, table))
+        else:
+            flush()
+            out.append((h, c))
+    flush()
+    return out
+
+
 def _logistic_2f(margin: np.ndarray) -> np.ndarray:
     # P(y=+1|x) = 1 / (1 + exp(-2F)) = (1 + tanh F) / 2: the exponential loss's population
     # minimiser is half the log-odds (Friedman, Hastie & Tibshirani 2000); tanh never overflows.
@@ -392,6 +460,8 @@ class BoostModel:
     best_round: int | None = attrs.field(default=None)
     multilabel: bool = attrs.field(default=False, converter=bool)
     features: FeatureSchema | None = attrs.field(default=None, eq=False)
+    # The terms flattened for compiled evaluation, by number of terms used (built on first use).
+    _runs: dict = attrs.field(init=False, factory=dict, eq=False, repr=False)
 
     @best_round.validator
     def _check_best_round(self, attribute, value):
@@ -471,12 +541,28 @@ class BoostModel:
 
     def decision_function(self, X) -> np.ndarray:
         """F(x) after ``best_round`` terms, or all T: ``(n,)``, positive meaning ``classes[1]``,
-        or ``(n, C)``, one column per class."""
+        or ``(n, C)``, one column per class.
+
+        Runs of threshold terms (``WeakHypothesis.threshold_split`` with a
+        ``Contribution.cell_table``, e.g. stumps under ``constant-alpha`` or
+        ``domain-partition``) are evaluated in one compiled pass over the rows
+        (:mod:`boostkit.kernels.predict`); every other term by its ``values``. Either way the
+        terms are added in order, and the margins are the same bits.
+        """
         X = self._check(X)
         margin = self._zeros(X)
-        used = slice(self.best_round)  # slice(None) when no round was named: every term
-        for h, c in zip(self.hypotheses[used], self.contributions[used]):
-            margin += c.values(Candidate(h, X), margin)
+        n_terms = len(self.hypotheses) if self.best_round is None else self.best_round
+        runs = self._runs.get(n_terms)
+        if runs is None:
+            runs = self._runs.setdefault(n_terms, compile_terms(
+                self.hypotheses[:n_terms], self.contributions[:n_terms], self.n_columns))
+        dense = not is_sparse(X)
+        for run in runs:
+            if isinstance(run, ThresholdRun) and dense:
+                run.add_to(X, margin)
+                continue
+            for h, c in (run.terms if isinstance(run, ThresholdRun) else (run,)):
+                margin += c.values(Candidate(h, X), margin)
         return margin
 
     def predict(self, X) -> np.ndarray:

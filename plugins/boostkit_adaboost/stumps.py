@@ -67,6 +67,12 @@ class Stump(boostkit.WeakHypothesis):
     def scores(self, X: np.ndarray) -> np.ndarray:
         return self.cell_scores[self.cells(X)]
 
+    def threshold_split(self) -> tuple[int, float, bool]:
+        return self.feature, self.threshold, self.missing_left
+
+    def cell_score_table(self) -> np.ndarray:
+        return self.cell_scores
+
     def describe(self, features=None) -> str:
         label = boostkit.feature_label(features, self.feature)
         lo, hi = self.cell_scores

@@ -38,6 +38,10 @@ class ShrunkContribution(boostkit.Contribution):
     def values(self, output, margin: np.ndarray) -> np.ndarray:
         return self.factor * self.inner.values(output, margin)
 
+    def cell_table(self, hypothesis) -> np.ndarray | None:
+        inner = self.inner.cell_table(hypothesis)
+        return None if inner is None else self.factor * inner
+
 
 @attrs.define
 class LearningRate(boostkit.CalibrationWrapper):
