@@ -6,21 +6,26 @@ import numba
 
 
 @numba.njit(cache=True, nogil=True)
+def count_below(values, lo, hi, x):
+    """``lo`` plus the number of ``values[lo:hi]`` (increasing) strictly below ``x``, by binary
+    search: the index of the first of them not below ``x``."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if values[mid] < x:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@numba.njit(cache=True, nogil=True)
 def _bin_feature(X, f, thresholds, lo0, hi0, missing_code, out):
     for i in range(X.shape[0]):
         x = X[i, f]
         if x != x:
             out[f, i] = missing_code
-            continue
-        lo = lo0
-        hi = hi0
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if thresholds[mid] < x:
-                lo = mid + 1
-            else:
-                hi = mid
-        out[f, i] = lo - lo0
+        else:
+            out[f, i] = count_below(thresholds, lo0, hi0, x) - lo0
 
 
 @numba.njit(cache=True, nogil=True)

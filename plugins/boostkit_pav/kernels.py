@@ -14,6 +14,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from boostkit.kernels.binning import count_below
+
 # Fibonacci hashing: multiplying by 2^64 / golden ratio spreads the bits of a float's pattern
 # over the top bits, which pick the slot.
 _HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
@@ -208,15 +210,7 @@ def interpolate_points(points, values, s, linear, out):
     n = points.shape[0]
     for i in range(s.shape[0]):
         x = s[i]
-        # lo = number of points strictly below x
-        lo = 0
-        hi = n
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if points[mid] < x:
-                lo = mid + 1
-            else:
-                hi = mid
+        lo = count_below(points, 0, n, x)  # the number of points strictly below x
         if lo < n and points[lo] == x:
             out[i] = values[lo]
         elif lo == 0:
