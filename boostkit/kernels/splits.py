@@ -1,0 +1,163 @@
+"""The candidate splits of binned data with missing values and categorical columns, in one pass.
+
+:func:`boostkit.splits.best_binned_split` scores every candidate of every feature with one call
+of the partition loss; this kernel lists them. A candidate is a (left, right) pair of class sums
+over the bins of one feature, the missing-value bin's sums on the side its direction names:
+
+* numeric feature f, cut after bin b: left = bins <= b, right = bins > b (values only);
+* categorical feature f, ordering o, prefix length p: left = the first p categories of
+  ``orders[row, o]``, right = the remaining sorted categories plus the rare ones.
+
+Left sides are prefix sums and right sides suffix sums, so a light side is exact rather than the
+difference of two large totals (as :func:`boostkit.kernels.histogram.threshold_pair_sums`).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _emit(neg, pos, k, left, right, i, miss, direction):
+    # Candidate k's sides, ``left[i]`` and ``right[i]``, with the missing bin's sums added to the
+    # right (direction 0) or the left (1). Inlined in numba's IR: a call passing arrays, or a
+    # view, costs reference counting (atomic updates, 30 ns a candidate).
+    for l in range(left.shape[1]):
+        if direction == 0:
+            neg[k, 0, l] = left[i, l, 0]
+            pos[k, 0, l] = left[i, l, 1]
+            neg[k, 1, l] = right[i, l, 0] + miss[l, 0]
+            pos[k, 1, l] = right[i, l, 1] + miss[l, 1]
+        else:
+            neg[k, 0, l] = left[i, l, 0] + miss[l, 0]
+            pos[k, 0, l] = left[i, l, 1] + miss[l, 1]
+            neg[k, 1, l] = right[i, l, 0]
+            pos[k, 1, l] = right[i, l, 1]
+
+
+@numba.njit(cache=True, nogil=True)
+def binned_split_candidates(hist, counts, missing_bin, n_bins, categorical, orders, at_least,
+                            at_most, neg, pos, meta):
+    """Fill ``neg``, ``pos`` and ``meta`` with every valid split of every feature; return how many.
+
+    ``hist`` is ``(d, B, C, 2)`` float64 class sums per bin, ``counts`` ``(d, B)`` int64 examples
+    per bin, ``missing_bin`` the missing-value bin's code (at least every ``n_bins[f]``) or -1,
+    ``n_bins`` ``(d,)`` int64 bins of values per feature (codes ``0 .. n_bins[f] - 1``; the bins
+    past them are empty), ``categorical`` ``(d,)`` bool, ``orders`` ``(k, n_orders, K)`` int64:
+    row r orders the categories of the r-th categorical feature, those with at least
+    ``at_most`` examples first. Every side must hold at least ``at_least`` examples (missing
+    values counted on theirs).
+
+    Candidate j (in the order of the ties: feature; then cut, or ordering then prefix; then the
+    missing bin right before left) gets its ``(2, C)`` (left, right) sums ``neg[j]``/``pos[j]``
+    and ``meta[:, j]``: the feature, the bin cut after or the prefix length, the ordering (-1 for
+    a numeric cut) and the direction (0: missing values right, 1: left). A cut after an empty
+    bin repeats the cut before it and is left out; missing values go left only where the feature
+    has some; categories with fewer than ``at_most`` examples always go right. The arrays must
+    hold every candidate: ``2 (B - 1)`` per numeric feature, ``2 n_orders n_bins[f]`` per
+    categorical one.
+    """
+    d, n_hist, c, _ = hist.shape
+    miss = np.zeros((c, 2))
+    rare = np.zeros((c, 2))
+    prefix = np.empty((n_hist, c, 2))  # prefix[i], suffix[i]: the sides of cut or prefix i
+    suffix = np.empty((n_hist, c, 2))
+    k = 0
+    row = -1  # the current categorical feature's row of orders
+    for f in range(d):
+        n_miss = 0
+        if missing_bin >= 0:
+            n_miss = counts[f, missing_bin]
+            for l in range(c):
+                miss[l, 0] = hist[f, missing_bin, l, 0]
+                miss[l, 1] = hist[f, missing_bin, l, 1]
+        n_values = n_bins[f]
+        if not categorical[f]:
+            # Numeric: the cuts after bins 0 .. n_cuts - 1 (the bins past a feature's values are
+            # empty, and adding their zeros would change no sum).
+            n_cuts = min(n_values, n_hist - 1)
+            for l in range(c):
+                left_neg = 0.0
+                left_pos = 0.0
+                for b in range(n_cuts):
+                    left_neg += hist[f, b, l, 0]
+                    left_pos += hist[f, b, l, 1]
+                    prefix[b, l, 0] = left_neg
+                    prefix[b, l, 1] = left_pos
+                right_neg = 0.0
+                right_pos = 0.0
+                for b in range(n_values - 1, n_cuts - 1, -1):
+                    right_neg += hist[f, b, l, 0]
+                    right_pos += hist[f, b, l, 1]
+                for b in range(n_cuts - 1, -1, -1):
+                    suffix[b, l, 0] = right_neg
+                    suffix[b, l, 1] = right_pos
+                    right_neg += hist[f, b, l, 0]
+                    right_pos += hist[f, b, l, 1]
+            n_total = 0
+            for b in range(n_values):
+                n_total += counts[f, b]
+            n_left = 0
+            for b in range(n_cuts):
+                if counts[f, b] == 0:
+                    continue
+                n_left += counts[f, b]
+                n_right = n_total - n_left
+                if n_left >= at_least and n_right + n_miss >= at_least:
+                    _emit(neg, pos, k, prefix, suffix, b, miss, 0)
+                    meta[0, k], meta[1, k], meta[2, k], meta[3, k] = f, b, -1, 0
+                    k += 1
+                if n_miss > 0 and n_left + n_miss >= at_least and n_right >= at_least:
+                    _emit(neg, pos, k, prefix, suffix, b, miss, 1)
+                    meta[0, k], meta[1, k], meta[2, k], meta[3, k] = f, b, -1, 1
+                    k += 1
+            continue
+        row += 1
+        # Categorical: the sorted categories (at least at_most examples) and the rare ones.
+        n_sorted = 0
+        n_rare = 0
+        rare[:, :] = 0.0
+        for b in range(n_values):
+            if counts[f, b] >= at_most:
+                n_sorted += 1
+            elif counts[f, b] > 0:
+                n_rare += counts[f, b]
+                for l in range(c):
+                    rare[l, 0] += hist[f, b, l, 0]
+                    rare[l, 1] += hist[f, b, l, 1]
+        if n_sorted == 0:
+            continue
+        for o in range(orders.shape[1]):
+            for l in range(c):
+                left_neg = 0.0
+                left_pos = 0.0
+                for i in range(n_sorted):
+                    left_neg += hist[f, orders[row, o, i], l, 0]
+                    left_pos += hist[f, orders[row, o, i], l, 1]
+                    prefix[i, l, 0] = left_neg
+                    prefix[i, l, 1] = left_pos
+                # Suffix sums of the sorted categories, then the rare ones added.
+                right_neg = 0.0
+                right_pos = 0.0
+                for i in range(n_sorted - 1, -1, -1):
+                    suffix[i, l, 0] = right_neg + rare[l, 0]
+                    suffix[i, l, 1] = right_pos + rare[l, 1]
+                    right_neg += hist[f, orders[row, o, i], l, 0]
+                    right_pos += hist[f, orders[row, o, i], l, 1]
+            n_prefix = 0
+            for i in range(n_sorted):
+                n_prefix += counts[f, orders[row, o, i]]
+            n_left = 0
+            for i in range(n_sorted):
+                n_left += counts[f, orders[row, o, i]]
+                n_right = n_prefix - n_left + n_rare
+                if n_left >= at_least and n_right + n_miss >= at_least:
+                    _emit(neg, pos, k, prefix, suffix, i, miss, 0)
+                    meta[0, k], meta[1, k], meta[2, k], meta[3, k] = f, i + 1, o, 0
+                    k += 1
+                if n_miss > 0 and n_left + n_miss >= at_least and n_right >= at_least:
+                    _emit(neg, pos, k, prefix, suffix, i, miss, 1)
+                    meta[0, k], meta[1, k], meta[2, k], meta[3, k] = f, i + 1, o, 1
+                    k += 1
+    return k
