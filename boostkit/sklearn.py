@@ -29,8 +29,11 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from .capabilities import handles_missing_values
 from .data import MAX_BINS
 from .engine import Booster
+from .plugins import get_registry
+from .sklearn_order import BestSplitterTieOrder
 
 __all__ = ["AdaBoostClassifier", "AdaBoostRegressor", "BoostClassifier"]
 
@@ -84,7 +87,16 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         The round ``predict`` uses, named by a stopping rule such as validation-based early
         stopping (``stopping``/recipe ``validation``), or ``None``: the last round.
     n_features_in_, feature_names_in_:
-        As in scikit-learn.
+        As in scikit-learn. A DataFrame ``X`` keeps its column names in the model too
+        (``model_.features``), for records, descriptions and plots.
+    feature_importances_:
+        ``(n_features,)`` normalised importances (:meth:`boostkit.BoostModel.feature_importances`:
+        each round's |coefficient| x |edge| shared among the columns it reads; averaged over the
+        class models of one-vs-rest).
+
+    ``X`` may be a DataFrame with categorical (``category``, string) columns and missing values
+    (NaN, None), read natively by recipes whose weak learner handles them (stumps and trees);
+    ``categorical_features`` is as in :class:`boostkit.Booster`.
     """
 
     def __init__(
@@ -98,6 +110,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         random_state=None,
         callbacks=None,
         verbose=0,
+        categorical_features="from_dtype",
     ):
         self.algorithm = algorithm
         self.n_rounds = n_rounds
@@ -107,12 +120,39 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.callbacks = callbacks
         self.verbose = verbose
+        self.categorical_features = categorical_features
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = True
         tags.classifier_tags.multi_label = True
+        tags.input_tags.allow_nan = self._reads_missing_values()
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
         return tags
+
+    def _reads_missing_values(self) -> bool:
+        try:
+            recipe = Booster(self.algorithm, params=self.component_params or {}).recipe()
+            return handles_missing_values(get_registry().instantiate(recipe))
+        except Exception:  # a bad algorithm is reported by fit, not by the tags
+            return False
+
+    def _check_input(self, X, y="no_validation", *, reset: bool):
+        """``X`` (and ``y``) checked the scikit-learn way (feature count and names); a DataFrame
+        is passed on as it is, so that the model keeps its names and categorical columns."""
+        tabular = hasattr(X, "columns") and hasattr(X, "dtypes") or (
+            self.categorical_features not in (None, "from_dtype"))
+        kwargs = {"skip_check_array": True} if tabular else {
+            "ensure_all_finite": "allow-nan" if self._reads_missing_values() else True}
+        if isinstance(y, str) and y == "no_validation":
+            return validate_data(self, X, reset=reset, **kwargs)
+        return validate_data(self, X, y, reset=reset, multi_output=True, **kwargs)
+
+    @property
+    def feature_importances_(self) -> np.ndarray:
+        check_is_fitted(self)
+        return self.model_.feature_importances()
 
     # -- nested component parameters ------------------------------------------------------------
     def get_params(self, deep: bool = True) -> dict[str, Any]:
@@ -160,7 +200,8 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             raise
 
     def _fit(self, X, y, sample_weight, eval_set):
-        X, y = validate_data(self, X, y, multi_output=True)
+        X, y = self._check_input(X, y, reset=True)
+        y = np.asarray(y)
         check_classification_targets(y)
         y_type = type_of_target(y, input_name="y", raise_unknown=True)
         if y_type not in ("binary", "multiclass", "multilabel-indicator"):
@@ -195,10 +236,11 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             callbacks=self.callbacks or (),
             verbose=self.verbose,
             multiclass="auto",
+            categorical_features=self.categorical_features,
         )
         if isinstance(eval_set, (tuple, list)) and len(eval_set) in (2, 3):
             # Validation features are checked like those of predict (count, names).
-            eval_set = (validate_data(self, eval_set[0], reset=False), *eval_set[1:])
+            eval_set = (self._check_input(eval_set[0], reset=False), *eval_set[1:])
         model = booster.fit(X, y, sample_weight, eval_set=eval_set)
         # Fitted attributes are set only once the fit has succeeded: never half-fitted.
         self.model_ = model
@@ -216,7 +258,7 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
     # -- prediction -----------------------------------------------------------------------------
     def _validated(self, X):
         check_is_fitted(self)
-        return validate_data(self, X, reset=False)
+        return self._check_input(X, reset=False)
 
     def decision_function(self, X):
         """F_T(x): ``(n,)``, positive for ``classes_[1]``; ``(n, C)`` with several classes."""
@@ -278,6 +320,8 @@ _NATIVE_CRITERIA = {"gini": "gini", "entropy": "entropy", "log_loss": "entropy"}
 _PERFECT = 1e-12
 #: Deepest tree grown natively (node by node in Python above the histogram kernels).
 MAX_NATIVE_DEPTH = 8
+#: scikit-learn's ensembles draw their estimators' seeds below this (np.iinfo(np.int32).max).
+_INT32_MAX = np.iinfo(np.int32).max
 
 
 def _as_tree_input(X):
@@ -350,6 +394,12 @@ def _native_tree(estimator):
     if criterion is None:
         return None
     return int(depth), criterion, int(leaf)
+
+
+def _grown_by_tree_learner(native) -> bool:
+    """Whether :func:`_native_tree`'s answer is fitted by the ``tree`` learner (a tree deeper
+    than a stump, or a stump with ``min_samples_leaf`` > 1) rather than by ``stump``."""
+    return native is not None and not (native[0] == 1 and native[2] == 1)
 
 
 _NATIVE_REGRESSION_PARAMS = {
@@ -529,8 +579,9 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
     ``samme`` runs natively on binned features: Gini stumps (``stump``) for d = 1, the ``tree``
     learner for deeper trees. Features are compared as float32 values, as scikit-learn's trees
     do. Where every feature has at most ``max_bins`` distinct values the native fit picks the
-    same splits as scikit-learn's (up to exact ties, which scikit-learn breaks by its random
-    feature order); with more values the thresholds are quantile bin edges.
+    same splits as scikit-learn's, and the ``tree`` learner breaks exact ties between features
+    by the random order in which scikit-learn's tree of the same round visits them
+    (:mod:`boostkit.sklearn_order`); with more values the thresholds are quantile bin edges.
 
     Any other classifier that accepts ``sample_weight`` is boosted through the
     ``sklearn-estimator`` proposal, when a plugin provides it.
@@ -545,8 +596,10 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
         nu > 0 multiplying every estimator weight alpha_t = nu (ln((1 - eps_t) / eps_t) +
         ln(K - 1)), in the reweighting too.
     random_state:
-        Seed of the fit (the validation split of early stopping; the estimator's seeds on the
-        ``sklearn-estimator`` path). Native fits are deterministic.
+        Seed of the fit: the validation split of early stopping, the estimator's seeds on the
+        ``sklearn-estimator`` path, and the seeds of the trees whose feature order breaks exact
+        ties on the native ``tree`` path, drawn as scikit-learn draws its trees' seeds (``None``:
+        from numpy's global generator, as scikit-learn does). Native stumps are deterministic.
     n_iter_no_change, validation_fraction, tol:
         Early stopping (not in scikit-learn's AdaBoost; named as in its gradient boosting):
         with ``n_iter_no_change`` = k, a stratified ``validation_fraction`` of the training rows
@@ -573,7 +626,8 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
     classes_, n_classes_, n_features_in_, feature_names_in_:
         As in scikit-learn.
     model_:
-        The fitted :class:`boostkit.BoostModel` (``model_.records``: every round's record).
+        The fitted :class:`boostkit.BoostModel` (``model_.records``: every round's record). Its
+        recipe names the ``tree`` proposal without the ``tie_order`` that guided the fit.
     """
 
     def __init__(
@@ -617,7 +671,7 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
         native = _native_tree(self.estimator_)
         if native is not None:
             depth, criterion, leaf = native
-            if depth == 1 and leaf == 1:
+            if not _grown_by_tree_learner(native):
                 proposal = ("stump", {"criterion": criterion})
             else:
                 proposal = ("tree", {"max_depth": depth, "criterion": criterion,
@@ -625,8 +679,6 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
         else:
             if not _sample_weight_fit_param(self.estimator_):
                 raise ValueError(f"{type(self.estimator_).__name__} doesn't support sample_weight.")
-            from .plugins import get_registry
-
             if "sklearn-estimator" not in get_registry().components():
                 raise ValueError(
                     f"estimator {type(self.estimator_).__name__} is not one the native learners "
@@ -670,8 +722,15 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
         samme_fields = _attrs.fields_dict(get_registry().component("samme-alpha"))
         supported = "learning_rate" in samme_fields
         seed = self.random_state
+        tree_seeds = None
+        if self.estimator is not None and _grown_by_tree_learner(_native_tree(self.estimator)):
+            # scikit-learn seeds round t's tree with the t-th draw of this generator
+            # (sklearn.ensemble._base._set_random_states); the native trees replay that tree's
+            # feature order to break exact ties between features as it does.
+            rounds = check_random_state(seed)
+            tree_seeds = [rounds.randint(_INT32_MAX) for _ in range(int(self.n_estimators))]
         if seed is not None and not isinstance(seed, (int, np.integer)):  # a RandomState
-            seed = int(check_random_state(seed).randint(np.iinfo(np.int32).max))
+            seed = int(check_random_state(seed).randint(_INT32_MAX))
         proposal, calibration = self._recipe(supported, seed)
         if proposal[0] == "sklearn-estimator" and "cell_labels" in samme_fields:
             # Cell l is the estimator's prediction classes_[l]: score that, as scikit-learn does.
@@ -693,9 +752,20 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
         if proposal[0] != "sklearn-estimator":
             X = _as_tree_input(X)
             columns = _exact_columns(X[sample_weight > 0], self.max_bins)
+            if tree_seeds is not None:
+                proposal[1]["tie_order"] = BestSplitterTieOrder(
+                    tree_seeds, np.arange(X.shape[1]) if columns is None
+                    else [j for j, _, _ in columns])
         elif hasattr(X, "toarray"):  # the sklearn-estimator proposal reads dense features
             X = X.toarray()
         model = booster.fit(_expand(X, columns), y, sample_weight)
+        if tree_seeds is not None:
+            # The tie order only guides the fit: the model's recipe leaves it out, so the model
+            # saves without pickle.
+            spec = model.recipe.proposal
+            spec = _attrs.evolve(spec, params={k: v for k, v in spec.params.items()
+                                               if k != "tie_order"})
+            model = _attrs.evolve(model, recipe=_attrs.evolve(model.recipe, proposal=spec))
         self._columns = columns
         self._set_fitted(model, classes, X.shape[1])
         return self

@@ -19,17 +19,27 @@ class) pairs (``(d, B, C, 2)``), the loss scores the ``(..., 2, C)`` side sums
 cells the calibration labels per class (``samme-alpha`` by the heaviest class, as a
 classification tree does; ``domain-partition`` one value per leaf and class). Two classes run
 exactly as before.
+
+Missing values and categorical columns (``BinnedData.ordered`` False): every node is searched by
+:func:`boostkit.splits.best_binned_split` over its own histogram, so each split node learns where
+missing values go (the heavier side when the node holds none of its feature) and may split a
+categorical column into two groups of categories; :class:`DecisionTree` routes them so at
+prediction. The regression tree (:func:`fit_regression_tree`) stays numeric and refuses both.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import attrs
 import numba
 import numpy as np
 
 import boostkit
+from boostkit.capabilities import CATEGORICAL_FEATURES, MISSING_VALUES
 from boostkit.criteria import check_criterion, partition_loss
-from boostkit.splits import best_split, histogram, valid_splits
+from boostkit.splits import (MIN_CATEGORY_COUNT, best_binned_split, best_split,
+                             check_min_category_count, histogram, valid_splits)
 
 from .kernels import tree_leaves
 from .validators import positive_int
@@ -78,6 +88,10 @@ def _float_array(value) -> np.ndarray:
     return np.ascontiguousarray(value, dtype=np.float64)
 
 
+def _bool_array(value) -> np.ndarray | None:
+    return None if value is None else np.ascontiguousarray(value, dtype=bool)
+
+
 @attrs.frozen
 class DecisionTree(boostkit.WeakHypothesis):
     """A binary decision tree; its leaves are the cells of its partition.
@@ -86,6 +100,13 @@ class DecisionTree(boostkit.WeakHypothesis):
     are the index of the next split node, or ``-1 - leaf`` for a leaf. Node 0 is the root, and
     children come after their parent (so evaluation always ends). A tree without split nodes is
     one leaf: the constant hypothesis. h(x) = ``leaf_scores[leaf of x]``.
+
+    A node with ``categorical[k]`` splits a categorical column (values: category indices, NaN
+    when missing) instead: category c goes left when ``category_left[k, c]`` (shape
+    ``(n_split, K)``, K the most categories of such a column; ``threshold[k]`` is unused), any
+    other value right. A missing value (NaN) goes left at node k when ``missing_left[k]``. The
+    defaults (no categorical node, missing values right) are what trees saved before these
+    fields did with a NaN.
     """
 
     name = "decision-tree"
@@ -95,12 +116,31 @@ class DecisionTree(boostkit.WeakHypothesis):
     left: np.ndarray = attrs.field(converter=_int_array, eq=False)
     right: np.ndarray = attrs.field(converter=_int_array, eq=False)
     leaf_scores: np.ndarray = attrs.field(converter=_float_array, eq=False)
+    missing_left: np.ndarray | None = attrs.field(default=None, converter=_bool_array, eq=False)
+    categorical: np.ndarray | None = attrs.field(default=None, converter=_bool_array, eq=False)
+    category_left: np.ndarray | None = attrs.field(default=None, converter=_bool_array, eq=False)
     #: The decrease of the partition loss each split node made when the tree was grown
     #: (``None`` for a tree built or loaded otherwise): feature importances. Not saved.
     split_gains: np.ndarray | None = attrs.field(init=False, default=None, eq=False, repr=False)
 
     def __attrs_post_init__(self):
         n_split = self.feature.shape[0]
+        for name, shape in (("missing_left", (n_split,)), ("categorical", (n_split,)),
+                            ("category_left", (n_split, 0))):
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, np.zeros(shape, dtype=bool))
+        if self.missing_left.shape != (n_split,) or self.categorical.shape != (n_split,):
+            raise ValueError(
+                f"missing_left and categorical must have one entry per split node ({n_split}), "
+                f"got shapes {self.missing_left.shape} and {self.categorical.shape}"
+            )
+        if self.category_left.ndim != 2 or self.category_left.shape[0] != n_split:
+            raise ValueError(
+                f"category_left must have one row per split node ({n_split}), got shape "
+                f"{self.category_left.shape}"
+            )
+        if not self.category_left[self.categorical].any(axis=1).all():
+            raise ValueError("every categorical split node must send some category left")
         if not all(a.ndim == 1 for a in (self.feature, self.threshold, self.left, self.right)):
             raise ValueError("feature, threshold, left and right must be 1-D")
         if not (self.threshold.shape[0] == self.left.shape[0] == self.right.shape[0] == n_split):
@@ -136,18 +176,51 @@ class DecisionTree(boostkit.WeakHypothesis):
 
     def cells(self, X: np.ndarray) -> np.ndarray:
         out = np.zeros(X.shape[0], dtype=np.intp)
-        if self.feature.shape[0]:
-            tree_leaves(X, self.feature, self.threshold, self.left, self.right, out)
+        if not self.feature.shape[0]:
+            return out
+        if self.categorical.any() or np.isnan(X[:, np.unique(self.feature)]).any():
+            return self._routed_leaves(X)
+        tree_leaves(X, self.feature, self.threshold, self.left, self.right, out)
         return out
+
+    def _routed_leaves(self, X: np.ndarray) -> np.ndarray:
+        """The leaf of every row when missing values or category splits route them: all rows
+        descend one level per pass."""
+        node = np.zeros(X.shape[0], dtype=np.int64)
+        active = np.arange(X.shape[0])
+        while active.shape[0]:
+            k = node[active]
+            x = X[active, self.feature[k]]
+            missing = np.isnan(x)
+            go_left = x <= self.threshold[k]
+            on_category = self.categorical[k] & ~missing
+            if on_category.any():
+                code, at = x[on_category], k[on_category]
+                known = ((code >= 0) & (code < self.category_left.shape[1])
+                         & (code == np.floor(code)))
+                left = np.zeros(code.shape[0], dtype=bool)  # unknown codes go right
+                left[known] = self.category_left[at[known], code[known].astype(np.intp)]
+                go_left[on_category] = left
+            go_left[missing] = self.missing_left[k[missing]]
+            after = np.where(go_left, self.left[k], self.right[k])
+            node[active] = after
+            active = active[after >= 0]
+        return (-1 - node).astype(np.intp)
 
     def scores(self, X: np.ndarray) -> np.ndarray:
         return self.leaf_scores[self.cells(X)]
 
-    def describe(self) -> str:
+    def describe(self, features=None) -> str:
         if not self.feature.shape[0]:
             return f"constant {self.leaf_scores[0]:+g}"
-        return (f"tree of {self.n_cells} leaves, root x[{self.feature[0]}] <= "
-                f"{self.threshold[0]:.6g}")
+        j = int(self.feature[0])
+        label = boostkit.feature_label(features, j)
+        if self.categorical[0]:
+            codes = np.flatnonzero(self.category_left[0])
+            named = features is not None and features.categories[j] is not None
+            names = [features.category(j, c) if named else str(c) for c in codes]
+            return f"tree of {self.n_cells} leaves, root {label} in {{{', '.join(names)}}}"
+        return f"tree of {self.n_cells} leaves, root {label} <= {self.threshold[0]:.6g}"
 
 
 def _on_cuts(loss, valid: np.ndarray):
@@ -200,6 +273,20 @@ class TreeLearner(boostkit.Proposal):
         positive initial weight), as CART and scikit-learn place it. Both give the same
         partition of the training examples; new examples between the two go where
         scikit-learn's tree sends them only with ``True``.
+    min_category_count:
+        Fewest examples a category of a categorical column needs in a node to be sorted into
+        either group of its split there; rarer ones go right
+        (:data:`boostkit.splits.MIN_CATEGORY_COUNT`).
+    tie_order:
+        ``None`` (default): cuts of equal loss (within 1e-12, relative) go to the lowest column,
+        then the lowest bin. Or a callable ``tie_order(state)`` called once per tree, returning
+        ``priority(counts, depth)``, which the learner calls for every node it tries to split,
+        in the order it grows them (depth first, the left child first), with the node's
+        ``(d, B)`` examples (of positive initial weight) per bin and its depth (0: the root);
+        it returns the ``(d,)`` priority of every column, and among equal cuts the column of
+        the lowest priority wins, then the lowest bin (how the drop-in ``AdaBoostClassifier``
+        replays scikit-learn's random feature order). Ordered data only (no missing values,
+        no categorical columns).
 
     A node is split at the cut of lowest loss if that lowers its loss (a pure node never is);
     each leaf is labelled by its weighted majority (ties: -1). With ``max_depth=1`` the tree
@@ -213,11 +300,16 @@ class TreeLearner(boostkit.Proposal):
 
     name = "tree"
     # Not "two-cells": a tree that finds no cut is the constant hypothesis, with one leaf.
-    provides = frozenset({"real-scores", "sign-scores", "cells", "multiclass"})
+    provides = frozenset({"real-scores", "sign-scores", "cells", "multiclass", MISSING_VALUES,
+                          CATEGORICAL_FEATURES})
     max_depth: int = attrs.field(default=2, validator=positive_int)
     min_samples_leaf: int = attrs.field(default=1, validator=positive_int)
     criterion: str | None = attrs.field(default=None, validator=check_criterion)
     midpoints: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
+    min_category_count: int = attrs.field(default=MIN_CATEGORY_COUNT,
+                                          validator=check_min_category_count)
+    tie_order: Callable | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.is_callable()))
 
     def _valid(self, counts: np.ndarray) -> np.ndarray:
         # A cut right after an empty bin makes the same partition as the cut before that bin,
@@ -248,6 +340,7 @@ class TreeLearner(boostkit.Proposal):
         counted = (data.sample_weight > 0.0).astype(np.float64)
         loss = partition_loss(state, self.criterion)
         per_class = weights.ndim == 2
+        node_priority = None if self.tie_order is None else self._node_priority(state)
         # Example counts per bin need one sign per example: over pairs, the first column's.
         count_is_pos = np.ascontiguousarray(is_pos[:, 0]) if per_class else is_pos
 
@@ -268,12 +361,14 @@ class TreeLearner(boostkit.Proposal):
         if self._splittable(root, int(counted.sum())):
             root.hist, root.counts = root_hist, binned.bin_counts
         feature, threshold, left, right, gains = [], [], [], [], []
+        missing_left, category_sets = [], []  # per split node: bool, left categories or None
         leaf_scores, leaf_wneg, leaf_wpos = [], [], []
         cells = np.empty(data.n_samples, dtype=np.intp)
         stack = [root]
         while stack:  # depth first, left child first: children get larger indices than parents
             node = stack.pop()
-            split = None if node.hist is None else self._best_split(node, loss)
+            split = (None if node.hist is None
+                     else self._best_split(node, loss, binned, node_priority))
             if split is None:
                 index = -1 - len(leaf_scores)
                 cells[node.rows] = len(leaf_scores)
@@ -285,28 +380,52 @@ class TreeLearner(boostkit.Proposal):
                 index = len(feature)
                 gains.append(gain)
                 feature.append(split.feature)
+                missing_left.append(split.missing_left)
+                category_sets.append(split.categories)
                 left.append(0)
                 right.append(0)
-                children = self._children(node, split, index, codes[split.feature])
-                if self.midpoints:
+                children = self._children(node, split, index, codes[split.feature], binned)
+                if split.categories is not None:
+                    threshold.append(0.0)  # unused: the node splits categories
+                elif self.midpoints:
                     threshold.append(_midpoint(
                         data.X[:, split.feature], children[0].rows, children[1].rows, counted))
                 else:
-                    threshold.append(binned.thresholds[split.feature][split.bin])
+                    threshold.append(split.threshold(binned.thresholds))
                 self._histograms(node, children, weights, counted, node_sums)
                 stack.extend(reversed(children))
             if node.parent >= 0:
                 (left if node.is_left else right)[node.parent] = index
-        tree = DecisionTree(feature, threshold, left, right, leaf_scores)
+        tree = DecisionTree(feature, threshold, left, right, leaf_scores, missing_left,
+                            *_category_nodes(category_sets))
         object.__setattr__(tree, "split_gains", np.array(gains, dtype=np.float64))
         return boostkit.Candidate(tree, cells=cells, scores=tree.leaf_scores[cells],
                                   cell_wneg=np.array(leaf_wneg), cell_wpos=np.array(leaf_wpos))
 
-    def _best_split(self, node: _Node, loss):
+    def _node_priority(self, state):
+        """The tree's ``priority(counts, depth)`` from ``tie_order``."""
+        if not state.data.binned.ordered:
+            raise boostkit.DataError(
+                "the tree learner's tie_order breaks ties between the cuts of numeric features "
+                "only, and the data have missing values or categorical columns"
+            )
+        return self.tie_order(state)
+
+    def _best_split(self, node: _Node, loss, binned, node_priority=None):
         """``(split, decrease of the loss)`` for the node's best cut if it lowers the node's
-        loss, else ``None``."""
-        valid = self._valid(node.counts)
-        split = best_split(node.hist, valid, _on_cuts(loss, valid))
+        loss, else ``None``; ``node_priority`` (from ``tie_order``) ranks the columns of equal
+        cuts."""
+        if binned.ordered:
+            valid = self._valid(node.counts)
+            if node_priority is None:
+                split = best_split(node.hist, valid, _on_cuts(loss, valid))
+            else:
+                split = best_split(node.hist, valid, _on_cuts(loss, valid),
+                                   priority=node_priority(node.counts, node.depth))
+        else:
+            split = best_binned_split(node.hist, node.counts, loss, binned,
+                                      min_leaf=self.min_samples_leaf,
+                                      min_category_count=self.min_category_count)
         if split is None:
             return None
         if np.ndim(node.wpos):  # one cell of per-class sums: (1, 1, C)
@@ -317,8 +436,13 @@ class TreeLearner(boostkit.Proposal):
             return split, node_loss - split.loss
         return None
 
-    def _children(self, node: _Node, split, index: int, feature_codes) -> list[_Node]:
-        left_rows, right_rows = split_rows(feature_codes, node.rows, split.bin)
+    def _children(self, node: _Node, split, index: int, feature_codes, binned) -> list[_Node]:
+        if binned.ordered:
+            left_rows, right_rows = split_rows(feature_codes, node.rows, split.bin)
+        else:
+            goes_left = split.left_bins(binned.max_bins, binned.missing_bin)[
+                feature_codes[node.rows]]
+            left_rows, right_rows = node.rows[goes_left], node.rows[~goes_left]
         return [
             _Node(left_rows, node.depth + 1, split.wneg[0], split.wpos[0], index, True),
             _Node(right_rows, node.depth + 1, split.wneg[1], split.wpos[1], index, False),
@@ -344,6 +468,18 @@ class TreeLearner(boostkit.Proposal):
             other = children[1 - direct]
             other.hist = np.maximum(node.hist - child.hist, 0.0)
             other.counts = node.counts - child.counts
+
+
+def _category_nodes(category_sets: list) -> tuple[np.ndarray, np.ndarray]:
+    """``(categorical, category_left)`` of :class:`DecisionTree` from the left categories of
+    every split node (``None`` for a threshold node)."""
+    categorical = np.array([c is not None for c in category_sets], dtype=bool)
+    width = max((int(c[-1]) + 1 for c in category_sets if c is not None), default=0)
+    category_left = np.zeros((len(category_sets), width), dtype=bool)
+    for k, categories in enumerate(category_sets):
+        if categories is not None:
+            category_left[k, categories] = True
+    return categorical, category_left
 
 
 # -- regression trees (AdaBoost.R2's weak learner, boostkit.sklearn.AdaBoostRegressor) -------------
@@ -407,6 +543,14 @@ def fit_regression_tree(binned, y: np.ndarray, weight: np.ndarray, *, max_depth:
     cut, as scikit-learn places it (rows outside the sample then go where its tree sends them);
     else the bin edge.
     """
+    if not binned.ordered:
+        raise boostkit.DataError(
+            "the regression tree (tree.fit_regression_tree, AdaBoost.R2's weak learner) cuts "
+            "numeric features at thresholds only, and got "
+            + ("missing values (NaN)" if binned.missing_bin is not None else
+               f"categorical column {int(np.argmax(binned.categorical))}")
+            + ": impute missing values and encode categorical columns first"
+        )
     codes, n_bins = binned.codes, binned.max_bins
     weight = np.ascontiguousarray(weight, dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.float64)
