@@ -84,13 +84,22 @@ class _Pickler:
     def __call__(self, value: Any, where: str) -> dict:
         kind = f"{type(value).__module__}.{type(value).__qualname__}"
         if not self.allow:
+            # A plain array reaches here only from inside a list or dict: arrays are saved as
+            # a field's whole value.
+            what = ("a numpy array inside a list or dict (an array is saved only as a field's "
+                    "whole value: give it a field of its own)"
+                    if isinstance(value, np.ndarray) and value.dtype != object else
+                    f"{type(value).__name__} is not a JSON value or a numeric or string array "
+                    f"({kind})")
             raise ModelFormatError(
-                f"cannot save {where}: {type(value).__name__} is not a JSON value or a numeric "
-                f"or string array ({kind}). "
+                f"cannot save {where}: {what}. "
                 "Either use a component whose fields are JSON values and numpy arrays (it then "
-                "saves itself without pickle), or save with allow_pickle=True: the object is "
-                "pickled into the file, which then loads only with allow_pickle=True (unpickling "
-                "runs code: only load files you trust)"
+                "saves itself without pickle: make the value None, a bool, int, float or str, a "
+                "list or dict of them, a numpy array of numbers or strings, or a registered "
+                "hypothesis or contribution; see 'Saving models: what a component may hold' in "
+                "docs/plugins.md), or save with allow_pickle=True: the object is pickled into "
+                "the file, which then loads only with allow_pickle=True (unpickling runs code: "
+                "only load files you trust)"
             )
         try:
             blob = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)

@@ -1,7 +1,7 @@
 """Every combination the checks accept fits real data: a finite model and finite predictions.
 
 The recipes are every proposal x calibration x reweighting of the installed plugins that the
-capability check accepts, and each of them with each proposal wrapper, calibration wrapper and
+capability check accepts (:func:`boostkit.testing.enumerate_recipes`, which plugin authors use too), and each of them with each proposal wrapper, calibration wrapper and
 stopping rule added (when the check accepts that too). Each is fitted on real datasets, whose
 features are negative, zero, large or heavy-tailed as they come. A recipe may still be refused
 on the data, before fitting, by a data requirement (``nscore`` needs non-negative features): the
@@ -17,7 +17,6 @@ what overflowed; the whole of it takes hours over some 9000 recipes), is marked 
 
 from __future__ import annotations
 
-import itertools
 import re
 import warnings
 
@@ -26,61 +25,16 @@ import numpy as np
 import pytest
 
 import boostkit
-from boostkit import ComponentSpec, Recipe, RecipeError
+from boostkit import Recipe, RecipeError
 from boostkit.datasets import load
+from boostkit.testing import EXTRA_SLOTS, component_names, enumerate_recipes, sample_recipes
 
 REGISTRY = boostkit.get_registry()
 DATASETS = ("ionosphere", "spambase")
 #: Rows of each dataset in the full (slow) enumeration: None for all of them.
 FULL_ROWS = {"ionosphere": None, "spambase": 1000}
-_EXTRA_SLOTS = (("proposal-wrapper", "proposal_wrappers"),
-                ("calibration-wrapper", "calibration_wrappers"), ("stopping", "stopping"))
-
-
-def _accepted(recipe: Recipe) -> bool:
-    try:
-        REGISTRY.instantiate(recipe)
-    except RecipeError as exc:
-        assert "cannot work" in str(exc), exc
-        return False
-    return True
-
-
-def accepted_recipes() -> list[Recipe]:
-    """Every accepted triple, then every accepted triple with one wrapper or stopping rule."""
-    triples = [
-        Recipe(name=f"{p}/{c}/{r}", proposal=p, calibration=c, reweighting=r)
-        for p, c, r in itertools.product(REGISTRY.components("proposal"),
-                                         REGISTRY.components("calibration"),
-                                         REGISTRY.components("reweighting"))
-    ]
-    accepted = [recipe for recipe in triples if _accepted(recipe)]
-    extended = [
-        attrs.evolve(triple, name=f"{triple.name}+{name}", **{attr: (ComponentSpec(name),)})
-        for role, attr in _EXTRA_SLOTS
-        for name in REGISTRY.components(role)
-        for triple in accepted
-    ]
-    return accepted + [recipe for recipe in extended if _accepted(recipe)]
-
-
-RECIPES = accepted_recipes()
-
-
-def _names(recipe: Recipe) -> set[str]:
-    return {spec.name for _, _, spec in recipe.slots()}
-
-
-def sample_recipes(recipes: list[Recipe], size: int) -> list[Recipe]:
-    """``size`` recipes, evenly spaced, plus the first recipe of every component not among them."""
-    step = max(1, len(recipes) // size)
-    chosen = recipes[::step]
-    covered = set().union(*map(_names, chosen))
-    for recipe in recipes:
-        if not _names(recipe) <= covered:
-            chosen.append(recipe)
-            covered |= _names(recipe)
-    return chosen
+ENUMERATION = enumerate_recipes(registry=REGISTRY)
+RECIPES = list(ENUMERATION.accepted)
 
 
 def _rows(name: str, n_rows: int | None):
@@ -105,7 +59,7 @@ def fit_all(recipes, X, y, n_rounds: int) -> tuple[int, list[str]]:
             message = str(exc)
             named = re.search(r"(proposal|calibration|reweighting|stopping|wrapper) '([a-z0-9-]+)' "
                               r"needs .* column \d+", message)
-            if "cannot work on this X" in message and named and named[2] in _names(recipe):
+            if "cannot work on this X" in message and named and named[2] in component_names(recipe):
                 refused += 1
                 continue
             failures.append(f"{recipe.to_string()}: refused unclearly: {message}")
@@ -122,10 +76,16 @@ def fit_all(recipes, X, y, n_rounds: int) -> tuple[int, list[str]]:
 
 
 def test_the_enumeration_covers_every_component_with_wrappers_and_stopping_rules():
-    used = set().union(*map(_names, RECIPES))
-    for role in ("proposal", "calibration", "reweighting", *(role for role, _ in _EXTRA_SLOTS)):
+    used = set().union(*map(component_names, RECIPES))
+    for role in ("proposal", "calibration", "reweighting", *(role for role, _ in EXTRA_SLOTS)):
         assert set(REGISTRY.components(role)) <= used, f"no accepted recipe uses some {role}"
-    assert set().union(*map(_names, sample_recipes(RECIPES, 300))) == used
+    assert set().union(*map(component_names, sample_recipes(RECIPES, 300))) == used
+
+
+def test_every_refused_recipe_is_refused_by_the_capability_check():
+    assert ENUMERATION.refused
+    for recipe, reason in ENUMERATION.refused:
+        assert "cannot work" in reason, f"{recipe.to_string()}: {reason}"
 
 
 def test_fit_all_reports_a_component_that_breaks():
