@@ -373,16 +373,15 @@ def _expand(X, columns):
     return np.column_stack([np.clip(X[:, j], low, high) for j, low, high in columns])
 
 
-def _native_tree(estimator):
-    """``(max_depth, criterion, min_samples_leaf)`` when ``estimator`` is a
-    DecisionTreeClassifier the native learners reproduce, else ``None``."""
-    from sklearn.tree import DecisionTreeClassifier
-
-    if type(estimator) is not DecisionTreeClassifier:
+def _native_shape(estimator, estimator_class, allowed) -> tuple[dict, int, int] | None:
+    """``(params, max_depth, min_samples_leaf)`` of an ``estimator`` of exactly
+    ``estimator_class`` whose other parameters all have the values of ``allowed`` (the ones the
+    native learners reproduce) and whose depth the native learners grow; else ``None``."""
+    if type(estimator) is not estimator_class:
         return None
     params = estimator.get_params(deep=False)
-    for name, allowed in _NATIVE_TREE_PARAMS.items():
-        if name in params and not any(params[name] is a or params[name] == a for a in allowed):
+    for name, values in allowed.items():
+        if name in params and not any(params[name] is a or params[name] == a for a in values):
             return None
     depth, leaf = params.get("max_depth"), params.get("min_samples_leaf", 1)
     if (isinstance(depth, bool) or not isinstance(depth, (int, np.integer))
@@ -390,10 +389,20 @@ def _native_tree(estimator):
         return None
     if isinstance(leaf, bool) or not isinstance(leaf, (int, np.integer)) or leaf < 1:
         return None
-    criterion = _NATIVE_CRITERIA.get(params.get("criterion"))
-    if criterion is None:
+    return params, int(depth), int(leaf)
+
+
+def _native_tree(estimator):
+    """``(max_depth, criterion, min_samples_leaf)`` when ``estimator`` is a
+    DecisionTreeClassifier the native learners reproduce, else ``None``."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    shape = _native_shape(estimator, DecisionTreeClassifier, _NATIVE_TREE_PARAMS)
+    if shape is None:
         return None
-    return int(depth), criterion, int(leaf)
+    params, depth, leaf = shape
+    criterion = _NATIVE_CRITERIA.get(params.get("criterion"))
+    return None if criterion is None else (depth, criterion, leaf)
 
 
 def _grown_by_tree_learner(native) -> bool:
@@ -420,19 +429,8 @@ def _native_regression_tree(estimator):
     native regression trees reproduce, else ``None``."""
     from sklearn.tree import DecisionTreeRegressor
 
-    if type(estimator) is not DecisionTreeRegressor:
-        return None
-    params = estimator.get_params(deep=False)
-    for name, allowed in _NATIVE_REGRESSION_PARAMS.items():
-        if name in params and not any(params[name] is a or params[name] == a for a in allowed):
-            return None
-    depth, leaf = params.get("max_depth"), params.get("min_samples_leaf", 1)
-    if (isinstance(depth, bool) or not isinstance(depth, (int, np.integer))
-            or not 1 <= depth <= MAX_NATIVE_DEPTH):
-        return None
-    if isinstance(leaf, bool) or not isinstance(leaf, (int, np.integer)) or leaf < 1:
-        return None
-    return int(depth), int(leaf)
+    shape = _native_shape(estimator, DecisionTreeRegressor, _NATIVE_REGRESSION_PARAMS)
+    return None if shape is None else shape[1:]
 
 
 class R2Tree:
