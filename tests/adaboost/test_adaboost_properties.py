@@ -14,34 +14,15 @@ import math
 import attrs
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from hypothesis.extra.numpy import arrays
+
+from strategies import weighted_datasets
 
 import boostkit
 from boostkit.observers import WeightHistory
 
 ALGORITHMS = ("adaboost", "real-adaboost")
-
-
-@st.composite
-def weighted_datasets(draw):
-    """(X, y in {-1, +1} with both classes, sample_weight) with n in 5..60 and d in 1..5."""
-    n = draw(st.integers(5, 60))
-    d = draw(st.integers(1, 5))
-    values = draw(st.sampled_from([
-        st.integers(-3, 3).map(float),  # many ties, often constant columns
-        st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False),
-    ]))
-    X = draw(arrays(np.float64, (n, d), elements=values))
-    y = draw(arrays(np.float64, n, elements=st.sampled_from([-1.0, 1.0])))
-    y[:2] = (-1.0, 1.0)
-    sample_weight = draw(arrays(np.float64, n, elements=st.floats(0.0, 10.0)))
-    # Each class needs positive weight (a class of weight 0 is refused as having no example).
-    assume(sample_weight.sum() > 0)
-    normalised = sample_weight / sample_weight.sum()
-    assume(normalised[y > 0].sum() > 0 and normalised[y < 0].sum() > 0)
-    return X, y, sample_weight
 
 
 def _float_fields(record: boostkit.RoundRecord) -> list[float]:

@@ -12,34 +12,15 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from hypothesis.extra.numpy import arrays
+
+from strategies import weighted_datasets
 
 import boostkit
 from boostkit.observers import WeightHistory
 
 ALGORITHMS = ("gentle-adaboost", "logitboost")
-
-
-@st.composite
-def weighted_datasets(draw):
-    """(X, y in {-1, +1} with both classes, sample_weight) with n in 5..40 and d in 1..4."""
-    n = draw(st.integers(5, 40))
-    d = draw(st.integers(1, 4))
-    values = draw(st.sampled_from([
-        st.integers(-3, 3).map(float),
-        st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False),
-    ]))
-    X = draw(arrays(np.float64, (n, d), elements=values))
-    y = draw(arrays(np.float64, n, elements=st.sampled_from([-1.0, 1.0])))
-    y[:2] = (-1.0, 1.0)
-    sample_weight = draw(arrays(np.float64, n, elements=st.floats(0.0, 10.0)))
-    # Each class needs positive weight (a class of weight 0 is refused as having no example).
-    assume(sample_weight.sum() > 0)
-    normalised = sample_weight / sample_weight.sum()
-    assume(normalised[y > 0].sum() > 0 and normalised[y < 0].sum() > 0)
-    return X, y, sample_weight
 
 
 def _check(algorithm, model, recorder, X, y, sample_weight):
@@ -62,7 +43,7 @@ def _check(algorithm, model, recorder, X, y, sample_weight):
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=weighted_datasets())
+@given(data=weighted_datasets(max_n=40, max_d=4))
 def test_invariants_hold_after_every_round(algorithm, data):
     X, y, sample_weight = data
     recorder = WeightHistory()
@@ -72,7 +53,7 @@ def test_invariants_hold_after_every_round(algorithm, data):
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=weighted_datasets(), rate=st.floats(0.01, 1.0))
+@given(data=weighted_datasets(max_n=40, max_d=4), rate=st.floats(0.01, 1.0))
 def test_invariants_hold_with_shrinkage(algorithm, data, rate):
     X, y, sample_weight = data
     recorder = WeightHistory()

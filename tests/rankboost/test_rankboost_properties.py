@@ -17,30 +17,16 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from strategies import weighted_datasets
+
 import boostkit
 from boostkit.metrics import error_bound, ranking_loss
 from boostkit.observers import WeightHistory
 from boostkit_rankboost import count_pairs, fit_preferences, preference_pairs
 
 BIPARTITE = ("rankboost", "rankboost-features", "rankboost-pairs")
-
-
-@st.composite
-def weighted_datasets(draw):
-    """(X, y in {-1, +1} with both classes, sample_weight positive on both) n 5..50, d 1..4."""
-    n = draw(st.integers(5, 50))
-    d = draw(st.integers(1, 4))
-    values = draw(st.sampled_from([
-        st.integers(-3, 3).map(float),
-        st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False),
-    ]))
-    X = draw(arrays(np.float64, (n, d), elements=values))
-    y = draw(arrays(np.float64, n, elements=st.sampled_from([-1.0, 1.0])))
-    y[:2] = (-1.0, 1.0)
-    # Zero or at least 1e-3: a subnormal weight vanishes when D_1 is normalised.
-    sample_weight = draw(arrays(np.float64, n, elements=st.one_of(st.just(0.0), st.floats(1e-3, 10.0))))
-    assume(sample_weight[y > 0].sum() > 0 and sample_weight[y < 0].sum() > 0)
-    return X, y, sample_weight
+# Zero or at least 1e-3: a subnormal weight vanishes when D_1 is normalised.
+NONZERO_WEIGHTS = st.one_of(st.just(0.0), st.floats(1e-3, 10.0))
 
 
 def check_rounds(model, margins, y, sample_weight, group=None):
@@ -63,7 +49,7 @@ def check_rounds(model, margins, y, sample_weight, group=None):
 
 @pytest.mark.parametrize("algorithm", BIPARTITE)
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=weighted_datasets())
+@given(data=weighted_datasets(max_n=50, max_d=4, weights=NONZERO_WEIGHTS))
 def test_bipartite_invariants_hold_after_every_round(algorithm, data):
     X, y, sample_weight = data
     recorder = WeightHistory()
