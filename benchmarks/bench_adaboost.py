@@ -10,14 +10,20 @@ shared and an absolute time alone says little.
   rounds (it takes ~0.4 s per round at 100 000 x 20).
 * accuracy: on a held-out 20 %; scikit-learn is compared with boostkit's staged prediction after
   the same number of rounds, so the accuracy comparison is at equal rounds.
+* threads: each library's per-round time on 1 thread over its time on the others ("speed-up").
+* ``--busy``: another process spins on one core for the whole measurement (what a machine
+  shared with other work looks like); run once with and once without to compare.
 
-Run:  python benchmarks/bench_adaboost.py            (the issue's three sizes, ~10 minutes)
+Run:  python benchmarks/bench_adaboost.py            (four sizes, ~10 minutes)
+      python benchmarks/bench_adaboost.py --busy     (the same, one core kept busy)
       python benchmarks/bench_adaboost.py --sizes 20000x20 --rounds 50 --repeats 1   (smoke)
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import multiprocessing
 import os
 import statistics
 import time
@@ -75,6 +81,29 @@ def fit_sklearn(X, y, rounds):
                               random_state=0).fit(X, y)
 
 
+def _spin(parent: int):
+    while os.getppid() == parent:  # ends with the benchmark, even if it is killed
+        for _ in range(1_000_000):
+            pass
+
+
+@contextlib.contextmanager
+def busy_core(enabled: bool):
+    """Keep one core busy in another process while the block runs (when ``enabled``)."""
+    if not enabled:
+        yield
+        return
+    spinner = multiprocessing.get_context("spawn").Process(target=_spin, args=(os.getpid(),),
+                                                           daemon=True)
+    spinner.start()
+    try:
+        time.sleep(0.5)  # let it start spinning
+        yield
+    finally:
+        spinner.terminate()
+        spinner.join()
+
+
 def accuracy(pred, y):
     return float(np.mean(pred == y))
 
@@ -108,22 +137,43 @@ def bench_size(n, d, rounds, sk_rounds, repeats, jobs_list):
         times["scikit-learn (1 thr)"] = [t_sk / sk_rounds]
         fulls["scikit-learn (1 thr)"] = [t_sk * rounds / sk_rounds]
         acc["scikit-learn (1 thr)"] = accuracy(model.predict(Xt), yt)
-    base = statistics.median(times["boostkit (1 thr)"])
-    for key in times:
-        per_round = statistics.median(times[key])
+    medians = {key: statistics.median(values) for key, values in times.items()}
+    for key, per_round in medians.items():
+        lib, threads = key.split(" (")
+        # Against boostkit on the same number of threads; speed-up: over the library's 1 thread.
+        base = medians.get(f"boostkit ({threads}", medians["boostkit (1 thr)"])
+        speedup = medians[f"{lib} (1 thr)"] / per_round
         rows.append((f"{n}x{d}", key, per_round * 1e3, statistics.median(fulls[key]),
-                     per_round / base, acc.get(key, float("nan"))))
-    return rows, acc
+                     per_round / base, speedup, acc.get(key, float("nan"))))
+    return rows, acc, medians
+
+
+def summary_rows(n, d, medians, jobs_list, busy):
+    """Markdown rows: per thread count, boostkit's time per round and the peers' over it."""
+    out = []
+    sk = medians.get("scikit-learn (1 thr)")
+    for n_jobs in jobs_list:
+        bk = medians[f"boostkit ({n_jobs} thr)"]
+        lgb = medians[f"lightgbm ({n_jobs} thr)"]
+        speedup = medians["boostkit (1 thr)"] / bk
+        out.append(
+            f"| {f'{n:_}'.replace('_', ' ')} x {d} | {n_jobs}{' (busy)' if busy else ''} | {bk * 1e3:.3f} ms | "
+            f"{lgb * 1e3:.3f} ms | {lgb / bk:.2f}x | "
+            f"{f'{sk / bk:.0f}x' if sk else '-'} | {speedup:.2f}x |"
+        )
+    return out
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="100000x20,100000x100,1000000x20")
+    parser.add_argument("--sizes", default="1000x10,20000x20,100000x100,1000000x20")
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--sklearn-rounds", type=int, default=None,
                         help="rounds to time scikit-learn on (default: 10, 2 at >= 10^6 rows; 0 skips)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--jobs", default="1,2", help="thread counts for boostkit and LightGBM")
+    parser.add_argument("--busy", action="store_true",
+                        help="keep one core spinning in another process while measuring")
     args = parser.parse_args(argv)
     jobs_list = [int(j) for j in args.jobs.split(",")]
 
@@ -133,21 +183,33 @@ def main(argv=None):
         fit_boostkit(Xw, yw, 3, n_jobs)
 
     print(f"rounds={args.rounds}, repeats={args.repeats} (medians), "
-          f"numba threads available={boostkit.engine.numba.config.NUMBA_NUM_THREADS}")
-    header = f"{'size':>12} {'library':>22} {'ms/round':>9} {'fit s':>8} {'x boostkit':>10} {'test acc':>8}"
+          f"numba threads available={boostkit.engine.numba.config.NUMBA_NUM_THREADS}, "
+          f"cores={os.cpu_count()}, busy core: {'yes' if args.busy else 'no'}")
+    header = (f"{'size':>12} {'library':>22} {'ms/round':>9} {'fit s':>8} {'x boostkit':>10} "
+              f"{'speed-up':>8} {'test acc':>8}")
+    summary = []
     for n, d in parse_sizes(args.sizes):
         sk_rounds = args.sklearn_rounds
         if sk_rounds is None:
             sk_rounds = 2 if n >= 1_000_000 else 10
-        rows, acc = bench_size(n, d, args.rounds, sk_rounds, args.repeats, jobs_list)
+        with busy_core(args.busy):
+            rows, acc, medians = bench_size(n, d, args.rounds, sk_rounds, args.repeats, jobs_list)
+        summary += summary_rows(n, d, medians, jobs_list, args.busy)
         print()
         print(header)
-        for size, key, ms, fit_s, ratio, a in rows:
-            print(f"{size:>12} {key:>22} {ms:9.2f} {fit_s:8.2f} {ratio:10.2f} {a:8.4f}")
+        for size, key, ms, fit_s, ratio, speedup, a in rows:
+            print(f"{size:>12} {key:>22} {ms:9.3f} {fit_s:8.2f} {ratio:10.2f} {speedup:8.2f} "
+                  f"{a:8.4f}")
         if "scikit-learn (1 thr)" in acc:
             print(f"{'':>12} accuracy after {sk_rounds} rounds: boostkit {acc['boostkit@sk']:.4f}, "
                   f"scikit-learn {acc['scikit-learn (1 thr)']:.4f} "
                   f"(difference {100 * (acc['boostkit@sk'] - acc['scikit-learn (1 thr)']):+.2f} points)")
+
+    print()
+    print("| size | threads | boostkit per round | LightGBM per round | LightGBM / boostkit | "
+          "scikit-learn / boostkit | boostkit speed-up over 1 thread |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("\n".join(summary))
 
 
 if __name__ == "__main__":

@@ -22,18 +22,27 @@ __all__ = [
 ]
 
 
+def _sum_cells(values: np.ndarray) -> np.ndarray:
+    """``values.sum(axis=-1)``, the same numbers. Two cells (every threshold split) are added
+    directly: numpy's reduction over an axis of length 2 costs ~8x more (40 us instead of 5 us
+    on the 10 x 254 cuts of a stump search), and x0 + x1 is the one sum either way."""
+    if values.shape[-1] == 2:
+        return values[..., 0] + values[..., 1]
+    return values.sum(axis=-1)
+
+
 def weighted_error(wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
     """Weighted error of the best +-1 labelling of the cells: sum_j min(W+_j, W-_j).
 
     This is discrete AdaBoost's eps_t (000 section 3.1; 004 Fig. 2) for a hypothesis that labels
     every cell by its weighted majority.
     """
-    return np.minimum(wpos, wneg).sum(axis=-1)
+    return _sum_cells(np.minimum(wpos, wneg))
 
 
 def z_loss(wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
     """Schapire-Singer's normaliser for per-cell values: Z = 2 sum_j sqrt(W+_j W-_j) (000 eq. 12)."""
-    return 2.0 * np.sqrt(wpos * wneg).sum(axis=-1)
+    return 2.0 * _sum_cells(np.sqrt(wpos * wneg))
 
 
 def gini(wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
@@ -45,7 +54,7 @@ def gini(wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
     total = wpos + wneg
     with np.errstate(invalid="ignore", divide="ignore"):
         cell = np.where(total > 0, 2.0 * wpos * wneg / total, 0.0)
-    return cell.sum(axis=-1)
+    return _sum_cells(cell)
 
 
 def entropy(wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
@@ -54,7 +63,7 @@ def entropy(wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore", divide="ignore"):
         plogp = np.where(wpos > 0, wpos * np.log(wpos / total), 0.0)
         nlogn = np.where(wneg > 0, wneg * np.log(wneg / total), 0.0)
-    return -(plogp + nlogn).sum(axis=-1)
+    return -_sum_cells(plogp + nlogn)
 
 
 CRITERIA = {"error": weighted_error, "z": z_loss, "gini": gini, "entropy": entropy}

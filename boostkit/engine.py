@@ -30,7 +30,7 @@ from .components import Calibrated, Candidate, RoundRecord, Weights, describe_hy
 from .data import MAX_BINS, TrainingData
 from .errors import DataError, HookError, RecipeError
 from .features import CATEGORICAL_FROM_DTYPE, FeatureSchema
-from .kernels.boosting import add_contribution, add_contribution_parallel
+from .kernels.boosting import add_contribution, sum_and_min
 from .kernels.histogram import cell_class_sums, cell_pair_sums
 from .model import BoostModel
 from .observers import RoundLog
@@ -88,6 +88,10 @@ class BoostState:
     validation:
         The fit's :class:`boostkit.validation.ValidationData` (the ``eval_set``, or the rows held
         out for ``boostkit_validation_fraction``) with its running margins, or ``None``.
+    histogram:
+        In a distributed fit (:mod:`boostkit.distributed`), the class histogram of D_t summed
+        over the shards; there ``data`` is a :class:`boostkit.distributed.ShardedData` and
+        ``weights``, ``margin`` and ``initial_weights`` are ``None``: the rows stay on the shards.
     """
 
     data: TrainingData
@@ -104,6 +108,7 @@ class BoostState:
     log_potential: float | None = 0.0
     validation: ValidationData | None = None
     initial_weights: np.ndarray | None = None
+    histogram: np.ndarray | None = None
 
     def __attrs_post_init__(self):
         if self.initial_weights is None:
@@ -483,7 +488,18 @@ def _exp(x: float) -> float:
     return math.exp(x) if x < 709.0 else math.inf
 
 
+def potential_factors(log_potential: float | None, previous: float | None
+                      ) -> tuple[float | None, float | None]:
+    """``(Z_t, prod_s Z_s)`` of a round from the log-potentials after it and before it."""
+    if log_potential is None:
+        return None, None
+    z = None if previous is None else _exp(log_potential - previous)
+    return z, _exp(log_potential)
+
+
 def _check_array(values, shape: tuple, what: str, owner: str) -> None:
+    if values is None:
+        raise HookError(f"{owner} returned no {what} (None) for a candidate with rows")
     if values.shape != shape:
         raise HookError(f"{owner} returned {what} of shape {values.shape}, expected {shape}")
     if not np.isfinite(values).all():
@@ -561,15 +577,16 @@ def _check_distribution(weights: np.ndarray, shape: tuple, owner: str) -> None:
     """Refuse float64 ``weights`` that are not a distribution of the fit's ``shape``.
 
     The engine does not normalise them: a rule that forgot to is wrong about its potential too.
-    Two reductions in the common case (a NaN fails both comparisons); the details only on error.
+    One pass in the common case (:func:`boostkit.kernels.boosting.sum_and_min`; a NaN makes the
+    sum NaN, which fails the comparison); the details only on error.
     """
     if weights.shape != shape:
         raise HookError(
             f"{owner} returned weights of shape {weights.shape}, expected {shape} (one per "
             "training example, or per (example, class) pair)"
         )
-    total = weights.sum()
-    if abs(total - 1.0) <= WEIGHT_SUM_TOLERANCE and weights.min() >= 0.0:
+    total, smallest = sum_and_min(weights.ravel())  # one pass, no temporary
+    if abs(total - 1.0) <= WEIGHT_SUM_TOLERANCE and smallest >= 0.0:
         return
     flat = weights.ravel()
     expected = "not a distribution (finite, non-negative, summing to 1)"
@@ -588,7 +605,7 @@ def _check_distribution(weights: np.ndarray, shape: tuple, owner: str) -> None:
             f"index {i}: {float(flat[i])!r}): {expected}"
         )
     raise HookError(
-        f"{owner} returned weights summing to {float(total)!r}: {expected[:-1]} within "
+        f"{owner} returned weights summing to {float(weights.sum())!r}: {expected[:-1]} within "
         f"{WEIGHT_SUM_TOLERANCE:g}). Divide them by their sum, and give log_potential for the "
         "unnormalised weights"
     )
@@ -660,10 +677,7 @@ def _run(pm, recipe, components, data: TrainingData, validation: ValidationData 
         # pair is one more binary example (Schapire & Singer 1999, section 7).
         flat = (state.margin.ravel(), change.ravel(), data.y.ravel(), d1.ravel(),
                 state.weights.ravel())
-        if n_jobs > 1:
-            training_error, weighted_error = add_contribution_parallel(*flat, n_jobs)
-        else:
-            training_error, weighted_error = add_contribution(*flat)
+        training_error, weighted_error = add_contribution(*flat)  # one thread: see its module
         if validation is not None:
             _update_validation(validation, t, candidate.hypothesis, calibrated, state)
         weights = _call(hook, "boostkit_reweight", components, state=state)
@@ -672,11 +686,7 @@ def _run(pm, recipe, components, data: TrainingData, validation: ValidationData 
         _check_distribution(weights.weights, shape, reweighting)
         if weights.log_potential is not None and math.isnan(weights.log_potential):
             raise HookError(f"{reweighting} returned log_potential NaN, expected a number or None")
-        z = bound = None
-        if weights.log_potential is not None:
-            bound = _exp(weights.log_potential)
-            if state.log_potential is not None:
-                z = _exp(weights.log_potential - state.log_potential)
+        z, bound = potential_factors(weights.log_potential, state.log_potential)
         state.weights = weights.weights
         state.log_potential = weights.log_potential
         extra = {**calibrated.extra, **weights.extra}

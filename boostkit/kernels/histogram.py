@@ -11,6 +11,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .blocks import SpareArrays, block_bounds, run_blocks
+
 
 @numba.njit(cache=True, nogil=True)
 def _accumulate_rows(codes, weights, is_pos, out, start, stop):
@@ -56,21 +58,38 @@ def class_histogram(codes, weights, is_pos, out):
     _accumulate_rows(codes, weights, is_pos, out, 0, codes.shape[1])
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
-def class_histogram_parallel(codes, weights, is_pos, out, n_chunks):
-    """:func:`class_histogram` in ``n_chunks`` blocks of examples spread over numba's threads.
-
-    Splitting examples rather than features keeps the threads evenly loaded whatever the number
-    of features; the private histograms are small (d x n_bins x 2) and summed at the end.
-    """
-    n = codes.shape[1]
-    partial = np.zeros((n_chunks,) + out.shape)
-    for chunk in numba.prange(n_chunks):
-        _accumulate_rows(codes, weights, is_pos, partial[chunk],
-                         chunk * n // n_chunks, (chunk + 1) * n // n_chunks)
+@numba.njit(cache=True, nogil=True)
+def class_histogram_block(codes, weights, is_pos, out, start, stop):
+    """Fill ``out`` (``(d, n_bins, n_columns)``) with the histogram of examples ``[start, stop)``:
+    :func:`class_histogram` of one block of examples (``is_pos`` holds column indices below
+    ``n_columns``: 2 for the class histogram). Returns ``out``."""
     out[:] = 0.0
-    for chunk in range(n_chunks):
-        out += partial[chunk]
+    _accumulate_rows(codes, weights, is_pos, out, start, stop)
+    return out
+
+
+#: Spare arrays for the blocks' histograms (see :class:`boostkit.kernels.blocks.SpareArrays`).
+_SPARE = SpareArrays()
+
+
+def class_histogram_parallel(codes, weights, is_pos, out, n_jobs):
+    """:func:`class_histogram` over the blocks of examples of
+    :func:`boostkit.kernels.blocks.block_bounds`, on ``n_jobs`` threads (``run_blocks``).
+
+    Each block's histogram is summed in example order and the blocks' histograms are added in
+    block order, so the result depends on the number of examples only, not on ``n_jobs`` or on
+    which thread ran which block; it differs from :func:`class_histogram`'s in the last bits
+    (one sum per block, then their sum). ``out`` (``(d, n_bins, n_columns)``) is overwritten.
+    """
+    bounds = block_bounds(codes.shape[1])
+    parts = run_blocks(
+        lambda k: class_histogram_block(codes, weights, is_pos, _SPARE.take(out.shape),
+                                        *bounds[k]),
+        len(bounds), n_jobs)
+    out[:] = parts[0]
+    for part in parts[1:]:
+        np.add(out, part, out=out)
+    _SPARE.give(parts)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -283,40 +302,27 @@ def pair_histogram(codes, signed, out):
     _signed_hist_to_out(rows_hist, out)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
-def pair_histogram_parallel(codes, signed, out, n_chunks):
-    """:func:`pair_histogram` in ``n_chunks`` blocks of examples over numba's threads, the
-    private histograms summed in block order: the result depends on ``n_chunks``, not on the
-    number of threads (and with ``n_chunks = 1`` equals :func:`pair_histogram`'s)."""
-    d, n = codes.shape
+@numba.njit(cache=True, nogil=True)
+def pair_histogram_block(codes, signed, n_bins, start, stop):
+    """:func:`pair_histogram` of examples ``[start, stop)`` in a new ``(d, n_bins, C, 2)``
+    array."""
+    out = np.empty((codes.shape[0], n_bins, signed.shape[1], 2))
+    pair_histogram(codes[:, start:stop], signed[start:stop], out)
+    return out
+
+
+def pair_histogram_parallel(codes, signed, out, n_jobs):
+    """:func:`pair_histogram` over the blocks of examples of
+    :func:`boostkit.kernels.blocks.block_bounds` on ``n_jobs`` threads, the blocks' histograms
+    added in block order, as :func:`class_histogram_parallel` does (so the two agree bit for bit
+    where both apply). ``out`` is overwritten."""
+    bounds = block_bounds(codes.shape[1])
     n_bins = out.shape[1]
-    c = signed.shape[1]
-    if c <= _CLASS_BY_CLASS_MAX_C:
-        weights_t = np.empty((c, n))
-        is_pos_t = np.empty((c, n), dtype=np.uint8)
-        ok = np.empty(n_chunks, dtype=np.bool_)
-        for chunk in numba.prange(n_chunks):
-            ok[chunk] = _split_by_class(signed, weights_t, is_pos_t,
-                                        chunk * n // n_chunks, (chunk + 1) * n // n_chunks)
-        if ok.all():
-            partial = np.zeros((n_chunks, c, d, n_bins, 2))
-            for chunk in numba.prange(n_chunks):
-                _accumulate_class_rows(codes, weights_t, is_pos_t, partial[chunk],
-                                       chunk * n // n_chunks, (chunk + 1) * n // n_chunks)
-            hist = np.zeros((c, d, n_bins, 2))
-            for chunk in range(n_chunks):
-                hist += partial[chunk]
-            _class_hist_to_out(hist, out)
-            return
-    width = _row_width(c)
-    rows_partial = np.zeros((n_chunks, d, n_bins, width))
-    for chunk in numba.prange(n_chunks):
-        _accumulate_signed_rows(codes, signed, rows_partial[chunk],
-                                chunk * n // n_chunks, (chunk + 1) * n // n_chunks)
-    rows_hist = np.zeros((d, n_bins, width))
-    for chunk in range(n_chunks):
-        rows_hist += rows_partial[chunk]
-    _signed_hist_to_out(rows_hist, out)
+    parts = run_blocks(lambda k: pair_histogram_block(codes, signed, n_bins, *bounds[k]),
+                       len(bounds), n_jobs)
+    out[:] = parts[0]
+    for part in parts[1:]:
+        np.add(out, part, out=out)
 
 
 @numba.njit(cache=True, nogil=True)

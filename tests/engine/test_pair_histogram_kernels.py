@@ -19,8 +19,8 @@ from boostkit.kernels.histogram import (
     threshold_pair_sums,
 )
 
-# Serially (None) and in blocks of examples: one block, as many as threads, more blocks than
-# threads, and blocks that do not divide n.
+# Serially (None) and on 1 to 7 threads (in blocks of examples; these small inputs are one
+# block, tests/engine/test_block_kernels.py has many).
 N_CHUNKS = [None, 1, 2, 3, 7]
 # Both loops of pair_histogram: class by class (C <= _CLASS_BY_CLASS_MAX_C) and row by row.
 CLASSES = [1, 2, 3, kh._CLASS_BY_CLASS_MAX_C, kh._CLASS_BY_CLASS_MAX_C + 1, 7]

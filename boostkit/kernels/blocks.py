@@ -1,0 +1,186 @@
+"""Blocks of examples on threads that degrade gracefully when the machine is busy.
+
+The kernels that go over every example each round and may use several threads (the class and
+pair histograms, the exponential weights) split the examples into a fixed list of blocks, run a
+``nogil`` numba kernel on each block and combine the blocks' results in block order.
+:func:`run_blocks` runs the blocks on Python threads, and the choice is deliberate:
+
+* numba's ``parallel=True`` loops hand each thread a fixed share of the iterations and end
+  with a barrier that spins (measured with the ``omp`` and ``workqueue`` layers; ``tbb`` is not
+  installed here). When another process holds one of two cores, the thread that is not running
+  keeps its share, and the others spin at the barrier waiting for it: a 1 000 000 x 20
+  histogram took 30 to 40 ms on two threads against 9 ms on one (numba's dynamic chunks,
+  ``set_parallel_chunksize``, were worse still; ``OMP_WAIT_POLICY=passive`` helped two blocks
+  but not eight).
+* Here every thread, the caller's included, claims the next unclaimed block until none is
+  left (dynamic scheduling, one shared counter), so a thread that is not running holds at most
+  one block. The caller then waits for the others without spinning (``threading.Event``), which
+  leaves its core to them, and runs again itself a block still out after ``PATIENCE`` times its
+  own time per block, so a thread descheduled for a whole time slice costs one block, not a
+  slice. Every task may therefore run twice, and the late run may still be going after the
+  caller has moved on: a task writes nothing but arrays of its own, which it returns (a late
+  run's result is dropped; :class:`SpareArrays` keeps such arrays between calls).
+
+The price is Python's GIL, which a thread holds while it claims or hands in a block: on a
+machine loaded beyond its cores, a thread descheduled while holding it holds up the others for
+a time slice, so there two threads are about as fast as one, not faster
+(``docs/performance.md``).
+
+The blocks never depend on which thread ran which block, so results are the same from run to
+run; the histograms' blocks (:func:`block_bounds`) depend on the number of examples only, so
+they are also the same for every ``n_jobs > 1``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import queue
+import threading
+import time
+from typing import Callable
+
+import numpy as np
+
+__all__ = ["block_bounds", "run_blocks", "SpareArrays", "MAX_BLOCKS", "MIN_BLOCK_ROWS"]
+
+#: At most this many blocks: enough that a thread holding one is a small share of the work,
+#: few enough that combining the blocks' results (a histogram each) stays cheap.
+MAX_BLOCKS = 8
+#: Fewest examples per block: below it the hand-over between threads (tens of microseconds)
+#: costs more than the block's work.
+MIN_BLOCK_ROWS = 8192
+#: A block still out after this many times the caller's time per block is run again by the
+#: caller.
+PATIENCE = 1.5
+
+
+def block_bounds(n: int) -> list[tuple[int, int]]:
+    """The blocks ``[(start, stop), ...]`` of ``n`` examples: consecutive, in order, at most
+    :data:`MAX_BLOCKS` of at least :data:`MIN_BLOCK_ROWS` (one block when ``n`` is smaller)."""
+    n_blocks = max(1, min(MAX_BLOCKS, n // MIN_BLOCK_ROWS))
+    return [(k * n // n_blocks, (k + 1) * n // n_blocks) for k in range(n_blocks)]
+
+
+class SpareArrays:
+    """Arrays of one shape for blocks to fill, kept between calls of a kernel.
+
+    A new array per block can cost more than the block's work (the 400 KB histograms of a
+    100 000 x 100 round: page faults on memory the allocator hands back to the system each
+    time, 1.8x the serial histogram), so a block takes a spare one and the caller gives the
+    results back once it has combined them. A block run again for a thread that is not running
+    takes an array of its own; the late run's array is dropped, never given back, so no two
+    runs ever share one.
+    """
+
+    def __init__(self):
+        self.shape: tuple | None = None
+        self.free: list[np.ndarray] = []
+
+    def take(self, shape: tuple) -> np.ndarray:
+        """A float64 array of ``shape`` (its contents are stale)."""
+        try:
+            spare = self.free.pop()  # atomic under the GIL
+        except IndexError:
+            return np.empty(shape)
+        return spare if spare.shape == shape else np.empty(shape)
+
+    def give(self, arrays) -> None:
+        """Keep ``arrays`` (of one shape, which no one uses any more) for later calls."""
+        arrays = list(arrays)
+        shape = arrays[0].shape
+        if shape != self.shape:  # one shape only: the fit in progress
+            self.shape, self.free = shape, []
+        self.free.extend(arrays)
+
+
+class _Job:
+    """One call of :func:`run_blocks`: the blocks to claim and the results delivered so far."""
+
+    def __init__(self, task: Callable, n_tasks: int):
+        self.task = task
+        self.n_tasks = n_tasks
+        self.claim = itertools.count().__next__  # atomic under the GIL
+        self.results: list = [None] * n_tasks
+        self.delivered = [False] * n_tasks
+        self.left = n_tasks
+        self.lock = threading.Lock()
+        self.finished = threading.Event()
+        self.error: BaseException | None = None
+
+    def work(self) -> int:
+        """Run unclaimed blocks until none is left; the number run."""
+        ran = 0
+        while True:
+            k = self.claim()
+            if k >= self.n_tasks:
+                return ran
+            try:
+                result = self.task(k)
+            except BaseException as exc:  # raised in the caller (run_blocks)
+                self.error = exc
+                self.finished.set()
+                return ran
+            self.deliver(k, result)
+            ran += 1
+
+    def deliver(self, k: int, result) -> None:
+        with self.lock:
+            if self.delivered[k]:
+                return  # a block run twice: the first result is kept (both are the same)
+            self.results[k] = result
+            self.delivered[k] = True
+            self.left -= 1
+            if self.left == 0:
+                self.finished.set()
+
+
+class _Helpers:
+    """The helper threads, started on first use and kept for the process (daemons)."""
+
+    def __init__(self):
+        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self.threads: list[threading.Thread] = []
+        self.lock = threading.Lock()
+
+    def ensure(self, n: int) -> None:
+        with self.lock:
+            while len(self.threads) < n:
+                thread = threading.Thread(target=self._serve, name="boostkit-blocks", daemon=True)
+                thread.start()
+                self.threads.append(thread)
+
+    def _serve(self) -> None:
+        while True:
+            self.jobs.get().work()
+
+
+_HELPERS = _Helpers()
+
+
+def run_blocks(task: Callable[[int], object], n_tasks: int, n_jobs: int) -> list:
+    """``[task(0), ..., task(n_tasks - 1)]``, run on ``n_jobs`` threads (the caller's included).
+
+    ``task(k)`` must release the GIL for its work (a ``nogil`` numba kernel) to run in parallel,
+    and must write nothing but the new arrays it returns: it may be run more than once on the
+    same block, at the same time, and a late run may outlive this call. The caller runs again
+    a block that another thread has held for ``PATIENCE`` times the caller's own time per block
+    (at once, if the caller got no block), so a thread that is not running holds up nobody. An
+    exception in a task is raised in the caller.
+    """
+    if n_jobs <= 1 or n_tasks <= 1:
+        return [task(k) for k in range(n_tasks)]
+    helpers = min(n_jobs, n_tasks) - 1
+    _HELPERS.ensure(helpers)
+    job = _Job(task, n_tasks)
+    for _ in range(helpers):
+        _HELPERS.jobs.put(job)
+    start = time.perf_counter()
+    ran = job.work()
+    if not job.finished.is_set() and (
+            ran == 0 or not job.finished.wait(PATIENCE * (time.perf_counter() - start) / ran)):
+        for k in range(n_tasks):
+            if not job.delivered[k]:
+                job.deliver(k, task(k))
+    if job.error is not None:
+        raise job.error
+    return job.results

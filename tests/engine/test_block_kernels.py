@@ -1,0 +1,211 @@
+"""Blocks of examples on threads (boostkit.kernels.blocks) and the kernels that run in them, each
+against a naive numpy reference or the serial kernel applied block by block."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from boostkit.kernels import blocks
+from boostkit.kernels.blocks import MAX_BLOCKS, MIN_BLOCK_ROWS, block_bounds, run_blocks
+from boostkit.kernels.boosting import (
+    exponential_weights,
+    exponential_weights_parallel,
+    sum_and_min,
+)
+from boostkit.kernels.histogram import (
+    class_histogram,
+    class_histogram_block,
+    class_histogram_parallel,
+    pair_histogram,
+    pair_histogram_block,
+    pair_histogram_parallel,
+    split_pair_weights,
+)
+
+N = MAX_BLOCKS * MIN_BLOCK_ROWS + 123  # the most blocks, of uneven sizes
+
+
+@pytest.mark.parametrize("n", [0, 1, MIN_BLOCK_ROWS - 1, 2 * MIN_BLOCK_ROWS, 5 * MIN_BLOCK_ROWS + 7,
+                               N, 10**6 + 3])
+def test_blocks_cover_the_examples_in_order(n):
+    bounds = block_bounds(n)
+    assert bounds[0][0] == 0 and bounds[-1][1] == n
+    assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:]))
+    assert 1 <= len(bounds) <= MAX_BLOCKS
+    if len(bounds) > 1:
+        assert min(stop - start for start, stop in bounds) >= MIN_BLOCK_ROWS
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2, 3, 8])
+def test_run_blocks_returns_every_result_in_block_order(n_jobs):
+    assert run_blocks(lambda k: k * k, 11, n_jobs) == [k * k for k in range(11)]
+    assert run_blocks(lambda k: -k, 5, n_jobs) == [0, -1, -2, -3, -4]
+
+
+def test_an_error_in_a_block_is_raised_in_the_caller():
+    def task(k):
+        if k == 3:
+            raise ZeroDivisionError("block 3")
+        return k
+
+    with pytest.raises(ZeroDivisionError, match="block 3"):
+        run_blocks(task, 6, 2)
+    assert run_blocks(lambda k: k, 4, 2) == [0, 1, 2, 3]  # still works
+
+
+def test_the_caller_runs_again_a_block_a_stalled_thread_holds():
+    # The first block a helper thread takes stalls it (as if descheduled) until released; the
+    # caller must not wait for it: it runs that block itself and returns.
+    release = threading.Event()
+    claimed = threading.Event()
+    caller = threading.get_ident()
+    stalled = []
+
+    def task(k):
+        if threading.get_ident() != caller and not stalled:
+            stalled.append(k)
+            claimed.set()
+            release.wait(30)
+        else:
+            claimed.wait(30)  # the caller's first block lasts until the helper has one
+        return 10 * k
+
+    try:
+        assert run_blocks(task, 4, 2) == [0, 10, 20, 30]
+        assert stalled, "the helper thread claimed no block"
+        assert not release.is_set()  # returned while the helper was still stalled
+    finally:
+        release.set()
+
+
+def random_binned(n, d=5, n_bins=20, seed=0):
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, n_bins, size=(d, n), dtype=np.uint8)
+    weights = rng.exponential(size=n) * 10.0 ** rng.integers(-8, 3, size=n)
+    is_pos = rng.integers(0, 2, size=n).astype(np.uint8)
+    return codes, weights, is_pos
+
+
+def reference_histogram(codes, weights, columns, n_bins, n_columns):
+    out = np.zeros((codes.shape[0], n_bins, n_columns))
+    for f in range(codes.shape[0]):
+        np.add.at(out[f], (codes[f], columns), weights)
+    return out
+
+
+def test_class_histogram_block_matches_reference():
+    codes, weights, is_pos = random_binned(5000)
+    out = np.full((codes.shape[0], 20, 2), np.nan)  # stale contents must be overwritten
+    assert class_histogram_block(codes, weights, is_pos, out, 1000, 4321) is out
+    expected = reference_histogram(codes[:, 1000:4321], weights[1000:4321], is_pos[1000:4321], 20, 2)
+    np.testing.assert_allclose(out, expected, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("n_jobs", [2, 3])
+def test_class_histogram_parallel_adds_the_serial_histograms_of_the_blocks_in_order(n_jobs):
+    codes, weights, is_pos = random_binned(N)
+    out = np.full((codes.shape[0], 20, 2), np.nan)  # stale contents must be overwritten
+    class_histogram_parallel(codes, weights, is_pos, out, n_jobs)
+    expected = np.zeros_like(out)
+    part = np.empty_like(out)
+    for start, stop in block_bounds(N):
+        class_histogram(codes[:, start:stop], weights[start:stop], is_pos[start:stop], part)
+        expected += part
+    np.testing.assert_array_equal(out, expected)  # bit for bit, whatever the thread count
+    np.testing.assert_allclose(out, reference_histogram(codes, weights, is_pos, 20, 2),
+                               rtol=1e-12, atol=0)
+
+
+def test_class_histogram_parallel_of_class_indices():
+    # SAMME's path: the class index in place of the sign, one column per class.
+    codes, weights, _ = random_binned(N)
+    labels = np.random.default_rng(1).integers(0, 4, size=N)
+    out = np.empty((codes.shape[0], 20, 4))
+    class_histogram_parallel(codes, weights, labels, out, 2)
+    np.testing.assert_allclose(out, reference_histogram(codes, weights, labels, 20, 4),
+                               rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("c", [3, 7])  # both loops of pair_histogram
+def test_pair_histogram_parallel_adds_the_serial_histograms_of_the_blocks_in_order(c):
+    codes, _, _ = random_binned(N)
+    rng = np.random.default_rng(c)
+    weights = rng.random((N, c))
+    is_pos = (rng.random((N, c)) < 0.3).astype(np.uint8)
+    signed = np.empty((N, c, 2))
+    split_pair_weights(weights, is_pos, signed)
+    expected = np.zeros((codes.shape[0], 20, c, 2))
+    for start, stop in block_bounds(N):
+        part = np.empty_like(expected)
+        pair_histogram(codes[:, start:stop], signed[start:stop], part)
+        expected += part
+    for n_jobs in (2, 3):
+        out = np.full_like(expected, np.nan)
+        pair_histogram_parallel(codes, signed, out, n_jobs)
+        np.testing.assert_array_equal(out, expected)
+
+
+def test_pair_histogram_block_is_the_serial_kernel_on_the_block():
+    codes, _, _ = random_binned(5000)
+    rng = np.random.default_rng(5)
+    signed = np.empty((5000, 3, 2))
+    split_pair_weights(rng.random((5000, 3)), (rng.random((5000, 3)) < 0.5).astype(np.uint8),
+                       signed)
+    expected = np.empty((codes.shape[0], 20, 3, 2))
+    pair_histogram(np.ascontiguousarray(codes[:, 700:3100]), signed[700:3100], expected)
+    np.testing.assert_array_equal(pair_histogram_block(codes, signed, 20, 700, 3100), expected)
+
+
+@pytest.mark.parametrize("n_jobs", [2, 3])
+def test_exponential_weights_parallel_agree_with_the_serial_kernel(n_jobs):
+    rng = np.random.default_rng(3)
+    margin = 30.0 * rng.normal(size=N)
+    y = rng.choice([-1.0, 1.0], size=N)
+    d1 = rng.exponential(size=N)
+    d1[::7] = 0.0
+    d1 /= d1.sum()
+    serial = np.empty(N)
+    serial_log = exponential_weights(margin, y, d1, serial)
+    out = np.full(N, np.nan)
+    log_potential = exponential_weights_parallel(margin, y, d1, out, n_jobs)
+    np.testing.assert_allclose(out, serial, rtol=1e-12, atol=0)
+    assert out[::7].max() == 0.0
+    assert log_potential == pytest.approx(serial_log, rel=1e-12)
+    for _ in range(3):  # the same bits whichever thread ran which block
+        again = np.empty(N)
+        assert exponential_weights_parallel(margin, y, d1, again, n_jobs) == log_potential
+        np.testing.assert_array_equal(again, out)
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 4, 1001])
+def test_sum_and_min_matches_numpy(n):
+    values = np.random.default_rng(n).normal(size=n)
+    total, smallest = sum_and_min(values)
+    assert total == pytest.approx(values.sum(), rel=1e-12, abs=1e-12)
+    assert smallest == (values.min() if n else np.inf)
+    values[n // 2:] = np.nan
+    if n:
+        assert np.isnan(sum_and_min(values)[0])
+
+
+def test_helper_threads_are_kept_for_the_process():
+    run_blocks(lambda k: k, 4, 3)
+    count = len(blocks._HELPERS.threads)
+    run_blocks(lambda k: k, 4, 3)
+    assert len(blocks._HELPERS.threads) == count >= 2
+
+
+def test_spare_arrays_are_reused_for_one_shape_only():
+    spares = blocks.SpareArrays()
+    first = spares.take((3, 4))
+    assert first.shape == (3, 4) and first.dtype == np.float64
+    spares.give([first])
+    assert spares.take((3, 4)) is first
+    assert spares.take((3, 4)) is not first  # taken already: a new one
+    spares.give([first])
+    assert spares.take((5,)).shape == (5,)  # another shape: never a spare of the wrong one
+    spares.give([np.empty(7)])
+    assert spares.free and all(a.shape == (7,) for a in spares.free)
