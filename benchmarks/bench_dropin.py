@@ -13,9 +13,11 @@ Cases (n x d, default 100 000 x 20, make_classification / make_regression):
 
 Every fit runs in this process, after warming numba's JIT on a small fit, with scikit-learn's
 threads (OMP_NUM_THREADS) and numba's pinned to ``--threads`` (default 1: scikit-learn's trees
-are single-threaded). Times are medians over ``--repeats``. scikit-learn takes ~0.4-1 s per round
-at 100 000 x 20, so it is timed on ``--sklearn-rounds`` rounds and compared per round;
-boostkit is timed on ``--rounds`` (its per-round time includes the one-off binning). The quality
+are single-threaded). Times are medians over ``--repeats``; the two libraries' fits alternate
+(boostkit, scikit-learn, boostkit, ...) so that both see the same load of a shared machine.
+scikit-learn takes ~0.3-1 s per round at 100 000 x 20, so it is timed on ``--sklearn-rounds``
+rounds and compared per round; boostkit is timed on ``--rounds`` (its per-round time includes
+the one-off binning). The quality
 columns are test accuracy / R^2 of both after ``--sklearn-rounds`` rounds (boostkit's staged
 prediction), so they compare equal rounds.
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 
 _threads = "1"
@@ -104,7 +107,7 @@ def main(argv=None):
     parser.add_argument("--size", default="100000x20")
     parser.add_argument("--rounds", type=int, default=50)
     parser.add_argument("--sklearn-rounds", type=int, default=5)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--cases", default="stumps,depth-3,regressor,stumps-5")
     args = parser.parse_args(argv)
@@ -130,8 +133,11 @@ def main(argv=None):
         def fit_theirs():
             models["theirs"] = theirs(args.sklearn_rounds).fit(X, y)
 
-        t_ours = median_time(fit_ours, args.repeats)
-        t_theirs = median_time(fit_theirs, args.repeats)
+        times = {fit_ours: [], fit_theirs: []}
+        for _ in range(args.repeats):
+            for fit in times:
+                times[fit].append(median_time(fit, 1))
+        t_ours, t_theirs = (statistics.median(times[fit]) for fit in (fit_ours, fit_theirs))
         rounds_ours = len(models["ours"].estimators_)
         rounds_theirs = len(models["theirs"].estimators_)
         per_ours, per_theirs = t_ours / rounds_ours, t_theirs / rounds_theirs

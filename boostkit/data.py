@@ -17,7 +17,8 @@ import numpy as np
 
 from .errors import DataError, DataWarning
 from .features import FeatureSchema, is_sparse
-from .kernels.binning import apply_bins, apply_bins_parallel
+from .kernels.binning import (apply_bins, apply_bins_parallel, column_thresholds,
+                              quantile_bins, quantile_bins_parallel)
 from .splits import valid_splits
 
 __all__ = [
@@ -70,8 +71,10 @@ def _check_sparse(X, name: str, n_features: int | None):
 
 def check_features(X, *, name: str = "X", n_features: int | None = None, accept_sparse: bool = False,
                    allow_missing: bool = False, missing_hint: str = "",
-                   features: FeatureSchema | None = None):
+                   features: FeatureSchema | None = None, allow_empty: bool = False):
     """Return ``X`` as a finite 2-D float64 array, or raise a clear :class:`DataError`.
+
+    ``allow_empty``: 0 rows are fine (a partition of a distributed fit may hold none).
 
     With ``accept_sparse``, a scipy.sparse matrix is returned as a finite float64 CSR matrix
     (sorted indices) without densifying it. With ``allow_missing`` (the recipe's proposal
@@ -96,7 +99,7 @@ def check_features(X, *, name: str = "X", n_features: int | None = None, accept_
         raise DataError(
             f"{name} must be 2-D (n_samples, n_features), got an array of shape {arr.shape}"
         )
-    if arr.shape[0] == 0:
+    if arr.shape[0] == 0 and not allow_empty:
         raise DataError(f"{name} is empty: got 0 samples (shape {arr.shape})")
     if arr.shape[1] == 0:
         raise DataError(f"{name} has 0 features (shape {arr.shape})")
@@ -307,21 +310,11 @@ def _feature_thresholds(values: np.ndarray, max_bins: int) -> np.ndarray:
 
     With at most ``max_bins`` distinct values every value gets its own bin and each threshold is
     the midpoint of two neighbours (the lower neighbour if rounding makes the midpoint equal the
-    upper one), the rule CART uses. Otherwise the cuts fall at count quantiles.
+    upper one), the rule CART uses. Otherwise the cuts fall at count quantiles
+    (:func:`boostkit.kernels.binning.quantile_thresholds`, the rule :func:`bin_features` applies).
     """
-    distinct, counts = np.unique(values, return_counts=True)
-    if distinct.shape[0] <= 1:
-        return np.empty(0)
-    if distinct.shape[0] <= max_bins:
-        below = np.arange(distinct.shape[0] - 1)
-    else:
-        cum = np.cumsum(counts)
-        targets = cum[-1] * np.arange(1, max_bins) / max_bins
-        below = np.unique(np.searchsorted(cum, targets, side="left"))
-        below = below[below < distinct.shape[0] - 1]
-    lo, hi = distinct[below], distinct[below + 1]
-    mid = lo / 2.0 + hi / 2.0
-    return np.where(mid >= hi, lo, mid)
+    out = np.empty(max_bins - 1)
+    return out[:column_thresholds(np.ascontiguousarray(values, dtype=np.float64), max_bins, out)]
 
 
 @attrs.frozen
@@ -399,34 +392,71 @@ def bin_features(
             f"{max_bins} (each category is a bin; at most {MAX_BINS}): group rare categories, "
             "or treat the column as numeric"
         )
-    rows = np.flatnonzero(sample_weight > 0) if sample_weight is not None else np.arange(n)
-    if rows.shape[0] > BIN_SAMPLE:
+    weighted = sample_weight > 0 if sample_weight is not None else np.ones(n, dtype=bool)
+    if np.count_nonzero(weighted) > BIN_SAMPLE:
+        # Large data: thresholds from a seeded sample of the rows, every row coded against them
+        # (a search per value, but the memory of the sample rather than of sorting every row).
         rng = rng if rng is not None else np.random.default_rng(0)
-        rows = np.sort(rng.choice(rows, BIN_SAMPLE, replace=False))
-    sample = X[rows]
-    missing = np.isnan(X).any(axis=0)
-    thresholds = tuple(
-        np.arange(n_categories[f] - 1) + 0.5 if n_categories[f] else
-        _feature_thresholds(sample[:, f][~np.isnan(sample[:, f])] if missing[f] else sample[:, f],
-                            max_bins)
-        for f in range(d)
-    )
-    offsets = np.zeros(d + 1, dtype=np.int64)
-    offsets[1:] = np.cumsum([t.shape[0] for t in thresholds])
-    flat = np.concatenate(thresholds) if d else np.empty(0)
-    missing_bin = int(max_bins) if missing.any() else None
-    n_hist = max_bins + (missing_bin is not None)
-    codes = np.empty((d, n), dtype=np.uint8)
-    binning = apply_bins_parallel if d > 1 and n * d >= PARALLEL_BINNING else apply_bins
-    binning(X, flat, offsets, n_hist - 1, codes)
-    n_bins = np.array([t.shape[0] + 1 for t in thresholds], dtype=np.int64)
-    counted = codes if sample_weight is None else codes[:, sample_weight > 0]
-    bin_counts = np.empty((d, n_hist), dtype=np.int64)
-    for f in range(d):
-        bin_counts[f] = np.bincount(counted[f], minlength=n_hist)
+        sample = X[np.sort(rng.choice(np.flatnonzero(weighted), BIN_SAMPLE, replace=False))]
+        missing = np.isnan(X).any(axis=0)
+        thresholds = bin_thresholds(sample, max_bins, n_categories, missing)
+        missing_bin = int(max_bins) if missing.any() else None
+        codes = encode_bins(X, thresholds, missing_bin, max_bins)
+        bin_counts = count_bins(codes, sample_weight, max_bins + (missing_bin is not None))
+        n_bins = np.array([t.shape[0] + 1 for t in thresholds], dtype=np.int64)
+    else:  # one sort of each column gives its thresholds and its codes
+        missing_bin = int(max_bins) if np.isnan(X).any() else None
+        n_hist = max_bins + (missing_bin is not None)
+        table = np.empty((d, max_bins - 1))
+        n_thresholds = np.empty(d, dtype=np.int64)
+        codes = np.empty((d, n), dtype=np.uint8)
+        bin_counts = np.empty((d, n_hist), dtype=np.int64)
+        binning = quantile_bins_parallel if d > 1 and n * d >= PARALLEL_BINNING else quantile_bins
+        binning(X, weighted, int(max_bins), np.asarray(n_categories, dtype=np.int64), n_hist - 1,
+                table, n_thresholds, codes, bin_counts)
+        thresholds = tuple(table[f, :n_thresholds[f]].copy() for f in range(d))
+        n_bins = n_thresholds + 1
     return BinnedData(codes=codes, thresholds=thresholds, n_bins=n_bins, bin_counts=bin_counts,
                       split_mask=valid_splits(bin_counts), missing_bin=missing_bin,
                       categorical=n_categories > 0)
+
+
+def bin_thresholds(sample: np.ndarray, max_bins: int, n_categories: np.ndarray,
+                   missing: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Every feature's thresholds, from a ``sample`` of rows (of positive weight): a numeric
+    column's quantile cuts (of its values present where ``missing``), a categorical column's
+    0.5, 1.5, ... (``n_categories[f] > 0``). What :func:`bin_features` and the driver of a
+    distributed fit (from a sample of every shard) compute."""
+    return tuple(
+        np.arange(n_categories[f] - 1) + 0.5 if n_categories[f] else
+        _feature_thresholds(sample[:, f][~np.isnan(sample[:, f])] if missing[f] else sample[:, f],
+                            max_bins)
+        for f in range(sample.shape[1])
+    )
+
+
+def encode_bins(X: np.ndarray, thresholds: tuple[np.ndarray, ...], missing_bin: int | None,
+                max_bins: int) -> np.ndarray:
+    """The ``(d, n)`` uint8 bin codes of ``X`` under ``thresholds`` (missing values get
+    ``missing_bin``): the codes :func:`bin_features` gives, for rows binned elsewhere."""
+    n, d = X.shape
+    offsets = np.zeros(d + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([t.shape[0] for t in thresholds])
+    flat = np.concatenate(thresholds) if d else np.empty(0)
+    n_hist = max_bins + (missing_bin is not None)
+    codes = np.empty((d, n), dtype=np.uint8)
+    binning = apply_bins_parallel if d > 1 and n * d >= PARALLEL_BINNING else apply_bins
+    binning(np.ascontiguousarray(X, dtype=np.float64), flat, offsets, n_hist - 1, codes)
+    return codes
+
+
+def count_bins(codes: np.ndarray, sample_weight: np.ndarray | None, n_hist: int) -> np.ndarray:
+    """``(d, n_hist)``: the examples of positive weight in every bin of every feature."""
+    counted = codes if sample_weight is None else codes[:, sample_weight > 0]
+    counts = np.empty((codes.shape[0], n_hist), dtype=np.int64)
+    for f in range(codes.shape[0]):
+        counts[f] = np.bincount(counted[f], minlength=n_hist)
+    return counts
 
 
 class TrainingData:

@@ -220,13 +220,22 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         sample_weight = _check_sample_weight(
             sample_weight, X, dtype=np.float64, copy=True, ensure_non_negative=True
         )
+        booster = self._booster(Booster, multiclass="auto")
+        if isinstance(eval_set, (tuple, list)) and len(eval_set) in (2, 3):
+            # Validation features are checked like those of predict (count, names).
+            eval_set = (self._check_input(eval_set[0], reset=False), *eval_set[1:])
+        return self._set_fitted(booster.fit(X, y, sample_weight, eval_set=eval_set))
+
+    def _booster(self, booster_class, **kwargs):
+        """The booster (``booster_class``: :class:`boostkit.Booster` or a subclass) of this
+        estimator's parameters."""
         component_params = self.component_params
         if component_params is not None and not isinstance(component_params, dict):
             raise ValueError(
                 "component_params must be a dict {slot: {param: value}} or None, got "
                 f"{type(component_params).__name__}"
             )
-        booster = Booster(
+        return booster_class(
             algorithm=self.algorithm,
             n_rounds=self.n_rounds,
             params=component_params or {},
@@ -235,14 +244,13 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
             random_state=self.random_state,
             callbacks=self.callbacks or (),
             verbose=self.verbose,
-            multiclass="auto",
             categorical_features=self.categorical_features,
+            **kwargs,
         )
-        if isinstance(eval_set, (tuple, list)) and len(eval_set) in (2, 3):
-            # Validation features are checked like those of predict (count, names).
-            eval_set = (self._check_input(eval_set[0], reset=False), *eval_set[1:])
-        model = booster.fit(X, y, sample_weight, eval_set=eval_set)
-        # Fitted attributes are set only once the fit has succeeded: never half-fitted.
+
+    def _set_fitted(self, model):
+        """Set the fitted attributes from ``model``, once the fit has succeeded: never
+        half-fitted."""
         self.model_ = model
         self.classes_ = model.classes
         self.multiclass_strategy_ = model.multiclass_strategy
@@ -339,18 +347,20 @@ _EXACT_COLUMNS = 8
 _EXACT_ROWS = 20_000
 
 
-def _exact_columns(X, max_bins: int):
+def _exact_columns(X, weighted, max_bins: int):
     """The columns the native learners see, as ``[(feature, low, high), ...]``, or ``None``
     when they are the features themselves.
 
-    A feature with more than ``max_bins`` distinct values (up to ``_EXACT_VALUES``) becomes
-    several columns, each the feature clipped to a range of ``max_bins`` consecutive distinct
-    values, consecutive ranges sharing an end: each column gives every value its own bin, and a
-    cut between two consecutive values of the feature is a cut of one column with the same
-    partition. So the native learners search every threshold scikit-learn's trees search.
+    A feature with more than ``max_bins`` distinct values (up to ``_EXACT_VALUES``) among the
+    rows of positive weight (the mask ``weighted``) becomes several columns, each the feature
+    clipped to a range of ``max_bins`` consecutive distinct values, consecutive ranges sharing
+    an end: each column gives every value its own bin, and a cut between two consecutive values
+    of the feature is a cut of one column with the same partition. So the native learners
+    search every threshold scikit-learn's trees search.
     """
-    if X.shape[0] > _EXACT_ROWS:
+    if np.count_nonzero(weighted) > _EXACT_ROWS:
         return None
+    X = X[weighted]
     largest = min(_EXACT_VALUES, _EXACT_COLUMNS * (max_bins - 1) + 1)
     columns, expanded = [], False
     for j in range(X.shape[1]):
@@ -749,7 +759,7 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
         columns = None
         if proposal[0] != "sklearn-estimator":
             X = _as_tree_input(X)
-            columns = _exact_columns(X[sample_weight > 0], self.max_bins)
+            columns = _exact_columns(X, sample_weight > 0, self.max_bins)
             if tree_seeds is not None:
                 proposal[1]["tie_order"] = BestSplitterTieOrder(
                     tree_seeds, np.arange(X.shape[1]) if columns is None
@@ -972,44 +982,49 @@ class AdaBoostRegressor(_DropInAdaBoost, RegressorMixin, BaseEstimator):
             fit_regression_tree = get_registry().component("tree").fit_regression_tree
 
             X = _as_tree_input(X)
-            columns = _exact_columns(X[weights > 0], self.max_bins)
+            columns = _exact_columns(X, weights > 0, self.max_bins)
             Xe = _expand(X, columns)
-            binned = bin_features(Xe, self.max_bins, weights, np.random.default_rng(0))
             values = np.ascontiguousarray(Xe.T)  # feature-major, like the bin codes
+            # Binned through the column-major view: each column is read contiguously.
+            binned = bin_features(values.T, self.max_bins, weights, np.random.default_rng(0))
         rng = check_random_state(self.random_state)
         n, T, nu = X.shape[0], int(self.n_estimators), float(self.learning_rate)
         estimators, alphas, errors = [], np.zeros(T), np.ones(T)
         tiny = np.finfo(np.float64).eps
         zero = weights == 0.0
+        # The rows of positive weight (weights > 0 after the floor below): all of them, as a
+        # slice, when no weight is zero, so that nothing is copied.
+        kept = ~zero if zero.any() else slice(None)
+        # The estimator's seeds, drawn every round in the order of its parameter names (on the
+        # native path too: the bootstrap draws that follow them must be scikit-learn's).
+        seed_keys = [key for key in sorted(self.estimator_.get_params(deep=True))
+                     if key == "random_state" or key.endswith("__random_state")]
         for t in range(T):
             # Tiny weights are floored (zero weights stay zero), as scikit-learn does.
-            weights = np.maximum(weights, tiny)
+            np.maximum(weights, tiny, out=weights)
             weights[zero] = 0.0
-            estimator = clone(self.estimator_)
-            seeds = {key: rng.randint(np.iinfo(np.int32).max)
-                     for key in sorted(estimator.get_params(deep=True))
-                     if key == "random_state" or key.endswith("__random_state")}
-            if seeds:
-                estimator.set_params(**seeds)
+            seeds = {key: rng.randint(np.iinfo(np.int32).max) for key in seed_keys}
             # numpy.random.RandomState.choice(n, n, p=weights), from the same draws.
             cdf = weights.cumsum()
             cdf /= cdf[-1]
             draws = rng.random_sample(n)
             if native is None:
+                estimator = clone(self.estimator_)
+                if seeds:
+                    estimator.set_params(**seeds)
                 sample = cdf.searchsorted(draws, side="right")
                 estimator.fit(_take_rows(X, sample), y[sample])
                 prediction = estimator.predict(X)
             else:
                 counts = np.empty(n)
-                bootstrap_counts(cdf, np.sort(draws), counts)
+                bootstrap_counts(cdf, draws, counts)
                 tree = fit_regression_tree(binned, y, counts, max_depth=native[0],
                                            min_samples_leaf=native[1], values=values)
                 estimator = R2Tree(tree, X.shape[1],
                                    _term_importances(tree, X.shape[1], columns), columns)
-                prediction = tree.scores(Xe)
+                prediction = tree.scores(values.T)  # Xe, column-major: read faster
             estimators.append(estimator)
             error = np.abs(prediction - y)
-            kept = weights > 0
             loss = error[kept]
             largest = loss.max()
             if largest != 0:

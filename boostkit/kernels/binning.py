@@ -1,8 +1,24 @@
-"""Mapping raw feature values to bin codes."""
+"""Mapping raw feature values to bin codes.
+
+:func:`quantile_bins` bins a whole training set: each column is sorted once (a radix sort, linear
+in the rows), and the one sorted pass gives its distinct values with their counts, hence its
+quantile thresholds, and then every row's code by a merge with the thresholds (no search per
+value). :func:`apply_bins` codes values against thresholds already known.
+"""
 
 from __future__ import annotations
 
 import numba
+import numpy as np
+
+# The radix sort reads keys in digits of 11 bits, 6 for 64-bit keys and 3 for 32-bit ones (2048
+# counters per digit: they stay in the L1 cache while the keys are scattered).
+_DIGIT_BITS = 11
+_N_DIGITS = 6
+_N_DIGITS32 = 3
+_DIGIT_MASK = np.uint64((1 << _DIGIT_BITS) - 1)
+_SIGN = np.uint64(1 << 63)
+_SIGN32 = np.uint32(1 << 31)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -48,3 +64,260 @@ def apply_bins_parallel(X, thresholds, offsets, missing_code, out):
     training set, not for one column (waking the threads then costs more than the column)."""
     for f in numba.prange(X.shape[1]):
         _bin_feature(X, f, thresholds, offsets[f], offsets[f + 1], missing_code, out)
+
+
+@numba.njit(cache=True, nogil=True)
+def _radix_sort(keys, rows, keys_tmp, rows_tmp, n_digits):
+    """``(keys, rows)`` ordered by the unsigned integer ``keys``, equal keys in their order (an
+    LSD radix sort, stable): one counting pass for the ``n_digits`` 11-bit digits, then one
+    scatter pass per digit that is not the same for every key (the low digits of float32
+    values held as float64 are all zero). The answer is one of the two pairs of arrays."""
+    m = keys.shape[0]
+    digit_counts = np.zeros((n_digits, 1 << _DIGIT_BITS), dtype=np.int64)
+    for j in range(m):
+        k = np.uint64(keys[j])
+        for p in range(n_digits):
+            digit_counts[p, (k >> np.uint64(p * _DIGIT_BITS)) & _DIGIT_MASK] += 1
+    for p in range(n_digits):
+        shift = np.uint64(p * _DIGIT_BITS)
+        if m == 0 or digit_counts[p, (np.uint64(keys[0]) >> shift) & _DIGIT_MASK] == m:
+            continue  # one digit value for all: the order stays
+        start = 0
+        for b in range(1 << _DIGIT_BITS):  # counts become each digit value's first slot
+            count = digit_counts[p, b]
+            digit_counts[p, b] = start
+            start += count
+        for j in range(m):
+            k = keys[j]
+            b = (np.uint64(k) >> shift) & _DIGIT_MASK
+            at = digit_counts[p, b]
+            digit_counts[p, b] = at + 1
+            keys_tmp[at] = k
+            rows_tmp[at] = rows[j]
+        keys, rows, keys_tmp, rows_tmp = keys_tmp, rows_tmp, keys, rows
+    return keys, rows
+
+
+@numba.njit(cache=True, nogil=True)
+def _flip_keys(keys, sign):
+    """IEEE-754 bits to keys ordered as the values, in place: every bit of a negative value
+    flipped, the ``sign`` bit of the others."""
+    for j in range(keys.shape[0]):
+        k = keys[j]
+        keys[j] = ~k if k & sign else k | sign
+
+
+@numba.njit(cache=True, nogil=True)
+def _unflip_keys(keys, sign):
+    """The inverse of :func:`_flip_keys`: keys back to IEEE-754 bits, in place."""
+    for j in range(keys.shape[0]):
+        k = keys[j]
+        keys[j] = k ^ sign if k & sign else ~k
+
+
+@numba.njit(cache=True, nogil=True)
+def sort_column(X, f, values, rows, values_tmp, rows_tmp):
+    """``(sorted_values, sorted_rows)``: the values of column ``f`` of ``X`` that are not NaN,
+    increasing, and the row of each; equal values keep their rows' order (a stable sort).
+
+    A radix sort (:func:`_radix_sort`) of the values' 64-bit IEEE-754 patterns made
+    order-preserving as unsigned integers (:func:`_flip_keys`). -0.0 is sorted (and returned)
+    as +0.0, the value it equals. ``values``, ``rows`` (intp), ``values_tmp`` and ``rows_tmp``
+    are scratch arrays of length ``X.shape[0]``; the answer is a view of one of the two pairs.
+    """
+    m = 0
+    for i in range(X.shape[0]):
+        x = X[i, f]
+        if x == x:
+            values[m] = x + 0.0  # -0.0 + 0.0 is +0.0: one key for the two equal zeros
+            rows[m] = i
+            m += 1
+    keys = values[:m].view(np.uint64)
+    _flip_keys(keys, _SIGN)
+    keys, sorted_rows = _radix_sort(keys, rows[:m], values_tmp[:m].view(np.uint64),
+                                    rows_tmp[:m], _N_DIGITS)
+    _unflip_keys(keys, _SIGN)
+    return keys.view(np.float64), sorted_rows
+
+
+@numba.njit(cache=True, nogil=True)
+def sort_float32_column(X, f, values, rows, values_tmp, rows_tmp):
+    """``(sorted_values, sorted_rows, True)`` as :func:`sort_column` gives them (as float32
+    values and int32 rows), when every value of the column is a float32 value (NaN aside), else
+    ``(empty, empty, False)``, known at the first value that is not.
+
+    Half the bytes of :func:`sort_column` move in each pass, and 32-bit keys have 3 digits: the
+    usual case of features stored as float32, and of the drop-in estimators, which compare
+    features as float32 as scikit-learn's trees do. The scratch arrays are float32 and int32
+    (``X.shape[0]`` < 2**31).
+    """
+    m = 0
+    for i in range(X.shape[0]):
+        x = X[i, f]
+        if x == x:
+            v = np.float32(x)
+            if v != x:
+                return values[:0], rows[:0], False
+            values[m] = v + np.float32(0.0)
+            rows[m] = i
+            m += 1
+    keys = values[:m].view(np.uint32)
+    _flip_keys(keys, _SIGN32)
+    keys, sorted_rows = _radix_sort(keys, rows[:m], values_tmp[:m].view(np.uint32),
+                                    rows_tmp[:m], _N_DIGITS32)
+    _unflip_keys(keys, _SIGN32)
+    return keys.view(np.float32), sorted_rows, True
+
+
+@numba.njit(cache=True, nogil=True)
+def _midpoint(lo, hi):
+    """CART's threshold between neighbours ``lo < hi``: their midpoint, or ``lo`` when rounding
+    makes the midpoint equal ``hi``."""
+    mid = lo / 2.0 + hi / 2.0
+    return lo if mid >= hi else mid
+
+
+@numba.njit(cache=True, nogil=True)
+def quantile_thresholds(sorted_values, sorted_rows, placing, max_bins, distinct, counts, out):
+    """Write into ``out`` the increasing thresholds cutting the ``placing`` rows' values into
+    at most ``max_bins`` bins, and return how many there are.
+
+    ``sorted_values``/``sorted_rows`` are :func:`sort_column`'s answer; ``distinct`` and
+    ``counts`` are scratch arrays as long. With at most ``max_bins`` distinct values every value
+    gets its own bin and each threshold is the midpoint of two neighbours (:func:`_midpoint`).
+    Otherwise the cuts fall at count quantiles: after the first distinct value whose cumulative
+    count reaches total x q / max_bins, for q = 1 .. max_bins - 1, each cut once, none after the
+    last value.
+    """
+    n_distinct = 0
+    for j in range(sorted_values.shape[0]):
+        if placing[sorted_rows[j]]:
+            v = sorted_values[j]
+            if n_distinct == 0 or v != distinct[n_distinct - 1]:
+                distinct[n_distinct] = v
+                counts[n_distinct] = 1
+                n_distinct += 1
+            else:
+                counts[n_distinct - 1] += 1
+    n_out = 0
+    if n_distinct <= 1:
+        return n_out
+    if n_distinct <= max_bins:
+        for b in range(n_distinct - 1):
+            out[b] = _midpoint(distinct[b], distinct[b + 1])
+        return n_distinct - 1
+    total = 0
+    for b in range(n_distinct):  # counts become cumulative counts
+        total += counts[b]
+        counts[b] = total
+    b = 0
+    last = -1
+    for q in range(1, max_bins):
+        target = (total * q) / max_bins
+        while counts[b] < target:
+            b += 1
+        if b < n_distinct - 1 and b != last:
+            out[n_out] = _midpoint(distinct[b], distinct[b + 1])
+            n_out += 1
+            last = b
+    return n_out
+
+
+@numba.njit(cache=True, nogil=True)
+def column_thresholds(values, max_bins, out):
+    """:func:`quantile_thresholds` of every value of the 1-D array ``values`` (NaN left out),
+    written into ``out``; returns how many there are."""
+    n = values.shape[0]
+    sorted_values, sorted_rows = sort_column(values.reshape((n, 1)), 0, np.empty(n),
+                                             np.empty(n, dtype=np.intp), np.empty(n),
+                                             np.empty(n, dtype=np.intp))
+    return quantile_thresholds(sorted_values, sorted_rows, np.ones(n, dtype=np.bool_),
+                               max_bins, np.empty(n), np.empty(n, dtype=np.int64), out)
+
+
+@numba.njit(cache=True, nogil=True)
+def _code_sorted_column(sorted_values, sorted_rows, f, weighted, max_bins,
+                        n_categories, thresholds, n_thresholds, codes, bin_counts, distinct,
+                        counts):
+    """Feature f's thresholds, and the codes and bin counts of its values that are not NaN,
+    from its sorted values (:func:`quantile_bins`)."""
+    if n_categories[f] > 0:  # category c is bin c: cuts at 0.5, 1.5, ...
+        n_cuts = n_categories[f] - 1
+        for b in range(n_cuts):
+            thresholds[f, b] = b + 0.5
+    else:
+        n_cuts = quantile_thresholds(sorted_values, sorted_rows, weighted, max_bins, distinct,
+                                     counts, thresholds[f])
+    n_thresholds[f] = n_cuts
+    code = 0
+    for j in range(sorted_values.shape[0]):  # a merge of the sorted values and thresholds
+        v = sorted_values[j]
+        while code < n_cuts and thresholds[f, code] < v:
+            code += 1
+        i = sorted_rows[j]
+        codes[f, i] = code
+        if weighted[i]:
+            bin_counts[f, code] += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _bin_column(X, f, weighted, max_bins, n_categories, missing_code, thresholds,
+                n_thresholds, codes, bin_counts, values, rows, values_tmp, rows_tmp, distinct,
+                counts):
+    bin_counts[f, :] = 0
+    n_sorted = -1
+    if X.shape[0] < 2**31:  # float32 values sort on 32-bit keys and rows, in the same scratch
+        sorted32, rows32, is_float32 = sort_float32_column(
+            X, f, values.view(np.float32), rows.view(np.int32), values_tmp.view(np.float32),
+            rows_tmp.view(np.int32))
+        if is_float32:
+            _code_sorted_column(sorted32, rows32, f, weighted, max_bins, n_categories,
+                                thresholds, n_thresholds, codes, bin_counts, distinct, counts)
+            n_sorted = sorted32.shape[0]
+    if n_sorted < 0:
+        sorted64, rows64 = sort_column(X, f, values, rows, values_tmp, rows_tmp)
+        _code_sorted_column(sorted64, rows64, f, weighted, max_bins, n_categories,
+                            thresholds, n_thresholds, codes, bin_counts, distinct, counts)
+        n_sorted = sorted64.shape[0]
+    if n_sorted < X.shape[0]:
+        for i in range(X.shape[0]):
+            if X[i, f] != X[i, f]:
+                codes[f, i] = missing_code
+                if weighted[i]:
+                    bin_counts[f, missing_code] += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def quantile_bins(X, weighted, max_bins, n_categories, missing_code, thresholds,
+                  n_thresholds, codes, bin_counts):
+    """Bin every column of ``X`` (``(n, d)``) from one sort of it.
+
+    Feature f's thresholds are :func:`quantile_thresholds` of the rows where ``weighted`` (the
+    rows of positive weight) is true (NaN left out), or 0.5, 1.5, ... when ``n_categories[f]``
+    > 0 marks a column of category indices; they go to ``thresholds[f, :n_thresholds[f]]``
+    (``thresholds`` is ``(d, max_bins - 1)``). ``codes[f, i]`` (``(d, n)`` uint8) is the number
+    of thresholds strictly below ``X[i, f]`` (as :func:`apply_bins` gives it), ``missing_code``
+    for NaN, and ``bin_counts[f, b]`` the number of ``weighted`` rows with code b. Scratch: 48
+    bytes a row.
+    """
+    n = X.shape[0]
+    values, values_tmp, distinct = np.empty(n), np.empty(n), np.empty(n)
+    rows, rows_tmp = np.empty(n, dtype=np.intp), np.empty(n, dtype=np.intp)
+    counts = np.empty(n, dtype=np.int64)
+    for f in range(X.shape[1]):
+        _bin_column(X, f, weighted, max_bins, n_categories, missing_code, thresholds,
+                    n_thresholds, codes, bin_counts, values, rows, values_tmp, rows_tmp,
+                    distinct, counts)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def quantile_bins_parallel(X, weighted, max_bins, n_categories, missing_code,
+                           thresholds, n_thresholds, codes, bin_counts):
+    """:func:`quantile_bins` with the columns spread over numba's threads (the same answer):
+    worth it for a whole training set, not for one column."""
+    n = X.shape[0]
+    for f in numba.prange(X.shape[1]):
+        _bin_column(X, f, weighted, max_bins, n_categories, missing_code, thresholds,
+                    n_thresholds, codes, bin_counts, np.empty(n), np.empty(n, dtype=np.intp),
+                    np.empty(n), np.empty(n, dtype=np.intp), np.empty(n),
+                    np.empty(n, dtype=np.int64))

@@ -35,6 +35,7 @@ from boostkit.criteria import MULTICLASS_CRITERIA, weighted_error
 from boostkit.kernels.boosting import exponential_distribution
 from boostkit.smoothing import check_smoothing, resolve_smoothing
 
+from .multiclass_kernels import gather_true_pairs, scatter_true_pairs
 from .reweighting import ExponentialReweighting
 
 #: A plugin capability: the calibration records SAMME's weighted K-ary error eps_t.
@@ -177,8 +178,9 @@ class SammeAlpha(boostkit.Calibration):
         coded = np.full(class_weights.shape, -alpha / n_classes)
         coded[np.arange(coded.shape[0]), cell_labels] = alpha * (1.0 - 1.0 / n_classes)
         values = coded[:, 1] if data.n_columns == 1 else coded
+        # take copies whole rows: several times faster than indexing by the n cells.
         return boostkit.Calibrated(
-            boostkit.CellContribution(values), values[candidate.cells], (alpha,),
+            boostkit.CellContribution(values), np.take(values, candidate.cells, axis=0), (alpha,),
             extra={"class_error": eps, "n_classes": n_classes},
         )
 
@@ -201,13 +203,13 @@ class SammeWeights(ExponentialReweighting):
         if data.n_columns == 1:
             return super().boostkit_reweight(state)
         # Only the true-label pairs carry weight: the exponential over those n margins, not nC.
-        pairs = np.arange(data.n_samples) * data.n_columns + data.labels
+        margins, d1 = np.empty(data.n_samples), np.empty(data.n_samples)
+        gather_true_pairs(state.margin, data.labels, margins)
+        gather_true_pairs(state.initial_weights, data.labels, d1)
         on_labels, log_potential = exponential_distribution(
-            state.margin.ravel().take(pairs), np.ones(data.n_samples),
-            state.initial_weights.ravel().take(pairs), state.n_jobs,
-        )
-        weights = np.zeros(state.margin.shape)
-        weights.ravel()[pairs] = on_labels
+            margins, np.ones(data.n_samples), d1, state.n_jobs)
+        weights = np.empty(state.margin.shape)
+        scatter_true_pairs(on_labels, data.labels, weights)
         return boostkit.Weights(weights, log_potential)
 
     @boostkit.hookimpl

@@ -315,23 +315,44 @@ def test_regressor_passes_check_estimator():
     assert _failed(AdaBoostRegressor(n_estimators=10), expected) == []
 
 
-def test_bootstrap_counts_are_numpy_choice_counts():
+@pytest.mark.parametrize("skew", [0.0, 4.0, 40.0])
+def test_bootstrap_counts_are_numpy_choice_counts(skew):
+    """The kernel, given RandomState.choice's draws unsorted, counts the rows choice draws;
+    weights from even to a few rows holding nearly all (long runs of rows in one bucket)."""
     from boostkit.kernels.sampling import bootstrap_counts
 
-    for seed in range(10):
+    for seed in range(12):
         rng = np.random.default_rng(seed)
-        n = int(rng.integers(1, 500))
-        p = rng.random(n) ** 4
+        n = int(rng.integers(1, 3000))
+        p = np.exp(skew * rng.standard_normal(n))
         p[rng.random(n) < 0.2] = 0.0
+        p[: int(rng.integers(0, 3))] = 0.0  # zero weight at the ends too
+        p[n - int(rng.integers(0, 3)):] = 0.0
         if p.sum() == 0:
             continue
         p /= p.sum()
         drawn = np.random.RandomState(seed).choice(np.arange(n), size=n, replace=True, p=p)
         cdf = p.cumsum()
         cdf /= cdf[-1]
-        counts = np.empty(n)
-        bootstrap_counts(cdf, np.sort(np.random.RandomState(seed).random_sample(n)), counts)
+        counts = np.full(n, np.nan)  # stale contents must be overwritten
+        bootstrap_counts(cdf, np.random.RandomState(seed).random_sample(n), counts)
         assert np.array_equal(counts, np.bincount(drawn, minlength=n))
+
+
+def test_bootstrap_counts_of_draws_at_bucket_edges():
+    """Draws exactly on a cumulative weight, on a bucket edge k/n, at 0 and just below 1 go
+    where searchsorted(side="right") sends them; the number of draws need not be n."""
+    from boostkit.kernels.sampling import bootstrap_counts
+
+    p = np.array([0.0, 0.25, 0.0, 0.125, 0.125, 0.5, 0.0])
+    cdf = p.cumsum()
+    draws = np.array([0.0, 0.25, 0.375, 0.5, 1 / 7, 2 / 7, 6 / 7, np.nextafter(1.0, 0.0),
+                      np.nextafter(0.25, 0.0), 0.9, 0.1])
+    counts = np.empty(p.shape[0])
+    bootstrap_counts(cdf, draws, counts)
+    expected = np.bincount(cdf.searchsorted(draws, side="right"), minlength=p.shape[0])
+    assert np.array_equal(counts, expected)
+    assert counts[[0, 2, 6]].sum() == 0  # rows of zero weight are never drawn
 
 
 # -- other estimators, and the tree learner on several classes -------------------------------------

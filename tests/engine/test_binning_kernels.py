@@ -12,19 +12,20 @@ from hypothesis.extra import numpy as hnp
 import boostkit
 from boostkit.data import MAX_BINS, bin_features
 from boostkit.errors import DataError
+from boostkit.kernels.binning import (column_thresholds, quantile_bins, quantile_bins_parallel,
+                                      sort_column, sort_float32_column)
 from boostkit.kernels.boosting import (
     interleaved_sum,
     add_contribution,
-    add_contribution_parallel,
     exponential_weights,
     exponential_weights_parallel,
     sign_error,
 )
 from boostkit.kernels.histogram import cell_class_sums, class_histogram, class_histogram_parallel
 
-# Each kernel with a parallel variant is checked serially (None) and in blocks of examples,
-# including more blocks than threads and uneven blocks.
-N_CHUNKS = [None, 1, 2, 7]
+# Each kernel with a variant in blocks of examples is checked serially (None) and in blocks on
+# 1 to 3 threads (these small inputs are one block; tests/engine/test_block_kernels.py has many).
+N_CHUNKS = [None, 1, 2, 3]
 
 # -- binning ------------------------------------------------------------------------------------
 
@@ -94,6 +95,177 @@ def test_codes_count_thresholds_strictly_below_each_value(X, max_bins):
             assert np.unique(binned.codes[f]).shape[0] == distinct.shape[0]
 
 
+def reference_thresholds(values, max_bins):
+    """The binning rule written with numpy: distinct values and counts by np.unique, midpoints
+    of neighbours when there are at most max_bins of them, else cuts after the first value whose
+    cumulative count reaches total x q / max_bins (searchsorted), each once, none after the last
+    value."""
+    distinct, counts = np.unique(values, return_counts=True)
+    if distinct.shape[0] <= 1:
+        return np.empty(0)
+    if distinct.shape[0] <= max_bins:
+        below = np.arange(distinct.shape[0] - 1)
+    else:
+        cum = np.cumsum(counts)
+        targets = cum[-1] * np.arange(1, max_bins) / max_bins
+        below = np.unique(np.searchsorted(cum, targets, side="left"))
+        below = below[below < distinct.shape[0] - 1]
+    lo, hi = distinct[below], distinct[below + 1]
+    mid = lo / 2.0 + hi / 2.0
+    return np.where(mid >= hi, lo, mid)
+
+
+def reference_binning(X, max_bins, sample_weight, sampled_rows, n_categories):
+    """``(thresholds, codes, bin_counts)`` of bin_features, by numpy: thresholds of the sampled
+    rows' values (NaN left out), codes by searchsorted, counts by bincount over positive
+    weight."""
+    n, d = X.shape
+    missing = np.isnan(X).any()
+    n_hist = max_bins + missing
+    sample = X[sampled_rows]
+    thresholds = [
+        np.arange(n_categories[f] - 1) + 0.5 if n_categories[f]
+        else reference_thresholds(sample[:, f][~np.isnan(sample[:, f])], max_bins)
+        for f in range(d)
+    ]
+    codes = np.array([np.where(np.isnan(X[:, f]), n_hist - 1,
+                               np.searchsorted(thresholds[f], X[:, f], side="left"))
+                      for f in range(d)], dtype=np.uint8).reshape(d, n)
+    counted = codes[:, sample_weight > 0]
+    counts = np.array([np.bincount(c, minlength=n_hist) for c in counted]).reshape(d, n_hist)
+    return thresholds, codes, counts
+
+
+# Values with ties, both zeros, subnormals, neighbours whose midpoint rounds up, and float32s.
+_awkward = st.sampled_from([0.0, -0.0, 5e-324, -5e-324, 1e-310, 1.0, np.nextafter(1.0, 2.0),
+                            -3.5, 1e300, -1e300, np.nan])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    X=hnp.arrays(np.float64, st.tuples(st.integers(1, 400), st.integers(1, 3)),
+                 elements=st.floats(-1e6, 1e6, allow_nan=False, width=32) | _awkward),
+    max_bins=st.sampled_from([2, 3, 7, 16, 255]),
+    weighted=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_binning_equals_the_numpy_reference_bit_for_bit(X, max_bins, weighted, seed):
+    rng = np.random.default_rng(seed)
+    n, d = X.shape
+    sample_weight = rng.exponential(size=n) * (rng.random(n) < 0.7) if weighted else np.ones(n)
+    if not sample_weight.any():
+        sample_weight[0] = 1.0
+    n_categories = np.zeros(d, dtype=np.int64)
+    if d > 1 and seed % 3 == 0:  # the first column holds category indices
+        n_categories[0] = k = min(max_bins, 1 + seed % 5)
+        X[:, 0] = np.where(np.isnan(X[:, 0]), np.nan, rng.integers(0, k, size=n))
+    binned = bin_features(X, max_bins, sample_weight if weighted else None, None, n_categories)
+    thresholds, codes, counts = reference_binning(X, max_bins, sample_weight,
+                                                  np.flatnonzero(sample_weight > 0), n_categories)
+    for ours, expected in zip(binned.thresholds, thresholds):
+        assert ours.tobytes() == expected.tobytes()
+    np.testing.assert_array_equal(binned.codes, codes)
+    np.testing.assert_array_equal(binned.bin_counts, counts)
+    np.testing.assert_array_equal(binned.n_bins, [t.shape[0] + 1 for t in thresholds])
+
+
+@settings(max_examples=60, deadline=None)
+@given(values=hnp.arrays(np.float64, st.integers(0, 600),
+                         elements=st.floats(-1e6, 1e6, allow_nan=False) | _awkward),
+       max_bins=st.sampled_from([2, 5, 255]))
+def test_column_thresholds_equal_the_numpy_reference(values, max_bins):
+    out = np.full(max_bins - 1, np.nan)
+    n = column_thresholds(values, max_bins, out)
+    expected = reference_thresholds(values[~np.isnan(values)], max_bins)
+    assert out[:n].tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_binning_a_row_sample_equals_the_reference(monkeypatch, weighted):
+    """Above BIN_SAMPLE rows of positive weight, a seeded sample of them places the thresholds
+    (the same rows as before: rng.choice of their indices), and every row is coded."""
+    monkeypatch.setattr(boostkit.data, "BIN_SAMPLE", 300)
+    rng = np.random.default_rng(5)
+    X = rng.standard_cauchy(size=(2000, 3))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    sample_weight = rng.exponential(size=2000) * (rng.random(2000) < 0.8) if weighted else None
+    binned = bin_features(X, 64, sample_weight, np.random.default_rng(11))
+    positive = np.flatnonzero(sample_weight > 0) if weighted else np.arange(2000)
+    rows = np.random.default_rng(11).choice(positive, 300, replace=False)
+    thresholds, codes, counts = reference_binning(
+        X, 64, sample_weight if weighted else np.ones(2000), rows, np.zeros(3, dtype=np.int64))
+    for ours, expected in zip(binned.thresholds, thresholds):
+        assert ours.tobytes() == expected.tobytes()
+    np.testing.assert_array_equal(binned.codes, codes)
+    np.testing.assert_array_equal(binned.bin_counts, counts)
+
+
+_TINY32 = float(np.nextafter(np.float32(0.0), np.float32(1.0)))  # the least float32 subnormal
+
+
+def reference_sort(column):
+    """The rows of the values that are not NaN, in a stable increasing order."""
+    present = np.flatnonzero(~np.isnan(column))
+    return present[np.argsort(column[present], kind="stable")]
+
+
+@settings(max_examples=60, deadline=None)
+@given(column=hnp.arrays(np.float64, st.integers(0, 3000),
+                         elements=st.floats(allow_nan=True, allow_infinity=True) | _awkward))
+def test_sort_column_is_a_stable_sort_leaving_out_nan(column):
+    n = column.shape[0]
+    scratch = [np.empty(n), np.empty(n, dtype=np.intp), np.empty(n), np.empty(n, dtype=np.intp)]
+    values, rows = sort_column(column[:, None], 0, *scratch)
+    expected_rows = reference_sort(column)
+    np.testing.assert_array_equal(rows, expected_rows)
+    np.testing.assert_array_equal(values, column[expected_rows])
+    assert not np.signbit(values[values == 0]).any()  # -0.0 comes back as +0.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(column=hnp.arrays(np.float64, st.integers(0, 3000),
+                         elements=st.floats(allow_nan=True, allow_infinity=True, width=32)
+                         | st.sampled_from([0.0, -0.0, _TINY32, -_TINY32, np.nan])),
+       spoiler=st.sampled_from([None, 1e300, 1e-320, 0.1, np.nextafter(1.0, 2.0)]))
+def test_sort_float32_column_sorts_float32_columns_and_declines_the_others(column, spoiler):
+    n = column.shape[0]
+    if spoiler is not None and n:  # one value that is not a float32
+        column[n // 2] = spoiler
+    scratch = [np.empty(n, np.float32), np.empty(n, np.int32), np.empty(n, np.float32),
+               np.empty(n, np.int32)]
+    values, rows, is_float32 = sort_float32_column(column[:, None], 0, *scratch)
+    if spoiler is not None and n:
+        assert not is_float32 and values.shape == rows.shape == (0,)
+        return
+    assert is_float32 and values.dtype == np.float32 and rows.dtype == np.int32
+    expected_rows = reference_sort(column)
+    np.testing.assert_array_equal(rows, expected_rows)
+    np.testing.assert_array_equal(values.astype(np.float64), column[expected_rows])
+    assert not np.signbit(values[values == 0]).any()
+
+
+def test_parallel_binning_equals_serial_binning():
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(5000, 6)).astype(np.float32).astype(np.float64)
+    X[:, 5] = rng.standard_cauchy(5000)  # float64 values: the 64-bit sort
+    X[rng.random(X.shape) < 0.02] = np.nan
+    n_categories = np.array([0, 0, 4, 0, 0, 0])
+    X[:, 2] = np.where(np.isnan(X[:, 2]), np.nan, rng.integers(0, 4, size=5000))
+    weighted = rng.random(5000) < 0.5
+    answers = []
+    for kernel in (quantile_bins, quantile_bins_parallel):
+        out = (np.empty((6, 254)), np.empty(6, dtype=np.int64), np.empty((6, 5000), np.uint8),
+               np.empty((6, 256), dtype=np.int64))
+        kernel(X, weighted, 255, n_categories, 255, *out)
+        answers.append(out)
+    (table, n_thresholds, codes, counts), parallel = answers
+    assert n_thresholds.tolist() == parallel[1].tolist()
+    for f in range(6):
+        assert table[f, :n_thresholds[f]].tobytes() == parallel[0][f, :n_thresholds[f]].tobytes()
+    np.testing.assert_array_equal(codes, parallel[2])
+    np.testing.assert_array_equal(counts, parallel[3])
+
+
 @pytest.mark.parametrize("max_bins", [0, 1, MAX_BINS + 1, 2.5, "16", None])
 def test_max_bins_out_of_range_is_refused(max_bins):
     with pytest.raises(DataError, match=r"max_bins must be an integer in \[2, 255\]"):
@@ -153,8 +325,7 @@ def test_cell_class_sums_matches_reference():
     assert wneg[-1] == wpos[-1] == 0.0
 
 
-@pytest.mark.parametrize("n_chunks", N_CHUNKS)
-def test_add_contribution_matches_reference(n_chunks):
+def test_add_contribution_matches_reference():
     rng = np.random.default_rng(2)
     n = 400
     margin = rng.normal(size=n)
@@ -166,12 +337,7 @@ def test_add_contribution_matches_reference(n_chunks):
     d1 /= d1.sum()
     weights = rng.dirichlet(np.ones(n))
     expected_margin = margin + contribution
-    if n_chunks is None:
-        training_error, weighted_error = add_contribution(margin, contribution, y, d1, weights)
-    else:
-        training_error, weighted_error = add_contribution_parallel(
-            margin, contribution, y, d1, weights, n_chunks
-        )
+    training_error, weighted_error = add_contribution(margin, contribution, y, d1, weights)
     np.testing.assert_array_equal(margin, expected_margin)  # updated in place
     yc = y * contribution
     assert training_error == pytest.approx(d1[y * expected_margin <= 0].sum(), rel=1e-12)
