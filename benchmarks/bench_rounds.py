@@ -9,6 +9,13 @@
    ``cmass``, the depth-2 ``tree``), the calibrations (``constant-alpha``, ``pav`` binned, and
    ``constant-alpha`` inside the ``input-dependent`` wrapper), and the reweightings
    (``exponential`` against ``weightboost-weights``).
+3. Inside those hooks, each kernel against the way the same numbers were computed before it (the
+   ratio is before / now): the quantile edges of a Cmass direction's scores (a bucket sort, against
+   the engine's ``bin_features`` of them), their bins and class sums (a bucket table, against the
+   engine's ``apply_bins`` and ``cell_class_sums``), a tree node's histogram and example counts
+   (in place, in one pass, against the engine's histogram of a copy of the node's columns, once
+   for the weights and once for the counts) and the entropy split search (screened by the
+   kernel, against the criterion on every valid cut).
 
 Everything runs in this process on one thread (numba and BLAS pinned) after warming numba's JIT,
 and is reported as the median over rounds and ``--repeats`` (the machines are shared).
@@ -33,6 +40,15 @@ import numpy as np  # noqa: E402
 
 import boostkit  # noqa: E402
 from bench_pav import RoundTimer  # noqa: E402
+from boostkit.criteria import entropy  # noqa: E402
+from boostkit.data import bin_features  # noqa: E402
+from boostkit.kernels.binning import apply_bins  # noqa: E402
+from boostkit.kernels.histogram import cell_class_sums  # noqa: E402
+from boostkit.splits import best_split, histogram  # noqa: E402
+from boostkit_pav.calibrations import score_thresholds  # noqa: E402
+from boostkit_pav.kernels import bin_class_sums  # noqa: E402
+from boostkit_weightboost import trees  # noqa: E402
+from boostkit_weightboost.kernels import node_histogram  # noqa: E402
 from timing import median_time  # noqa: E402
 
 
@@ -136,6 +152,75 @@ def bench_hooks(X, y, repeats: int) -> None:
         print(f"  {name:44s} {median_time(call, calls) * 1e6:9.1f} us")
 
 
+def bench_kernels(X, y, repeats: int) -> None:
+    print("3. kernels against what they replace (median of calls; ratio = before / now)")
+    registry = boostkit.get_registry()
+    state = fitted_state(recipes()["weightboost, stumps"], X, y, 10)
+    data, weights = state.data, state.weights
+    cmass = registry.component("cmass")(standardize=True)
+    cmass.boostkit_fit_start(state=state)
+    scores = cmass.boostkit_propose(state=state).scores
+    n = scores.shape[0]
+    calls = max(20, 10 * repeats)
+
+    def edges_before():
+        return bin_features(scores[:, None], 255).thresholds[0]
+
+    def edges_now():
+        return score_thresholds(scores, data.sample_weight, 255, np.random.default_rng(0))
+
+    thresholds = edges_now()
+
+    def sums_before():
+        cells = np.empty((1, n), dtype=np.uint8)
+        apply_bins(scores[:, None], thresholds, np.array([0, thresholds.shape[0]]), 0, cells)
+        return cell_class_sums(cells[0], weights, data.is_pos, thresholds.shape[0] + 1)
+
+    def sums_now():
+        cells = np.empty(n, dtype=np.uint8)
+        sums = np.zeros((thresholds.shape[0] + 1, 2))
+        bin_class_sums(scores, thresholds, weights, data.is_pos, cells, sums)
+        return sums
+
+    binned = data.binned
+    rows = np.flatnonzero(binned.codes[0] < np.median(binned.codes[0]))  # a node of ~half
+    positive = (data.sample_weight > 0).view(np.uint8)
+
+    def node_before():  # a copy of the node's columns, then the weights' and the counts' sums
+        node_codes = np.take(binned.codes, rows, axis=1)
+        hist = histogram(node_codes, weights[rows], data.is_pos[rows], binned.max_bins)
+        counts = histogram(node_codes, positive[rows].astype(np.float64), data.is_pos[rows],
+                           binned.max_bins)
+        return hist, np.rint(counts.sum(axis=2)).astype(np.int64)
+
+    def node_now():
+        hist = np.zeros((binned.codes.shape[0], binned.max_bins, 2))
+        counts = np.zeros((binned.codes.shape[0], binned.max_bins), dtype=np.int64)
+        node_histogram(binned.codes, rows, weights, data.is_pos, positive, hist, counts)
+        return hist, counts
+
+    root = histogram(binned.codes, weights, data.is_pos, binned.max_bins)
+    valid = trees.TreeLearner(min_samples_leaf=2)._valid(binned.bin_counts)
+
+    def exact(wpos, wneg):
+        out = np.full(valid.shape, np.inf)
+        out[valid] = entropy(wpos[valid], wneg[valid])
+        return out
+
+    pairs = [
+        (f"edges of {n:,d} scores (255 bins)", edges_before, edges_now),
+        (f"bins and class sums of {n:,d} scores", sums_before, sums_now),
+        (f"histogram of a node of {rows.shape[0]:,d} rows", node_before, node_now),
+        ("entropy split search, root", lambda: best_split(root, valid, exact),
+         lambda: best_split(root, valid, trees._on_cuts(entropy, valid))),
+    ]
+    print(f"  {'':44s}{'before':>10s}{'now':>10s}{'ratio':>8s}")
+    for name, before, now in pairs:
+        before(), now()
+        t_before, t_now = median_time(before, calls), median_time(now, calls)
+        print(f"  {name:44s}{t_before * 1e6:8.1f}us{t_now * 1e6:8.1f}us{t_before / t_now:7.1f}x")
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", default="20000x20", help="n x d")
@@ -147,6 +232,7 @@ def main(argv=None) -> None:
     X, y = problem(n, d)
     bench_whole_rounds(X, y, args.rounds, args.repeats)
     bench_hooks(X, y, args.repeats)
+    bench_kernels(X, y, args.repeats)
 
 
 if __name__ == "__main__":

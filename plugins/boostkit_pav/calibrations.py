@@ -15,13 +15,13 @@ import numpy as np
 
 import boostkit
 from boostkit.criteria import weighted_error, z_loss
-from boostkit.data import BinnedData, bin_features
+from boostkit.kernels.binning import quantile_thresholds
 from boostkit.kernels.boosting import exponential_weights
 from boostkit.kernels.histogram import cell_class_sums
 
 from .contributions import AffineScore, IsotonicSteps, ScoreBins
 from .isotonic import INTERPOLATIONS, bound_probabilities, half_log_odds, isotonic_bins, isotonic_regression
-from .kernels import bin_class_sums
+from .kernels import bin_class_sums, sort_finite
 
 __all__ = ["PavCalibration", "SigmoidCalibration", "resolve_epsilon", "minimise_exponential_loss",
            "score_thresholds"]
@@ -57,13 +57,14 @@ def resolve_epsilon(epsilon: float | None, n_samples: int) -> float:
     return min(1.0 / n_samples, 0.5 - 1e-12) if epsilon is None else float(epsilon)
 
 
-def _binned_sample(scores: np.ndarray, sample_weight: np.ndarray, bins: int,
-                   rng: np.random.Generator) -> tuple[np.ndarray, BinnedData]:
-    """The rows of the threshold sample of :func:`score_thresholds` and their scores, binned."""
+def _threshold_sample(scores: np.ndarray, sample_weight: np.ndarray,
+                      rng: np.random.Generator) -> np.ndarray | None:
+    """The rows of the threshold sample of :func:`score_thresholds`; ``None`` when that is every
+    row (all of positive initial weight, at most ``THRESHOLD_SAMPLE``)."""
     rows = np.flatnonzero(sample_weight > 0)
     if rows.shape[0] > THRESHOLD_SAMPLE:
-        rows = rng.choice(rows, THRESHOLD_SAMPLE, replace=False)
-    return rows, bin_features(scores[rows, None], bins)
+        return rng.choice(rows, THRESHOLD_SAMPLE, replace=False)
+    return None if rows.shape[0] == scores.shape[0] else rows
 
 
 def score_thresholds(scores: np.ndarray, sample_weight: np.ndarray, bins: int,
@@ -73,29 +74,28 @@ def score_thresholds(scores: np.ndarray, sample_weight: np.ndarray, bins: int,
     The paper asks for partitions fixed independently of the sample's weights D_t; these are cut
     at quantiles of the scores of the examples of positive initial weight D_1 (every distinct
     score its own bin when there are at most ``bins``), found on a seeded sample of at most
-    ``THRESHOLD_SAMPLE`` of them, so that binning costs O(n log bins) and never a sort of all n.
+    ``THRESHOLD_SAMPLE`` of them: the edges ``boostkit.data.bin_features`` gives that sample
+    (NaN scores left out; the engine's rule, ``boostkit.kernels.binning.quantile_thresholds``),
+    from one bucket sort of it (:func:`~boostkit_pav.kernels.sort_finite`), so that binning
+    costs O(n) and never a sort of all n.
     """
-    return _binned_sample(scores, sample_weight, bins, rng)[1].thresholds[0]
+    rows = _threshold_sample(scores, sample_weight, rng)
+    sample = scores if rows is None else scores[rows]
+    ordered = np.empty(sample.shape[0])
+    m = sort_finite(sample, ordered)
+    thresholds = np.empty(bins - 1)
+    n_thresholds = quantile_thresholds(ordered[:m], np.arange(m), np.ones(m, dtype=bool), bins,
+                                       np.empty(m), np.empty(m, dtype=np.int64), thresholds)
+    return thresholds[:n_thresholds]
 
 
 def _score_bin_sums(scores, weights, is_pos, sample_weight, bins, rng):
     """``(thresholds, cells, wneg, wpos)``: a new hypothesis' partition (:func:`score_thresholds`),
-    the bin of every example and the weight of each class per bin.
-
-    When the threshold sample is every example (all of positive weight, at most
-    ``THRESHOLD_SAMPLE``) and no score is missing, binning it already gave every example's bin;
-    otherwise one pass of :func:`~boostkit_pav.kernels.bin_class_sums` bins and sums (a
-    missing score in bin 0).
-    """
-    rows, sample = _binned_sample(scores, sample_weight, bins, rng)
-    thresholds = sample.thresholds[0]
-    n_bins = thresholds.shape[0] + 1
-    if rows.shape[0] == scores.shape[0] and sample.missing_bin is None:
-        cells = sample.codes[0]
-        wneg, wpos = cell_class_sums(cells, weights, is_pos, n_bins)
-        return thresholds, cells, wneg, wpos
+    the bin of every example (a missing score in bin 0) and the weight of each class per bin,
+    from one pass of :func:`~boostkit_pav.kernels.bin_class_sums`."""
+    thresholds = score_thresholds(scores, sample_weight, bins, rng)
     cells = np.empty(scores.shape[0], dtype=np.uint8)
-    sums = np.zeros((n_bins, 2))
+    sums = np.zeros((thresholds.shape[0] + 1, 2))
     bin_class_sums(scores, thresholds, weights, is_pos, cells, sums)
     return thresholds, cells, sums[:, 0], sums[:, 1]
 

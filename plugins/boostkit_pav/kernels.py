@@ -1,5 +1,6 @@
 """Numba kernels of the PAV plugin: input checks, tie pooling, the O(N) PAV algorithm,
-interpolation, and the binned class sums of approximate PAV-AdaBoost.
+interpolation, and what approximate PAV-AdaBoost needs to partition a new hypothesis' scores:
+a bucket sort of them (for the engine's quantile edges) and the binned class sums.
 
 All are plain functions over arrays (000_ea597104f195fc85.txt sections 2 and 5). The tests keep
 naive references beside them and also run them with ``NUMBA_DISABLE_JIT=1``.
@@ -226,6 +227,96 @@ def interpolate_points(points, values, s, linear, out):
             out[i] = 0.5 * (values[lo - 1] + values[lo])
 
 
+# Buckets per threshold in the lookup table of bin_class_sums: a score's bucket, one multiply
+# away, leaves a handful of thresholds at most to compare with where the bins are evenly spread.
+_BUCKETS_PER_THRESHOLD = 8
+
+# Values per bucket of sort_finite (on average): most buckets then hold zero to three values,
+# which insertion sort orders at once; larger ones (a heavy tail's crowd) go to np.sort first.
+_VALUES_PER_BUCKET = 1
+_INSERTION_SORT = 32
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _bucket(x, low, scale, n_buckets):
+    """The bucket of ``x`` among ``n_buckets`` equal slices from ``low`` (``scale`` slices per
+    unit), clipped to the first and last. Non-decreasing in x (every step rounds monotonically),
+    so x < y whenever x's bucket is below y's; -inf and NaN go to the first bucket, +inf to the
+    last."""
+    u = (x - low) * scale
+    if u >= n_buckets - 1:
+        return n_buckets - 1
+    if u > 0.0:
+        return int(u)
+    return 0
+
+
+@numba.njit(cache=True, nogil=True)
+def _bucket_scale(low, high, n_buckets):
+    """Slices per unit for ``n_buckets`` equal buckets over [low, high]; 0 (every value in the
+    first bucket) when that range is empty or overflows."""
+    width = high - low
+    scale = n_buckets / width if width > 0.0 else 0.0
+    return scale if 0.0 < scale < np.inf else 0.0
+
+
+@numba.njit(cache=True, nogil=True)
+def sort_finite(values, out):
+    """Sort the values of ``values`` that are not NaN into ``out``; returns their number m.
+
+    A bucket sort (000 section 5 bins a new hypothesis' scores once per round, so the sort is on
+    every round's path): ``values`` are dealt into about m equal-width buckets between their
+    smallest and largest finite value (infinities into the end buckets), then every bucket is
+    sorted (a crowded one by ``np.sort``, the others by one insertion pass over all). O(m) for
+    scores of a smooth distribution, never worse than one sort of a crowded bucket plus 32
+    moves per value; it keeps no rows, unlike the engine's radix sort of a column
+    (``boostkit.kernels.binning.sort_column``), and costs about 0.4 of it on 20 000 scores.
+    -0.0 comes out as +0.0, the value it equals, as from the engine's sort.
+    """
+    low = np.inf
+    high = -np.inf
+    m = 0
+    for i in range(values.shape[0]):
+        x = values[i]
+        if x == x:
+            m += 1
+            if x - x == 0.0:  # finite
+                low = min(low, x)
+                high = max(high, x)
+    n_buckets = m // _VALUES_PER_BUCKET + 1
+    scale = _bucket_scale(low, high, n_buckets)
+    buckets = np.empty(values.shape[0], dtype=np.int32)
+    starts = np.zeros(n_buckets + 1, dtype=np.int64)
+    for i in range(values.shape[0]):
+        x = values[i]
+        if x == x:
+            b = _bucket(x, low, scale, n_buckets)
+            buckets[i] = b
+            starts[b + 1] += 1
+    for b in range(n_buckets):
+        starts[b + 1] += starts[b]
+    fill = starts[:-1].copy()
+    for i in range(values.shape[0]):
+        x = values[i]
+        if x == x:
+            b = buckets[i]
+            out[fill[b]] = x + 0.0  # -0.0 + 0.0 is +0.0
+            fill[b] += 1
+    for b in range(n_buckets):
+        if starts[b + 1] - starts[b] > _INSERTION_SORT:
+            out[starts[b]:starts[b + 1]].sort()
+    # One insertion sort of the whole: values of different buckets are in order already, so
+    # each value moves only within its bucket.
+    for j in range(1, m):
+        x = out[j]
+        k = j
+        while k > 0 and out[k - 1] > x:
+            out[k] = out[k - 1]
+            k -= 1
+        out[k] = x
+    return m
+
+
 @numba.njit(cache=True, nogil=True)
 def bin_class_sums(scores, thresholds, weights, is_pos, cells, sums):
     """Bin the scores and sum the weight of each class per bin, in one pass (000 section 5).
@@ -233,21 +324,29 @@ def bin_class_sums(scores, thresholds, weights, is_pos, cells, sums):
     ``cells[i]`` receives the number of ``thresholds`` (increasing) strictly below
     ``scores[i]`` (bin b holds t_{b-1} < s <= t_b; NaN goes to bin 0), and ``sums[b, c]``
     (``(len(thresholds) + 1, 2)``, zeroed by the caller) the weight of the examples of bin b with
-    ``is_pos == c``, added in the order of the examples. The search is branch-free (a fixed
-    number of halvings, Khuong & Morin's layout-free form), so unpredictable scores cost no
-    mispredictions.
+    ``is_pos == c``, added in the order of the examples. A score's bin is found without a search
+    of all the thresholds: a table of equal-width buckets over the thresholds' range gives the
+    thresholds below its bucket, and only those inside its bucket are searched.
     """
     n_thresholds = thresholds.shape[0]
+    n_buckets = 1
+    low = 0.0
+    scale = 0.0
+    if n_thresholds > 0:
+        n_buckets = _BUCKETS_PER_THRESHOLD * n_thresholds
+        low = thresholds[0]
+        scale = _bucket_scale(low, thresholds[n_thresholds - 1], n_buckets)
+    # below[b]: the thresholds in buckets before b (all of them below any score in bucket b).
+    below = np.zeros(n_buckets + 1, dtype=np.int64)
+    for j in range(n_thresholds):
+        below[_bucket(thresholds[j], low, scale, n_buckets) + 1] += 1
+    for b in range(n_buckets):
+        below[b + 1] += below[b]
     for i in range(scores.shape[0]):
         x = scores[i]
         cell = 0
-        if n_thresholds > 0:
-            base = 0
-            length = n_thresholds
-            while length > 1:
-                half = length >> 1
-                base = base + half if thresholds[base + half] < x else base
-                length -= half
-            cell = base + (thresholds[base] < x)
+        if x == x:
+            b = _bucket(x, low, scale, n_buckets)
+            cell = count_below(thresholds, below[b], below[b + 1], x)
         cells[i] = cell
         sums[cell, is_pos[i]] += weights[i]

@@ -2,13 +2,15 @@
 
 001_e064afeb8d6bf0ca.txt boosts C4.5 decision trees (section 4.1). This learner grows a binary
 tree greedily, node by node, with the same machinery as the stumps: the class weights of every
-bin of every feature come from :func:`boostkit.splits.histogram` (the engine's kernel) over the
-node's examples, :func:`boostkit.splits.best_split` scores every cut with the partition loss
-(the calibration's, or an explicit ``criterion`` such as C4.5's entropy), and
-:func:`boostkit.splits.valid_splits` keeps the cuts that leave examples on both sides. Because
-the losses of :mod:`boostkit.criteria` are sums over cells, minimising each node's split
-minimises the tree's loss greedily. The histogram of the larger child is its parent's minus the
-smaller child's, so each level costs about one pass over half the examples.
+bin of every feature come from :func:`boostkit.splits.histogram` (the engine's kernel) at the
+root and from :func:`~boostkit_weightboost.kernels.node_histogram` (the same sums, in the same
+order, over a node's rows in place) below it, :func:`boostkit.splits.best_split` scores every
+cut with the partition loss (the calibration's, or an explicit ``criterion`` such as C4.5's
+entropy, which a kernel screens: :func:`_screened`), and
+:func:`~boostkit_weightboost.kernels.valid_cuts` keeps the cuts that leave examples on both
+sides. Because the losses of :mod:`boostkit.criteria` are sums over cells, minimising each
+node's split minimises the tree's loss greedily. The histogram of the larger child is its
+parent's minus the smaller child's, so each level costs about one pass over half the examples.
 
 The leaves are the cells of the hypothesis' partition: ``domain-partition`` gives real AdaBoost
 over leaves (one value per leaf), ``constant-alpha`` the +-1 majority labels.
@@ -37,16 +39,24 @@ import numpy as np
 
 import boostkit
 from boostkit.capabilities import CATEGORICAL_FEATURES, MISSING_VALUES
-from boostkit.criteria import check_criterion, partition_loss
+from boostkit.criteria import check_criterion, entropy, partition_loss
 from boostkit.splits import (MIN_CATEGORY_COUNT, best_binned_split, best_split,
-                             check_min_category_count, histogram, valid_splits)
+                             check_min_category_count, histogram)
 
-from .kernels import tree_leaves
+from .kernels import cut_entropy, node_histogram, tree_leaves, valid_cuts
 from .validators import positive_int
 
 # A split must lower the node's loss by more than this (relative) to be made: ties are not
 # progress, and a node of loss 0 (pure) is never split.
 _MIN_RELATIVE_GAIN = 1e-12
+
+# Losses a kernel scores over all cuts at once, to within a bound it returns
+# (:func:`_screened`): only the cuts near its minimum are then scored by the loss itself.
+_CUT_KERNELS = {entropy: cut_entropy}
+# A cut is re-scored exactly when its kernel loss is within twice the kernel's bound plus this
+# (relative) of the kernel's minimum: far above rounding (~1e-15) plus best_split's tie
+# tolerance (1e-12), so every cut that could be the minimum or tie with it is among them.
+_SCREEN = 1e-9
 
 
 @numba.njit(cache=True, nogil=True)
@@ -224,7 +234,12 @@ class DecisionTree(boostkit.WeakHypothesis):
 
 
 def _on_cuts(loss, valid: np.ndarray):
-    """``loss`` evaluated on the ``valid`` cuts only, inf elsewhere (as best_split masks it)."""
+    """``loss`` evaluated on the ``valid`` cuts only, inf elsewhere (as best_split masks it).
+
+    A loss with a kernel in :data:`_CUT_KERNELS` is screened instead (:func:`_screened`)."""
+    kernel = _CUT_KERNELS.get(loss)
+    if kernel is not None:
+        return _screened(loss, kernel, valid)
 
     def loss_on_valid_cuts(wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
         out = np.full(valid.shape, np.inf)
@@ -232,6 +247,28 @@ def _on_cuts(loss, valid: np.ndarray):
         return out
 
     return loss_on_valid_cuts
+
+
+def _screened(loss, kernel, valid: np.ndarray):
+    """``loss`` on the valid cuts as best_split ranks them, with ``kernel`` doing most of it.
+
+    The kernel scores every valid cut in one pass, each to within a bound it returns; the cuts
+    within twice that bound plus :data:`_SCREEN` (relative) of its minimum get ``loss``'s own
+    value, the others keep the kernel's. Those others are above the true minimum by more than
+    best_split's tie tolerance, so best_split picks the same cut, with the same loss, as from
+    ``loss`` everywhere: trees stay bit for bit the same.
+    """
+
+    def screened_loss(wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
+        out = np.empty(valid.shape)
+        lowest, bound = kernel(wpos, wneg, valid, out)
+        losses = out.reshape(-1)
+        near = np.flatnonzero(losses <= lowest + 2.0 * bound + _SCREEN * abs(lowest))
+        sides = wpos.shape[-1]
+        losses[near] = loss(wpos.reshape(-1, sides)[near], wneg.reshape(-1, sides)[near])
+        return out
+
+    return screened_loss
 
 
 @attrs.define
@@ -315,11 +352,8 @@ class TreeLearner(boostkit.Proposal):
         # A cut right after an empty bin makes the same partition as the cut before that bin,
         # which has the lower index and so wins the tie anyway: leaving it out changes no
         # choice, and the loss is evaluated on far fewer cuts in small nodes.
-        valid = valid_splits(counts) & (counts[:, :-1] > 0)
-        if self.min_samples_leaf > 1:
-            n_left = np.cumsum(counts, axis=1)[:, :-1]
-            n_right = counts.sum(axis=1, keepdims=True) - n_left
-            valid &= (n_left >= self.min_samples_leaf) & (n_right >= self.min_samples_leaf)
+        valid = np.empty((counts.shape[0], counts.shape[1] - 1), dtype=bool)
+        valid_cuts(counts, self.min_samples_leaf, valid)
         return valid
 
     def _splittable(self, node: _Node, n_counted: int) -> bool:
@@ -337,7 +371,8 @@ class TreeLearner(boostkit.Proposal):
         data = state.data
         binned = data.binned
         codes, weights, is_pos, n_bins = binned.codes, state.weights, data.is_pos, binned.max_bins
-        counted = (data.sample_weight > 0.0).astype(np.float64)
+        positive = (data.sample_weight > 0.0).view(np.uint8)  # of positive initial weight
+        counted = positive.astype(np.float64)
         loss = partition_loss(state, self.criterion)
         per_class = weights.ndim == 2
         node_priority = None if self.tie_order is None else self._node_priority(state)
@@ -347,13 +382,19 @@ class TreeLearner(boostkit.Proposal):
         # Single-label classes: SAMME's pair weights are summed in one pass over the examples.
         labels = data.labels if per_class else None
 
-        def node_sums(rows, values):
-            # The engine's histogram kernel, over the examples of one node.
-            if values.ndim == 1:
-                return histogram(np.take(codes, rows, axis=1), values[rows], count_is_pos[rows],
-                                 n_bins)
-            return histogram(np.take(codes, rows, axis=1), values[rows], is_pos[rows], n_bins,
+        def node_sums(rows):
+            """The histogram and the example counts per bin of one node's rows."""
+            if not per_class:
+                hist = np.zeros((codes.shape[0], n_bins, 2))
+                counts = np.zeros((codes.shape[0], n_bins), dtype=np.int64)
+                node_histogram(codes, rows, weights, is_pos, positive, hist, counts)
+                return hist, counts
+            # The engine's histogram kernel, over a copy of the node's columns.
+            node_codes = np.take(codes, rows, axis=1)
+            hist = histogram(node_codes, weights[rows], is_pos[rows], n_bins,
                              labels=None if labels is None else labels[rows])
+            counts = histogram(node_codes, counted[rows], count_is_pos[rows], n_bins)
+            return hist, np.rint(counts.sum(axis=2)).astype(np.int64)
 
         root_hist = histogram(codes, weights, is_pos, n_bins, state.n_jobs, labels=labels)
         totals = root_hist[0].sum(axis=0)  # (2,), or (C, 2) per class
@@ -392,7 +433,7 @@ class TreeLearner(boostkit.Proposal):
                         data.X[:, split.feature], children[0].rows, children[1].rows, counted))
                 else:
                     threshold.append(split.threshold(binned.thresholds))
-                self._histograms(node, children, weights, counted, node_sums)
+                self._histograms(node, children, counted, node_sums)
                 stack.extend(reversed(children))
             if node.parent >= 0:
                 (left if node.is_left else right)[node.parent] = index
@@ -448,13 +489,15 @@ class TreeLearner(boostkit.Proposal):
             _Node(right_rows, node.depth + 1, split.wneg[1], split.wpos[1], index, False),
         ]
 
-    def _histograms(self, node: _Node, children: list[_Node], weights, counted, node_sums) -> None:
+    def _histograms(self, node: _Node, children: list[_Node], counted, node_sums) -> None:
         """Give a histogram (and bin counts) to the children that may still be split.
 
         The smaller child is summed directly; when both need one, the larger is its parent's
         minus the smaller's (clipped at 0 against rounding; counts are exact).
         """
-        wanted = [self._splittable(c, int(counted[c.rows].sum())) for c in children]
+        # (at full depth, without counting the child's examples)
+        wanted = [c.depth < self.max_depth and self._splittable(c, int(counted[c.rows].sum()))
+                  for c in children]
         if not any(wanted):
             return
         if all(wanted):
@@ -462,8 +505,7 @@ class TreeLearner(boostkit.Proposal):
         else:
             direct = wanted.index(True)
         child = children[direct]
-        child.hist = node_sums(child.rows, weights)
-        child.counts = np.rint(node_sums(child.rows, counted).sum(axis=2)).astype(np.int64)
+        child.hist, child.counts = node_sums(child.rows)
         if all(wanted):
             other = children[1 - direct]
             other.hist = np.maximum(node.hist - child.hist, 0.0)
