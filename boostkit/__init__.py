@@ -16,6 +16,7 @@ from __future__ import annotations
 from . import datasets, losses
 from .capabilities import Capability
 from .components import (
+    BinCells,
     Calibrated,
     Calibration,
     CalibrationWrapper,
@@ -27,6 +28,7 @@ from .components import (
     ProposalWrapper,
     Reweighting,
     RoundRecord,
+    ShardWeights,
     Stopping,
     WeakHypothesis,
     Weights,
@@ -60,6 +62,7 @@ __all__ = [
     "BoostModel",
     "BoostState",
     "BoostkitError",
+    "BinCells",
     "Calibrated",
     "Calibration",
     "CalibrationWrapper",
@@ -88,6 +91,7 @@ __all__ = [
     "RegistryError",
     "Reweighting",
     "RoundRecord",
+    "ShardWeights",
     "Stopping",
     "WeakHypothesis",
     "Weights",

@@ -61,7 +61,9 @@ __all__ = [
     "BINARY_FEATURES",
     "MULTICLASS",
     "PAIRWISE_LOSS",
+    "DISTRIBUTED",
     "binary_only_components",
+    "check_distributed",
     "check_capabilities",
     "check_shared_params",
     "check_sparse_input",
@@ -83,6 +85,7 @@ MISSING_VALUES = "missing-values"
 CATEGORICAL_FEATURES = "categorical-features"
 MULTICLASS = "multiclass"
 PAIRWISE_LOSS = "pairwise-loss"
+DISTRIBUTED = "distributed"
 NON_NEGATIVE_FEATURES = "non-negative-features"
 COUNT_FEATURES = "count-features"
 BINARY_FEATURES = "binary-features"
@@ -177,6 +180,14 @@ ENGINE_CAPABILITIES = (
                accepts=_counts),
     Capability(BINARY_FEATURES, "binary features (every value of X 0 or 1)", DATA,
                accepts=_binary),
+    Capability(
+        DISTRIBUTED,
+        "runs in a distributed fit (boostkit.distributed): the proposal chooses from the class "
+        "histogram of all shards (boostkit_propose_from_histogram), the calibration from cell "
+        "sums alone, the reweighting on each shard (boostkit_shard_weights), stopping rules and "
+        "observers from the round records",
+        "proposal",
+    ),
     Capability(
         PAIRWISE_LOSS,
         "a loss over pairs of examples (which one scores higher), blind to the offset of F: the "
@@ -380,3 +391,28 @@ def _first_failure(X, accepts) -> tuple[int, int, float] | None:
         return None
     row, column = np.unravel_index(int(np.argmax(~ok)), X.shape)
     return int(row), int(column), float(X[row, column])
+
+
+def check_distributed(recipe_name: str, components: Sequence[tuple[str, object]]) -> None:
+    """Refuse a recipe for a distributed fit when one of its components does not provide
+    ``"distributed"``: it would need every example at once, and is never run by gathering the
+    data onto one machine. The message names the component and what it lacks."""
+    what = {
+        "proposal": "chooses its hypothesis from the examples themselves, not from the class "
+                    "histogram of the shards (boostkit_propose_from_histogram)",
+        "proposal-wrapper": "inspects candidates example by example",
+        "calibration": "needs the examples' outputs, not only per-cell sums",
+        "calibration-wrapper": "needs the examples' outputs or margins",
+        "reweighting": "has no shard-local rule (boostkit_shard_weights)",
+        "stopping": "reads more than the round records",
+        "observer": "reads more than the round records",
+    }
+    for role, component in components:
+        if DISTRIBUTED not in capabilities_of(component)[1]:
+            raise RecipeError(
+                f"recipe {recipe_name!r} cannot run distributed: {_label(role, component)} "
+                f"{what.get(role, 'does not support it')} (it does not provide {DISTRIBUTED!r}). "
+                "Its data would have to be gathered onto one machine, which a distributed fit "
+                "never does: fit it with boostkit.Booster on data that fit in memory, or use a "
+                "recipe of distributed components (docs/distributed.md lists them)"
+            )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 from typing import Any, ClassVar, Mapping
 
 import attrs
@@ -34,8 +35,10 @@ __all__ = [
     "WeakHypothesis",
     "Contribution",
     "Candidate",
+    "BinCells",
     "Calibrated",
     "Weights",
+    "ShardWeights",
     "RoundRecord",
     "ROUND_ROLES",
     "VALUE_ROLES",
@@ -273,11 +276,17 @@ class Candidate:
     on the way. At prediction time the model builds one per round for the new examples and the
     outputs are computed lazily from ``X``.
 
+    In a distributed fit (:mod:`boostkit.distributed`) the proposal sees no examples, only the
+    class histogram of all shards: its candidate carries ``bin_cells`` (the cell of every bin
+    of one feature, :class:`BinCells`), from which each shard finds its examples' cells, and the
+    cell sums; ``has_rows`` is then False.
+
     ``info`` carries what the proposal wants to tell the calibration (for example the loss it
     minimised).
     """
 
-    __slots__ = ("hypothesis", "X", "_cells", "_scores", "cell_wpos", "cell_wneg", "info")
+    __slots__ = ("hypothesis", "X", "_cells", "_scores", "cell_wpos", "cell_wneg", "bin_cells",
+                 "info")
 
     def __init__(
         self,
@@ -288,17 +297,27 @@ class Candidate:
         scores: np.ndarray | None = None,
         cell_wpos: np.ndarray | None = None,
         cell_wneg: np.ndarray | None = None,
+        bin_cells: BinCells | None = None,
         info: Mapping[str, Any] | None = None,
     ):
-        if X is None and cells is None and scores is None:
-            raise TypeError("Candidate needs X, cells or scores")
+        if X is None and cells is None and scores is None and bin_cells is None:
+            raise TypeError("Candidate needs X, cells, scores or bin_cells")
+        if bin_cells is not None and not isinstance(bin_cells, BinCells):
+            raise TypeError(f"bin_cells must be a boostkit.BinCells, got {type(bin_cells).__name__}")
         self.hypothesis = hypothesis
         self.X = X
         self._cells = cells
         self._scores = scores
         self.cell_wpos = cell_wpos
         self.cell_wneg = cell_wneg
+        self.bin_cells = bin_cells
         self.info = dict(info or {})
+
+    @property
+    def has_rows(self) -> bool:
+        """Whether the candidate can give its output example by example (``X``, ``cells`` or
+        ``scores``); False for a distributed fit's candidate, which has cell sums only."""
+        return self.X is not None or self._cells is not None or self._scores is not None
 
     @property
     def cells(self) -> np.ndarray:
@@ -319,6 +338,34 @@ class Candidate:
         return self._scores
 
 
+def _bin_table(value) -> np.ndarray:
+    arr = np.asarray(value)
+    if arr.ndim != 1 or arr.shape[0] == 0 or arr.dtype.kind not in "iub":
+        raise ValueError(f"table must be a non-empty 1-D integer array (a cell per bin), got "
+                         f"{arr.dtype} of shape {arr.shape}")
+    if arr.min() < 0 or arr.max() > 255:
+        raise ValueError(f"table must hold cells in [0, 255], got [{arr.min()}, {arr.max()}]")
+    return np.ascontiguousarray(arr, dtype=np.uint8)
+
+
+@attrs.frozen
+class BinCells:
+    """The cells of a hypothesis that reads one binned feature: ``table[code]`` is the cell of
+    an example whose ``feature`` has bin code ``code``.
+
+    It is how a candidate chosen from the histogram of a distributed fit tells each shard where
+    its examples go (:meth:`boostkit.splits.Split.bin_cells` builds it for a split); ``table``
+    has one entry per bin of the histogram, the missing-value bin included.
+    """
+
+    feature: int = attrs.field(converter=int)
+    table: np.ndarray = attrs.field(converter=_bin_table, eq=False)
+
+    def cells(self, codes: np.ndarray) -> np.ndarray:
+        """The cell of every example, from the ``(n_features, n)`` bin codes."""
+        return self.table[codes[self.feature]]
+
+
 def _finite_float_array(instance, attribute, value):
     # (n,), or (n, C) over (example, class) pairs; the engine checks the shape against the fit's.
     if not isinstance(value, np.ndarray) or value.dtype != np.float64 or value.ndim not in (1, 2):
@@ -333,6 +380,9 @@ def _finite_float_array(instance, attribute, value):
 class Calibrated:
     """What a calibration returns: the contribution and its values on the training examples.
 
+    ``train_values`` is ``None`` only for a candidate without rows (``candidate.has_rows`` is
+    False: a distributed fit, where each shard applies ``contribution.cell_table``).
+
     ``coefficients`` summarises the contribution for the round record (``(alpha,)`` for a
     constant coefficient, the per-cell values for a partition). ``extra`` holds any further
     quantities the calibration wants recorded.
@@ -345,7 +395,8 @@ class Calibrated:
     """
 
     contribution: Contribution
-    train_values: np.ndarray = attrs.field(eq=False, validator=_finite_float_array)
+    train_values: np.ndarray | None = attrs.field(
+        eq=False, validator=attrs.validators.optional(_finite_float_array))
     coefficients: tuple[float, ...] = attrs.field(converter=lambda c: tuple(float(v) for v in c))
     extra: Mapping[str, Any] = attrs.field(factory=dict)
     replaces: int | None = None
@@ -371,6 +422,29 @@ class Weights:
     weights: np.ndarray = attrs.field(eq=False, validator=_finite_float_array)
     log_potential: float | None = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+def _finite_or_minus_inf(instance, attribute, value):
+    if math.isnan(value) or value == math.inf:
+        raise ValueError(f"{attribute.name} must be a number or -inf, got {value!r}")
+
+
+@attrs.frozen
+class ShardWeights:
+    """One shard's part of the next distribution, in a distributed fit (``boostkit_shard_weights``).
+
+    The unnormalised weights of the shard's examples are ``weights * exp(log_scale)``; the engine
+    normalises them over all shards (log-sum-exp of the shards' totals), so a shard never needs
+    the others. ``log_potential`` is the log of this shard's share of the potential,
+    log sum_{i in shard} D_1(i) L(y_i, F(x_i)) (``-inf`` when the shard has no weight), or
+    ``None`` when the rule has no potential.
+    """
+
+    weights: np.ndarray = attrs.field(eq=False, validator=_finite_float_array)
+    log_scale: float = attrs.field(converter=float, validator=_finite_or_minus_inf)
+    log_potential: float | None = attrs.field(
+        default=None, converter=lambda v: None if v is None else float(v),
+        validator=attrs.validators.optional(_finite_or_minus_inf))
 
 
 def _optional_float(value):

@@ -13,7 +13,14 @@ import numpy as np
 
 from .components import Candidate, Contribution
 
-__all__ = ["LinearContribution", "CellContribution"]
+__all__ = ["LinearContribution", "CellContribution", "cell_values"]
+
+
+def cell_values(values: np.ndarray, candidate: Candidate) -> np.ndarray | None:
+    """A per-cell calibration's ``train_values``: ``values`` (``(n_cells,)`` or
+    ``(n_cells, C)``) on the training examples' cells, or ``None`` for a candidate without
+    rows (a distributed fit, where each shard applies the values itself)."""
+    return values[candidate.cells] if candidate.has_rows else None
 
 
 def _float_array(value) -> np.ndarray:

@@ -305,6 +305,22 @@ class FeatureSchema:
         schema = cls(len(columns), names, tuple(categories))
         return schema, schema._matrix(columns, name)
 
+    @classmethod
+    def union(cls, schemas) -> FeatureSchema:
+        """One schema from those of several parts of the same data (a distributed fit's
+        partitions): the same columns in each, a categorical column's categories the union of
+        those the parts saw (sorted, as the whole data would give them)."""
+        first = schemas[0]
+        for k, other in enumerate(schemas[1:], 1):
+            if other.n_features != first.n_features or other.names != first.names:
+                raise DataError(f"part {k} has the columns {other.names or other.n_features}, "
+                                f"but part 0 has {first.names or first.n_features}")
+        categories = []
+        for j in range(first.n_features):
+            seen = [s.categories[j] for s in schemas if s.categories[j] is not None]
+            categories.append(_category_array(np.concatenate(seen)) if seen else None)
+        return cls(first.n_features, first.names, tuple(categories))
+
     def transform(self, X, *, name: str = "X", encoded: bool = False):
         """``X`` (validation or prediction data) as components see it, with this schema's
         columns: a DataFrame must have the training columns, by name and in order; categories

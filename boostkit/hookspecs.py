@@ -33,6 +33,17 @@ component written for binary data sees nothing new. ``state.data.n_columns`` is 
 that handles C > 1 provides the ``"multiclass"`` capability; a recipe with a component that does
 not is refused on such data, or run as one-vs-rest (``Booster(multiclass="one-vs-rest")``).
 
+**Distributed fits** (:mod:`boostkit.distributed`, :mod:`boostkit.dask`) run the same round
+with the examples split over shards on other machines. The engine computes each shard's class
+histogram, sums them on the driver, and calls ``boostkit_propose_from_histogram(state,
+histogram)`` in place of ``boostkit_propose``; the calibration gets a candidate with cell sums
+and no rows (``candidate.has_rows`` is False) and returns ``Calibrated(contribution, None,
+...)``; each shard applies the term and calls ``boostkit_shard_weights`` for its part of the
+next distribution. ``boostkit_shard_weights`` is the one *shard-local* hook: it runs where the
+shard lives, on a copy of the reweighting component. Every other hook runs on the driver, whose
+``state`` has no rows (``state.weights`` and ``state.margin`` are ``None``). Components say they
+can take part with the ``"distributed"`` capability; a recipe with one that does not is refused.
+
 A pluggy call costs microseconds: hooks run once per round, never per example.
 """
 
@@ -135,6 +146,52 @@ class RoundSpecs:
 
         A proposal that needs a split criterion asks the calibration through
         :meth:`boostkit_partition_loss` (``state.hook.boostkit_partition_loss(...)``).
+        """
+
+    @hookspec(firstresult=True)
+    def boostkit_propose_from_histogram(self, state, histogram):
+        """Return the next weak hypothesis of a distributed fit, chosen from the class histogram.
+
+        ``histogram`` is the ``(d, B, 2)`` weight of the negative (``[..., 0]``) and positive
+        (``[..., 1]``) training examples in every bin of every feature under the current
+        distribution D_t, summed over all shards, or ``(d, B, C, 2)`` over (example, class)
+        pairs with C > 1 margin columns: what :func:`boostkit.splits.histogram` gives on one
+        machine. ``state.data.binned`` is the fit's :class:`boostkit.data.BinnedData` without
+        codes (thresholds, ``bin_counts`` over all shards, ``split_mask``); there are no rows.
+        Return a :class:`boostkit.Candidate` with ``bin_cells`` (a :class:`boostkit.BinCells`:
+        the cell of every bin of the feature it reads, which each shard applies to its codes)
+        and the cell sums ``cell_wneg``/``cell_wpos``, or ``None`` when the pool is exhausted.
+        Called instead of ``boostkit_propose``; a proposal that implements it provides
+        ``"distributed"``.
+
+        Example (the ``stump`` learner)::
+
+            @boostkit.hookimpl
+            def boostkit_propose_from_histogram(self, state, histogram):
+                stump, wneg, wpos, split = self.choose(state, histogram)
+                return boostkit.Candidate(stump, bin_cells=split.bin_cells(...),
+                                          cell_wneg=wneg, cell_wpos=wpos)
+        """
+
+    @hookspec(firstresult=True)
+    def boostkit_shard_weights(self, margin, y, initial_weights, n_jobs):
+        """Return one shard's part of the next distribution as :class:`boostkit.ShardWeights`.
+
+        The shard-local form of ``boostkit_reweight``, called in a distributed fit where the
+        shard lives, after the round's term was added to its margins: ``margin`` (F_t), ``y``
+        (+-1) and ``initial_weights`` (D_1, normalised over all shards) are float64 arrays of
+        the shard's examples, flattened over (example, class) pairs with C > 1. Return the
+        unnormalised weights (``weights * exp(log_scale)``, so that they need not overflow) and
+        the log of the shard's share of the potential; the engine normalises over all shards.
+        The result must be what ``boostkit_reweight`` gives on all the data, up to rounding. A
+        reweighting that implements it provides ``"distributed"``.
+
+        Example (the ``exponential`` reweighting, through the engine's margin-loss kernel)::
+
+            @boostkit.hookimpl
+            def boostkit_shard_weights(self, margin, y, initial_weights, n_jobs):
+                return boostkit.losses.shard_weights(get_loss("exponential"), margin, y,
+                                                     initial_weights, n_jobs)
         """
 
     @hookspec(firstresult=True)

@@ -24,12 +24,14 @@ import numba
 from numba.core.dispatcher import Dispatcher
 from numba.extending import typeof_impl
 
+from .components import ShardWeights
 from .errors import RegistryError
 from .kernels.exponential import exp_nonpositive
 from .kernels.margin_loss import (
     log1p_unit,
     log_positive,
     margin_loss_distribution,
+    margin_loss_terms,
     margin_loss_type,
     softplus,
 )
@@ -43,6 +45,7 @@ __all__ = [
     "loss_names",
     "margin_loss_distribution",
     "register_loss",
+    "shard_weights",
     "softplus",
 ]
 
@@ -149,6 +152,22 @@ def _typeof_margin_loss(loss, context):
 
 
 _REGISTRY: dict[str, MarginLoss] = {}
+
+
+def shard_weights(loss: MarginLoss, margin, y, initial_weights, n_jobs: int = 1) -> ShardWeights:
+    """One shard's part of the distribution D_1(i) w(y_i F_i) of a margin loss, unnormalised.
+
+    The shard-local form of :func:`margin_loss_distribution` for ``boostkit_shard_weights``:
+    a :class:`boostkit.ShardWeights` whose weights, once the engine normalises them over every
+    shard, are the distribution the whole data would give (up to rounding). A shard without
+    weight gets zeros and ``log_potential = -inf``.
+    """
+    out, log_scale, total, log_potential = margin_loss_terms(loss, margin, y, initial_weights,
+                                                             n_jobs)
+    if not (total > 0.0 and math.isfinite(log_scale)):  # no example of the shard keeps weight
+        out[:] = 0.0
+        log_scale = 0.0
+    return ShardWeights(out, log_scale, log_potential)
 
 
 def register_loss(loss: MarginLoss) -> MarginLoss:

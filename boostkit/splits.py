@@ -18,6 +18,7 @@ from typing import Callable
 import attrs
 import numpy as np
 
+from .components import BinCells
 from .kernels.histogram import (
     class_histogram,
     class_histogram_parallel,
@@ -38,12 +39,16 @@ __all__ = [
     "histogram",
     "valid_splits",
     "MIN_CATEGORY_COUNT",
+    "TIE_TOLERANCE",
     "check_min_category_count",
 ]
 
 PartitionLoss = Callable[[np.ndarray, np.ndarray], np.ndarray]
 CategoryKeys = Callable[[np.ndarray, np.ndarray], np.ndarray]
-_TIE_TOLERANCE = 1e-12
+#: Relative tolerance within which two sums of example weights are equal: losses (or class
+#: weights) this close are ties, decided by index, never by the order of the summation (threads,
+#: blocks, shards of a distributed fit).
+TIE_TOLERANCE = 1e-12
 
 #: Default of ``min_category_count``: a category needs this many examples in the node searched to
 #: be sorted into either group of a categorical split; rarer ones always go right. Its class ratio
@@ -93,6 +98,11 @@ class Split:
             left[missing_bin] = self.missing_left
         return left
 
+    def bin_cells(self, n_bins: int, missing_bin: int | None) -> BinCells:
+        """The split as a :class:`boostkit.BinCells`: cell 0 for the bins going left, 1 for the
+        others (what a shard of a distributed fit applies to its codes)."""
+        return BinCells(self.feature, (~self.left_bins(n_bins, missing_bin)).view(np.uint8))
+
 
 def check_min_category_count(instance, attribute, value) -> None:
     """attrs validator of a learner's ``min_category_count``: an integer >= 1."""
@@ -106,7 +116,7 @@ def _more_weight_left(wneg: np.ndarray, wpos: np.ndarray, weight_columns: int | 
     side = wneg + wpos
     if side.ndim == 2:
         side = side[:, :weight_columns].sum(axis=1)
-    return bool(side[0] >= side[1])
+    return bool(side[0] >= side[1] - TIE_TOLERANCE * (side[0] + side[1]))  # a tie goes left
 
 
 def histogram(codes: np.ndarray, weights: np.ndarray, is_pos: np.ndarray, n_bins: int,
@@ -117,7 +127,8 @@ def histogram(codes: np.ndarray, weights: np.ndarray, is_pos: np.ndarray, n_bins
     histogram of the (example, class) pairs. Given the class index ``labels`` of single-label
     data, pair weights that are zero off the true-label pairs (SAMME's) are summed in one pass
     over the examples instead of C, with the same result. With ``n_jobs > 1`` the examples are
-    split into ``n_jobs`` blocks summed on numba's threads.
+    split into blocks summed on ``n_jobs`` threads (the blocks depend on the number of examples
+    only, :func:`boostkit.kernels.blocks.block_bounds`).
     """
     if weights.ndim == 2 and labels is not None:
         on_labels = np.empty(weights.shape[0])
@@ -187,7 +198,7 @@ def best_split(hist: np.ndarray, valid: np.ndarray, loss: PartitionLoss, *,
     # Losses within 1e-12 (relative) of the minimum are ties: summation order (threads, blocks)
     # must not decide between two equally good splits, so the lowest index (or rank) wins.
     lowest = scores.min()
-    tied = scores <= lowest + _TIE_TOLERANCE * abs(lowest)
+    tied = scores <= lowest + TIE_TOLERANCE * abs(lowest)
     if priority is None:
         feature, b = np.unravel_index(int(np.argmax(tied)), scores.shape)
     else:
@@ -272,7 +283,7 @@ def best_binned_split(hist: np.ndarray, counts: np.ndarray, loss: PartitionLoss,
     scores = np.asarray(loss(pos, neg), dtype=np.float64)
     # The candidates are in the order of the ties: the first within the tolerance wins.
     lowest = scores.min()
-    k = int(np.argmax(scores <= lowest + _TIE_TOLERANCE * abs(lowest)))
+    k = int(np.argmax(scores <= lowest + TIE_TOLERANCE * abs(lowest)))
     feature, cut, ordering, direction = (int(v) for v in meta[:, k])
     if ordering < 0:
         b, categories = cut, None

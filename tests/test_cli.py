@@ -354,8 +354,8 @@ def test_components_lists_roles_and_capabilities(capsys):
     assert "sign-scores" in table["constant-alpha"].split("calibration")[1]
     status, out, _ = run(capsys, "components", "--json")
     rows = {row["name"]: row for row in json.loads(out)}
-    assert rows["stump"]["provides"] == ("categorical-features, cells, missing-values, multiclass, "
-                                         "real-scores, sign-scores, two-cells")
+    assert rows["stump"]["provides"] == ("categorical-features, cells, distributed, missing-values, "
+                                         "multiclass, real-scores, sign-scores, two-cells")
     assert rows["input-dependent"]["needs"] == "running-margin"
     status, _, err = run(capsys, "components", "--role", "nothing")
     assert status == 2 and "no component has role 'nothing'" in err

@@ -157,7 +157,7 @@ def test_hook_is_exercised_by_a_test(hook):
 # -- code blocks -------------------------------------------------------------------------------
 
 PAGES = [PLUGINS_PAGE, HOOKS_PAGE, REPO / "docs" / "cookbook.md", REPO / "docs" / "getting-started.md",
-         REPO / "docs" / "tabular.md"]
+         REPO / "docs" / "tabular.md", REPO / "docs" / "distributed.md"]
 EXCERPTS = [block for page in PAGES for block in code_blocks(page) if block.excerpt_of]
 
 

@@ -366,15 +366,13 @@ def _check_weights(loss, top_w, weight_total):
                          f"weight to keep a positive weight w(yF), got none (max log w = {top_w})")
 
 
-def margin_loss_distribution(loss, margin, y, d1, n_jobs: int = 1):
-    """``(weights, log_potential)`` of a margin loss, from the margins: the entry point.
+def margin_loss_terms(loss, margin, y, d1, n_jobs: int = 1):
+    """``(out, log_scale, weight_total, log_potential)``: a margin loss's unnormalised weights.
 
-    ``loss`` is a :class:`boostkit.losses.MarginLoss`; ``margin`` (F), ``y`` (+-1) and ``d1``
-    (D_1) are float64 arrays of one length (flattened (example, class) pairs included). The
-    weights are D_1(i) w(y_i F_i) normalised to sum to 1; ``log_potential`` is
-    log sum_i D_1(i) L(y_i F_i). Runs on ``n_jobs`` threads when ``n_jobs > 1``. Raises
-    ``ValueError`` naming the loss when no example keeps a positive weight or the potential is not
-    a positive finite number.
+    ``out * exp(log_scale)`` are the weights D_1(i) w(y_i F_i), ``weight_total`` the sum of
+    ``out`` and ``log_potential`` log sum_i D_1(i) L(y_i F_i) (``-inf`` when no example has
+    weight). Nothing is checked: a shard of a distributed fit may hold no weight at all. The
+    arguments are those of :func:`margin_loss_distribution`.
     """
     n = margin.shape[0]
     out = np.empty(n)
@@ -385,9 +383,8 @@ def margin_loss_distribution(loss, margin, y, d1, n_jobs: int = 1):
             top_w, weight_total = _self_normalising_parallel(loss, margin, y, d1, out, n_jobs)
         else:
             top_w, weight_total = _self_normalising_serial(loss, margin, y, d1, out)
-        _check_weights(loss, top_w, weight_total)
-        out /= weight_total
-        return out, top_w + math.log(weight_total)
+        log_potential = top_w + math.log(weight_total) if weight_total > 0.0 else -math.inf
+        return out, top_w, weight_total, log_potential
     scratch = np.empty(n)
     low, high = _SAFE_SUMS
     if loss.weight is not None:
@@ -396,14 +393,27 @@ def margin_loss_distribution(loss, margin, y, d1, n_jobs: int = 1):
         else:
             weight_total, loss_total = margin_loss_sums(loss, margin, y, d1, out, scratch, 0, n)
         if low <= weight_total <= high and low <= loss_total <= high:
-            out /= weight_total
-            return out, math.log(loss_total)
+            return out, 0.0, weight_total, math.log(loss_total)
     if n_jobs > 1:
         top_w, top_l, weight_total, loss_total = _logs_parallel(
             loss, margin, y, d1, out, scratch, n_jobs)
     else:
         top_w, top_l, weight_total, loss_total = _logs_serial(loss, margin, y, d1, out, scratch)
     log_potential = top_l + math.log(loss_total) if loss_total > 0.0 else -math.inf
+    return out, top_w, weight_total, log_potential
+
+
+def margin_loss_distribution(loss, margin, y, d1, n_jobs: int = 1):
+    """``(weights, log_potential)`` of a margin loss, from the margins: the entry point.
+
+    ``loss`` is a :class:`boostkit.losses.MarginLoss`; ``margin`` (F), ``y`` (+-1) and ``d1``
+    (D_1) are float64 arrays of one length (flattened (example, class) pairs included). The
+    weights are D_1(i) w(y_i F_i) normalised to sum to 1; ``log_potential`` is
+    log sum_i D_1(i) L(y_i F_i). Runs on ``n_jobs`` threads when ``n_jobs > 1``. Raises
+    ``ValueError`` naming the loss when no example keeps a positive weight or the potential is not
+    a positive finite number.
+    """
+    out, top_w, weight_total, log_potential = margin_loss_terms(loss, margin, y, d1, n_jobs)
     _check_weights(loss, top_w, weight_total)
     if not math.isfinite(log_potential):
         raise ValueError(f"margin loss {loss.name!r}: expected a positive finite potential "

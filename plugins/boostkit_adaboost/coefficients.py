@@ -8,6 +8,8 @@ import attrs
 import numpy as np
 
 import boostkit
+from boostkit.capabilities import DISTRIBUTED
+from boostkit.contributions import cell_values
 from boostkit.criteria import weighted_error, z_loss
 from boostkit.smoothing import check_smoothing, resolve_smoothing
 from boostkit.kernels.boosting import exp_loss_alpha, sign_error
@@ -34,6 +36,7 @@ class ConstantAlpha(boostkit.Calibration):
 
     name = "constant-alpha"
     needs = frozenset({"sign-scores"})
+    provides = frozenset({"running-margin", DISTRIBUTED})
     smoothing: float | None = attrs.field(default=0.0, validator=check_smoothing)
 
     @boostkit.hookimpl
@@ -42,12 +45,28 @@ class ConstantAlpha(boostkit.Calibration):
 
     @boostkit.hookimpl
     def boostkit_calibrate(self, state, candidate):
+        if not candidate.has_rows:  # a distributed fit: eps from the cells' class weights
+            return self._from_cells(state, candidate)
         h = candidate.scores
         eps, n_not_pm1 = sign_error(h, state.data.y, state.weights)
         _require_pm1(h, n_not_pm1, self.name)
         s = resolve_smoothing(self.smoothing, state.data.n_weighted)
         alpha = 0.5 * math.log((1.0 - eps + s) / (eps + s))
         return boostkit.Calibrated(boostkit.LinearContribution(alpha), alpha * h, (alpha,))
+
+    def _from_cells(self, state, candidate):
+        """eps = sum_j (W-_j if h_j = +1 else W+_j), the weight on the wrong side of each cell
+        of a hypothesis constant on its cells (the same eps, summed per cell)."""
+        h = candidate.hypothesis.cell_score_table()
+        if h is None:
+            raise ValueError(f"{self.name} in a distributed fit needs a hypothesis with one "
+                             f"score per cell, and {candidate.hypothesis.name!r} has none")
+        _require_pm1(h, int(np.count_nonzero(np.abs(h) != 1.0)), self.name)
+        wneg, wpos = state.cell_weights(candidate)
+        eps = float(np.where(h > 0, wneg, wpos).sum())
+        s = resolve_smoothing(self.smoothing, state.data.n_weighted)
+        alpha = 0.5 * math.log((1.0 - eps + s) / (eps + s))
+        return boostkit.Calibrated(boostkit.LinearContribution(alpha), None, (alpha,))
 
 
 def newton_alpha(margins: np.ndarray, weights: np.ndarray, smoothing: float,
@@ -107,7 +126,7 @@ class DomainPartition(boostkit.Calibration):
 
     name = "domain-partition"
     needs = frozenset({"cells"})
-    provides = frozenset({"running-margin", "multiclass"})
+    provides = frozenset({"running-margin", "multiclass", DISTRIBUTED})
     smoothing: float | None = attrs.field(default=None, validator=check_smoothing)
 
     @boostkit.hookimpl
@@ -126,5 +145,5 @@ class DomainPartition(boostkit.Calibration):
         s = resolve_smoothing(self.smoothing, state.data.n_weighted * state.data.n_columns)
         values = 0.5 * np.log((wpos + s) / (wneg + s))
         return boostkit.Calibrated(
-            boostkit.CellContribution(values), values[candidate.cells], values.ravel()
+            boostkit.CellContribution(values), cell_values(values, candidate), values.ravel()
         )

@@ -31,6 +31,8 @@ import attrs
 import numpy as np
 
 import boostkit
+from boostkit.capabilities import DISTRIBUTED
+from boostkit.contributions import cell_values
 from boostkit.criteria import MULTICLASS_CRITERIA, weighted_error
 from boostkit.kernels.boosting import exponential_distribution
 from boostkit.smoothing import check_smoothing, resolve_smoothing
@@ -69,7 +71,7 @@ class VoteAlpha(boostkit.Calibration):
 
     name = "vote-alpha"
     needs = frozenset({"cells", "two-cells"})
-    provides = frozenset({"running-margin", "multiclass"})
+    provides = frozenset({"running-margin", "multiclass", DISTRIBUTED})
     smoothing: float | None = attrs.field(default=0.0, validator=check_smoothing)
 
     @staticmethod
@@ -102,7 +104,7 @@ class VoteAlpha(boostkit.Calibration):
         if state.data.n_columns == 1:
             values = values[:, 0]
         return boostkit.Calibrated(
-            boostkit.CellContribution(values), values[candidate.cells], (alpha, *votes),
+            boostkit.CellContribution(values), cell_values(values, candidate), (alpha, *votes),
             extra={"gamma": gamma},
         )
 
@@ -196,6 +198,8 @@ class SammeWeights(ExponentialReweighting):
     """
 
     name = "samme-weights"
+    # Not "distributed": its D_1 lives on the true-label pairs (boostkit_initial_weights).
+    provides = frozenset({"potential", "multiclass"})
 
     @boostkit.hookimpl
     def boostkit_reweight(self, state):

@@ -6,7 +6,8 @@ import attrs
 
 import boostkit
 from boostkit.kernels.boosting import exponential_distribution
-from boostkit.losses import get_loss, loss_names, margin_loss_distribution
+from boostkit.capabilities import DISTRIBUTED
+from boostkit.losses import get_loss, loss_names, margin_loss_distribution, shard_weights
 
 
 @attrs.define
@@ -24,7 +25,7 @@ class ExponentialReweighting(boostkit.Reweighting):
     """
 
     name = "exponential"
-    provides = frozenset({"potential", "multiclass"})
+    provides = frozenset({"potential", "multiclass", DISTRIBUTED})
 
     @boostkit.hookimpl
     def boostkit_reweight(self, state):
@@ -34,6 +35,11 @@ class ExponentialReweighting(boostkit.Reweighting):
             state.n_jobs
         )
         return boostkit.Weights(weights.reshape(state.margin.shape), log_potential)
+
+    @boostkit.hookimpl
+    def boostkit_shard_weights(self, margin, y, initial_weights, n_jobs):
+        # The margin-loss kernel with AdaBoost's loss: bit for bit this rule's weights.
+        return shard_weights(get_loss("exponential"), margin, y, initial_weights, n_jobs)
 
 
 def _registered_loss(instance, attribute, value) -> None:
@@ -64,7 +70,7 @@ class MarginLossReweighting(boostkit.Reweighting):
     """
 
     name = "margin-loss"
-    provides = frozenset({"potential", "multiclass"})
+    provides = frozenset({"potential", "multiclass", DISTRIBUTED})
     loss: str = attrs.field(default="logistic", validator=_registered_loss)
 
     @boostkit.hookimpl
@@ -75,3 +81,7 @@ class MarginLossReweighting(boostkit.Reweighting):
             state.initial_weights.ravel(), state.n_jobs
         )
         return boostkit.Weights(weights.reshape(state.margin.shape), log_potential)
+
+    @boostkit.hookimpl
+    def boostkit_shard_weights(self, margin, y, initial_weights, n_jobs):
+        return shard_weights(get_loss(self.loss), margin, y, initial_weights, n_jobs)

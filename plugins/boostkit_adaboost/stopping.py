@@ -24,7 +24,7 @@ class NoEdge(boostkit.Stopping):
     """
 
     name = "no-edge"
-    provides = frozenset({"multiclass"})  # it reads the round record only
+    provides = frozenset({"multiclass", "distributed"})  # it reads the round record only
     min_edge: float = attrs.field(default=0.0, converter=float, validator=_min_edge)
 
     @boostkit.hookimpl

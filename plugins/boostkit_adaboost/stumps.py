@@ -17,9 +17,9 @@ import attrs
 import numpy as np
 
 import boostkit
-from boostkit.capabilities import CATEGORICAL_FEATURES, MISSING_VALUES
+from boostkit.capabilities import CATEGORICAL_FEATURES, DISTRIBUTED, MISSING_VALUES
 from boostkit.criteria import check_criterion, partition_loss
-from boostkit.splits import (MIN_CATEGORY_COUNT, best_binned_split, best_split,
+from boostkit.splits import (MIN_CATEGORY_COUNT, TIE_TOLERANCE, best_binned_split, best_split,
                              check_min_category_count, class_ratio_keys, histogram)
 
 
@@ -138,6 +138,17 @@ class CategoryStump(boostkit.WeakHypothesis):
 _PHI = np.array([-1.0, 1.0])  # phi(x) of a factorised multi-class stump: left -1, right +1
 
 
+def majority_scores(wneg: np.ndarray, wpos: np.ndarray) -> np.ndarray:
+    """Each cell's weighted majority label, -1 on a tie; ``_PHI`` for per-class sums (C > 1).
+
+    Class weights within 1e-12 (relative) of each other are a tie: the order in which the
+    examples' weights were summed (threads, shards) must not decide a cell's label.
+    """
+    if wpos.ndim != 1:
+        return _PHI
+    return np.where(wpos - wneg > TIE_TOLERANCE * (wpos + wneg), 1.0, -1.0)
+
+
 def search_binned(state, hist, loss, min_category_count: int, *,
                   category_keys=class_ratio_keys, weight_columns: int | None = None):
     """The best split of the fit's binned features: :func:`boostkit.splits.best_split` on
@@ -199,38 +210,56 @@ class StumpLearner(boostkit.Proposal):
     pairs, the loss scores the ``(..., 2, C)`` side sums, and the stump is the phi(x) of
     Kégl's factorised hypotheses h(x, l) = alpha v_l phi(x) (2013): ``cell_scores`` = (-1, +1),
     the calibration giving each side its per-class values.
+
+    Distributed fits (``"distributed"``): the same search runs on the driver, on the class
+    histogram summed over the shards (``boostkit_propose_from_histogram``), and the stump's
+    sides go to the shards as a bin-to-cell table.
     """
 
     name = "stump"
     provides = frozenset({"real-scores", "sign-scores", "cells", "two-cells", "multiclass",
-                          MISSING_VALUES, CATEGORICAL_FEATURES})
+                          MISSING_VALUES, CATEGORICAL_FEATURES, DISTRIBUTED})
     criterion: str | None = attrs.field(default=None, validator=check_criterion)
     min_category_count: int = attrs.field(default=MIN_CATEGORY_COUNT,
                                           validator=check_min_category_count)
 
-    @boostkit.hookimpl
-    def boostkit_propose(self, state):
+    def choose(self, state, hist):
+        """``(stump, wneg, wpos, split)``: the best stump under the histogram ``hist`` of the
+        fit's binned features (``split`` is ``None`` for the constant stump, proposed when no
+        feature can be split)."""
         binned = state.data.binned
-        hist = histogram(binned.codes, state.weights, state.data.is_pos, binned.max_bins,
-                         state.n_jobs, labels=state.data.labels)
         split = search_binned(state, hist, partition_loss(state, self.criterion),
                               self.min_category_count)
         if split is None:  # every feature is constant: propose the constant hypothesis
             totals = hist[0].sum(axis=0)  # (2,) or, per class, (C, 2)
             wneg = np.stack([totals[..., 0], np.zeros_like(totals[..., 0])])
             wpos = np.stack([totals[..., 1], np.zeros_like(totals[..., 1])])
-            cell_scores = np.where(wpos > wneg, 1.0, -1.0) if wpos.ndim == 1 else _PHI
-            stump = Stump(0, np.inf, cell_scores)
+            return Stump(0, np.inf, majority_scores(wneg, wpos)), wneg, wpos, None
+        wneg, wpos = split.wneg, split.wpos
+        return two_cell_hypothesis(binned, split, majority_scores(wneg, wpos)), wneg, wpos, split
+
+    @boostkit.hookimpl
+    def boostkit_propose(self, state):
+        binned = state.data.binned
+        hist = histogram(binned.codes, state.weights, state.data.is_pos, binned.max_bins,
+                         state.n_jobs, labels=state.data.labels)
+        stump, wneg, wpos, split = self.choose(state, hist)
+        if split is None:
             cells = np.zeros(state.data.n_samples, dtype=np.uint8)
         else:
-            wneg, wpos = split.wneg, split.wpos
-            cell_scores = np.where(wpos > wneg, 1.0, -1.0) if wpos.ndim == 1 else _PHI
-            stump = two_cell_hypothesis(binned, split, cell_scores)
             cells = split_cells(binned, split)
         return boostkit.Candidate(
             stump,
             cells=cells,
-            scores=cell_scores[cells],
+            scores=stump.cell_scores[cells],
             cell_wneg=wneg,
             cell_wpos=wpos,
         )
+
+    @boostkit.hookimpl
+    def boostkit_propose_from_histogram(self, state, histogram):
+        binned = state.data.binned
+        stump, wneg, wpos, split = self.choose(state, histogram)
+        bin_cells = (boostkit.BinCells(0, np.zeros(binned.max_bins, dtype=np.uint8))
+                     if split is None else split.bin_cells(binned.max_bins, binned.missing_bin))
+        return boostkit.Candidate(stump, bin_cells=bin_cells, cell_wneg=wneg, cell_wpos=wpos)

@@ -27,6 +27,7 @@ import numpy as np
 import boostkit
 from boostkit.criteria import check_criterion, partition_loss
 from boostkit.data import is_sparse
+from boostkit.splits import TIE_TOLERANCE
 
 from .term_kernels import (
     column_hits,
@@ -37,7 +38,6 @@ from .term_kernels import (
 
 __all__ = ["TermStump", "TermStumpLearner", "TermPresence"]
 
-_TIE_TOLERANCE = 1e-12  # as boostkit.splits.best_split: near-equal losses go to the lowest index
 
 
 def _scores_array(value) -> np.ndarray:
@@ -210,7 +210,7 @@ class TermStumpLearner(boostkit.Proposal):
                 )
             scores = np.where(valid, loss, np.inf)
             lowest = scores.min()
-            tied = scores <= lowest + _TIE_TOLERANCE * abs(lowest)
+            tied = scores <= lowest + TIE_TOLERANCE * abs(lowest)
             feature = int(np.argmax(tied))
             cell_wneg, cell_wpos = wneg[feature].copy(), wpos[feature].copy()
             cells = presence.cells(feature)

@@ -15,6 +15,8 @@ import attrs
 import numpy as np
 
 import boostkit
+from boostkit.capabilities import DISTRIBUTED
+from boostkit.contributions import cell_values
 
 
 def gentle_values(wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
@@ -36,7 +38,7 @@ class GentleStep(boostkit.Calibration):
 
     name = "gentle-step"
     needs = frozenset({"cells"})
-    provides = frozenset({"running-margin", "multiclass"})
+    provides = frozenset({"running-margin", "multiclass", DISTRIBUTED})
 
     @boostkit.hookimpl
     def boostkit_partition_loss(self, wpos, wneg, n_columns):
@@ -53,5 +55,5 @@ class GentleStep(boostkit.Calibration):
             )
         wneg, wpos = state.cell_weights(candidate)  # (K,) or (K, C)
         values = gentle_values(wpos, wneg)
-        return boostkit.Calibrated(boostkit.CellContribution(values), values[candidate.cells],
-                                   values.ravel())
+        return boostkit.Calibrated(boostkit.CellContribution(values),
+                                   cell_values(values, candidate), values.ravel())

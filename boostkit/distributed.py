@@ -1,0 +1,777 @@
+"""Distributed fits: a boosting round as a map over shards and a reduce on the driver.
+
+The examples are split into *shards* that live where their data are (Dask workers, in
+:mod:`boostkit.dask`); the driver never holds a row. A shard keeps its examples binned
+(:class:`Shard`: bin codes, signs, D_1, running margins F and weights), built once from its
+source partition with bin edges the driver computed from a row sample of every partition. Each
+round:
+
+1. every shard applies the previous round's term to its margins (its cells from the term's
+   :class:`boostkit.BinCells`, the contribution's per-cell values), measures it, computes its
+   part of the next distribution (``boostkit_shard_weights``, the one shard-local hook) and
+   returns its class histogram under those weights (:class:`ShardReport`);
+2. the driver sums the histograms in shard order, in float64, normalising the shards' weights
+   by the log-sum-exp of their totals (:func:`reduce_reports`), and runs the recipe's other
+   hooks on cell sums alone (on a :class:`boostkit.BoostState` without rows): ``boostkit_propose_from_histogram``, ``boostkit_calibrate`` (with a
+   candidate without rows), the stopping rules, the observers;
+3. the chosen term (:class:`ShardTerm`: a feature's bin-to-cell table and per-cell values, a
+   few hundred bytes) goes back to the shards.
+
+The model is the checkpoint. A shard knows how many terms it has applied; a shard rebuilt from
+its source partition after its worker was lost (or any copy that fell behind) answers
+:class:`ShardBehind`, and the driver replays the model's terms on it from where it is. The
+transport (how shards are built, reached and rebuilt) is the caller's: :mod:`boostkit.dask`
+runs it on Dask, and :class:`LocalShards` in this process (tests, and the reference the
+distributed fit is compared with).
+
+Which recipes distribute: every component must provide ``"distributed"``
+(:func:`boostkit.capabilities.check_distributed`); anything that needs all rows at once is
+refused, never gathered.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from typing import Any, Sequence
+
+import attrs
+import numba
+import numpy as np
+import pluggy
+
+from . import hookspecs
+from .capabilities import (binary_only_components, check_categorical_input, check_distributed,
+                           handles_missing_values)
+from .components import (BinCells, Calibrated, Candidate, RoundRecord, ShardWeights,
+                         describe_hypothesis)
+from .data import (BIN_SAMPLE, MAX_BINS, BinnedData, LabelCoding, bin_thresholds,
+                   check_features, count_bins, encode_bins, encode_like)
+from .errors import DataError, HookError, RecipeError
+from .features import FeatureSchema, is_sparse
+from .engine import (BoostState, _best_round, _call, _callback_name, _missing_hint, _owner,
+                     _round_manager, potential_factors)
+from .kernels.boosting import add_contribution
+from .model import BoostModel
+from .observers import RoundLog
+from .plugins import get_registry
+from .splits import histogram, valid_splits
+
+__all__ = [
+    "PartitionSummary",
+    "Shard",
+    "ShardBehind",
+    "ShardPlan",
+    "ShardReport",
+    "ShardTerm",
+    "ShardedData",
+    "build_shard",
+    "FitStats",
+    "LocalShards",
+    "Shards",
+    "fit_distributed",
+    "initial_report",
+    "partition_sample",
+    "partition_summary",
+    "reduce_reports",
+    "sample_sizes",
+    "step_shard",
+    "step_shards",
+]
+
+
+# -- what a partition holds ---------------------------------------------------------------------
+def _as_matrix(X, features: FeatureSchema, name: str) -> np.ndarray:
+    """A partition's ``X`` as the float64 matrix components see (categories as indices)."""
+    X = features.transform(X, name=f"X ({name})")
+    if is_sparse(X):
+        raise DataError(f"X ({name}) is sparse; a distributed fit needs dense partitions")
+    return np.asarray(X, dtype=np.float64)
+
+
+def _partition_weights(sample_weight, n: int, name: str) -> np.ndarray:
+    if sample_weight is None:
+        return np.ones(n)
+    w = np.asarray(sample_weight, dtype=np.float64).ravel()
+    if w.shape[0] != n:
+        raise DataError(f"{name}: X has {n} rows but sample_weight has {w.shape[0]}")
+    if not np.isfinite(w).all() or (w < 0).any():
+        raise DataError(f"{name}: sample_weight must be finite and non-negative, got values in "
+                        f"[{np.nanmin(w) if w.size else 0:g}, {np.nanmax(w) if w.size else 0:g}]"
+                        + (" and NaN" if np.isnan(w).any() else ""))
+    return w
+
+
+def _labels(y, n: int, name: str) -> np.ndarray:
+    arr = np.asarray(y)
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr.ravel()
+    if arr.ndim != 1:
+        raise DataError(f"{name}: y must be 1-D (one label per example) in a distributed fit, "
+                        f"got shape {arr.shape}")
+    if arr.shape[0] != n:
+        raise DataError(f"{name}: X has {n} rows but y has {arr.shape[0]}: X and y must be "
+                        "chunked alike (the same rows in every partition)")
+    return arr
+
+
+@attrs.frozen
+class PartitionSummary:
+    """What the driver learns of one partition before binning: its size, labels and holes,
+    and its columns (:class:`boostkit.FeatureSchema`: names, categories seen)."""
+
+    n_rows: int
+    n_weighted: int
+    weight_total: float
+    classes: np.ndarray = attrs.field(eq=False)
+    class_weights: np.ndarray = attrs.field(eq=False)  # the initial weight of each class
+    missing: np.ndarray = attrs.field(eq=False)  # (d,) bool: columns with a missing value
+    features: FeatureSchema
+
+
+def partition_summary(index: int, X, y, sample_weight, *, categorical_features,
+                      allow_missing: bool, missing_hint: str = "") -> PartitionSummary:
+    """Check partition ``index`` and summarise it (:class:`PartitionSummary`)."""
+    name = f"partition {index}"
+    features, matrix = FeatureSchema.learn(X, categorical_features, name=f"X ({name})")
+    if is_sparse(matrix):
+        raise DataError(f"X ({name}) is sparse; a distributed fit needs dense partitions")
+    matrix = check_features(matrix, name=f"X ({name})", allow_missing=allow_missing,
+                            missing_hint=missing_hint, features=features, allow_empty=True)
+    n = matrix.shape[0]
+    labels = _labels(y, n, name)
+    if labels.dtype.kind == "f" and not np.isfinite(labels).all():
+        raise DataError(f"y ({name}) contains NaN or infinite labels")
+    w = _partition_weights(sample_weight, n, name)
+    classes, codes = np.unique(labels, return_inverse=True)
+    return PartitionSummary(n_rows=n, n_weighted=int(np.count_nonzero(w)),
+                            weight_total=float(w.sum()), classes=classes,
+                            class_weights=np.bincount(codes.ravel(), weights=w,
+                                                      minlength=classes.shape[0]),
+                            missing=np.isnan(matrix).any(axis=0), features=features)
+
+
+def sample_sizes(n_weighted: Sequence[int], total: int = BIN_SAMPLE) -> np.ndarray:
+    """Rows to draw from each partition for the bin edges: all of them when the partitions
+    hold at most ``total`` rows of positive weight (the edges are then exactly those of one
+    machine), else ``total`` split in proportion to their sizes (largest remainders)."""
+    counts = np.asarray(n_weighted, dtype=np.int64)
+    if counts.sum() <= total:
+        return counts
+    share = counts * (total / counts.sum())
+    sizes = np.floor(share).astype(np.int64)
+    rest = total - int(sizes.sum())
+    sizes[np.argsort(sizes - share, kind="stable")[:rest]] += 1
+    return np.minimum(sizes, counts)
+
+
+def partition_sample(index: int, X, sample_weight, size: int, seed: int,
+                     features: FeatureSchema, weight_total: float) -> np.ndarray:
+    """``size`` rows of positive weight of partition ``index``, drawn without replacement by a
+    generator seeded from the fit's seed and the partition (all of them, in order, when
+    ``size`` is their number). A row's weight is its share of ``weight_total``, as one machine
+    normalises it (a weight that vanishes there is no weight here either)."""
+    matrix = _as_matrix(X, features, f"partition {index}")
+    rows = np.flatnonzero(_partition_weights(sample_weight, matrix.shape[0],
+                                             f"partition {index}") / weight_total > 0)
+    if size < rows.shape[0]:
+        rng = np.random.default_rng([seed, index])
+        rows = np.sort(rng.choice(rows, size, replace=False))
+    return np.ascontiguousarray(matrix[rows], dtype=np.float64)
+
+
+# -- shards ---------------------------------------------------------------------------------------
+@attrs.frozen(eq=False)
+class ShardPlan:
+    """What every shard of one fit is built with: the bin edges, the label coding, the total
+    initial weight, the schema of DataFrame partitions and the reweighting component (whose
+    ``boostkit_shard_weights`` runs on the shard)."""
+
+    thresholds: tuple = attrs.field(eq=False)
+    missing_bin: int | None
+    max_bins: int
+    classes: np.ndarray = attrs.field(eq=False)
+    weight_total: float
+    features: FeatureSchema
+    allow_missing: bool
+    reweighting: Any = attrs.field(eq=False)
+    n_jobs: int = 1
+
+    @property
+    def n_bins(self) -> int:
+        """B, the bins of the histograms (the missing-value bin included)."""
+        return self.max_bins + (self.missing_bin is not None)
+
+    @property
+    def sent_bins(self) -> np.ndarray:
+        """The bins a shard's report carries: those of values of the widest feature, and the
+        missing-value bin; the others are empty in every shard (few distinct values, e.g.
+        pixels or categories, then ship a fraction of the histogram)."""
+        widest = max((t.shape[0] + 1 for t in self.thresholds), default=1)
+        bins = np.arange(min(widest, self.max_bins))
+        return bins if self.missing_bin is None else np.append(bins, self.missing_bin)
+
+
+@attrs.define(eq=False)
+class Shard:
+    """One shard of a distributed fit, where it lives: the examples binned, their signs and D_1,
+    the running margins F and the current weights (unnormalised: ``weights * exp(log_scale)``),
+    and ``n_applied``, the number of the model's terms already in ``margin``."""
+
+    index: int
+    codes: np.ndarray
+    y: np.ndarray
+    is_pos: np.ndarray
+    labels: np.ndarray
+    initial_weights: np.ndarray
+    bin_counts: np.ndarray
+    margin: np.ndarray
+    weights: np.ndarray
+    plan: ShardPlan
+    log_scale: float = 0.0
+    log_potential: float | None = None
+    n_applied: int = 0
+    n_weighted: int = 0  # examples of positive initial weight
+    #: (training_error, weighted_error, previous_scale) of the last term applied.
+    last_errors: tuple = (0.0, 0.0, 0.0)
+
+    @property
+    def n_rows(self) -> int:
+        return self.codes.shape[1]
+
+    def __sizeof__(self) -> int:
+        # Dask places a task near its heaviest inputs, weighed by sizeof: a shard's bytes are
+        # its arrays, so its rounds stay where it lives.
+        return object.__sizeof__(self) + sum(
+            a.nbytes for a in (self.codes, self.y, self.is_pos, self.initial_weights,
+                               self.margin, self.weights))
+
+
+def build_shard(index: int, plan: ShardPlan, X, y, sample_weight=None) -> Shard:
+    """Shard ``index`` from its source partition: checked, binned with the plan's edges, at
+    round 0 (no term applied, weights D_1)."""
+    name = f"partition {index}"
+    matrix = check_features(_as_matrix(X, plan.features, name), name=f"X ({name})",
+                            allow_missing=plan.allow_missing, features=plan.features,
+                            allow_empty=True)
+    n = matrix.shape[0]
+    coding = LabelCoding(plan.classes, np.empty((0,) if plan.classes.shape[0] == 2 else
+                                                (0, plan.classes.shape[0])), None, False)
+    target = encode_like(coding, _labels(y, n, name), n, name=f"y ({name})")
+    w = _partition_weights(sample_weight, n, name) / plan.weight_total
+    d1 = w if target.y.ndim == 1 else np.repeat(w[:, None] / target.y.shape[1],
+                                                target.y.shape[1], axis=1)
+    d1 = np.ascontiguousarray(d1)
+    codes = encode_bins(matrix, plan.thresholds, plan.missing_bin, plan.max_bins)
+    return Shard(index=index, codes=codes, y=target.y, is_pos=(target.y > 0).astype(np.uint8),
+                 labels=target.labels, initial_weights=d1,
+                 bin_counts=count_bins(codes, w, plan.n_bins), margin=np.zeros(target.y.shape),
+                 weights=d1.copy(), plan=plan, n_weighted=int(np.count_nonzero(w)))
+
+
+@attrs.frozen
+class ShardTerm:
+    """One term of the model as a shard applies it: the cells of its examples
+    (``bin_cells``) and the contribution's value in each cell (``values``, ``(n_cells,)`` or
+    ``(n_cells, C)``)."""
+
+    bin_cells: BinCells
+    values: np.ndarray = attrs.field(eq=False)
+
+
+@attrs.frozen
+class ShardReport:
+    """What a shard sends the driver after a round (a few kB: the histogram dominates).
+
+    ``training_error`` is sum D_1(i) [y_i F(x_i) <= 0] over the shard's examples, and
+    ``weighted_error`` the last term's error under the shard's weights before it (unnormalised:
+    in units of ``exp(previous_scale)``). ``weight_total`` and ``log_scale``: the shard's new
+    weights sum to ``weight_total * exp(log_scale)``; ``histogram`` is their class histogram
+    (in units of ``exp(log_scale)``) over the plan's ``sent_bins`` only. ``bin_counts`` comes
+    with the first report only; ``n_weighted`` counts the examples of positive initial weight.
+    """
+
+    index: int
+    n_applied: int
+    n_rows: int
+    training_error: float
+    weighted_error: float
+    previous_scale: float
+    weight_total: float
+    log_scale: float
+    log_potential: float | None
+    histogram: np.ndarray = attrs.field(eq=False)
+    bin_counts: np.ndarray | None = attrs.field(default=None, eq=False)
+    n_weighted: int = 0
+
+
+@attrs.frozen
+class ShardBehind:
+    """A shard's answer when it holds fewer terms than the round expects (it was rebuilt from
+    its partition, or is a stale copy): the driver replays the model's terms from
+    ``n_applied`` on. An answer, not an error: nothing failed."""
+
+    index: int
+    n_applied: int
+    expected: int
+
+
+_SHARD_HOOKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _shard_hook(plan: ShardPlan):
+    """The relay of the shard-local hooks (the plan's reweighting), one per plan per process."""
+    hook = _SHARD_HOOKS.get(plan)
+    if hook is None:
+        pm = pluggy.PluginManager(hookspecs.PROJECT)
+        pm.add_hookspecs(hookspecs.RoundSpecs)
+        pm.register(plan.reweighting)
+        hook = _SHARD_HOOKS[plan] = pm.hook
+    return hook
+
+
+def _shard_weights(shard: Shard) -> ShardWeights:
+    owner = f"boostkit_shard_weights of reweighting {shard.plan.reweighting.name!r}"
+    try:
+        answer = _shard_hook(shard.plan).boostkit_shard_weights(
+            margin=shard.margin.ravel(), y=shard.y.ravel(),
+            initial_weights=shard.initial_weights.ravel(), n_jobs=shard.plan.n_jobs)
+    except Exception as exc:
+        raise HookError(f"{owner} failed on shard {shard.index}: {type(exc).__name__}: "
+                        f"{exc}") from exc
+    if not isinstance(answer, ShardWeights):
+        raise HookError(f"{owner} returned {type(answer).__name__}, expected boostkit.ShardWeights")
+    weights = answer.weights
+    if weights.shape != (shard.margin.size,) or not np.isfinite(weights).all() or (
+            weights < 0).any():
+        raise HookError(f"{owner} returned weights of shape {weights.shape} with values in "
+                        f"[{weights.min(initial=0):g}, {weights.max(initial=0):g}], expected "
+                        f"{shard.margin.size} finite non-negative values")
+    return answer
+
+
+def _apply(shard: Shard, term: ShardTerm) -> tuple[float, float, float]:
+    """Add ``term`` to the shard's margins and reweight: ``(training_error, weighted_error,
+    previous_scale)``."""
+    change = np.ascontiguousarray(term.values[term.bin_cells.cells(shard.codes)])
+    if change.shape != shard.margin.shape:
+        raise HookError(f"shard {shard.index}: the term's values give shape {change.shape}, "
+                        f"expected {shard.margin.shape}")
+    previous_scale = shard.log_scale
+    training_error, weighted_error = add_contribution(
+        shard.margin.ravel(), change.ravel(), shard.y.ravel(), shard.initial_weights.ravel(),
+        shard.weights.ravel())
+    answer = _shard_weights(shard)
+    shard.weights = answer.weights.reshape(shard.margin.shape)
+    shard.log_scale, shard.log_potential = answer.log_scale, answer.log_potential
+    shard.n_applied += 1
+    return training_error, weighted_error, previous_scale
+
+
+def _report(shard: Shard, errors: tuple[float, float, float], counts: bool) -> ShardReport:
+    hist = histogram(shard.codes, shard.weights, shard.is_pos, shard.plan.n_bins,
+                     shard.plan.n_jobs, labels=shard.labels)[:, shard.plan.sent_bins]
+    return ShardReport(
+        index=shard.index, n_applied=shard.n_applied, n_rows=shard.n_rows,
+        training_error=errors[0], weighted_error=errors[1], previous_scale=errors[2],
+        weight_total=float(shard.weights.sum()), log_scale=shard.log_scale,
+        log_potential=shard.log_potential, histogram=hist,
+        bin_counts=shard.bin_counts if counts else None, n_weighted=shard.n_weighted)
+
+
+def initial_report(shard: Shard) -> ShardReport:
+    """The shard's report before the first round: the histogram of D_1 and its bin counts."""
+    return _report(shard, (0.0, 0.0, 0.0), counts=True)
+
+
+def step_shard(shard: Shard, first: int, terms: Sequence[ShardTerm]
+               ) -> ShardReport | ShardBehind:
+    """Apply the model's terms ``first, first + 1, ...`` (``terms``) to the shard, and report.
+
+    Answers :class:`ShardBehind` when the shard does not hold exactly ``first`` terms; a shard
+    that already holds them all only reports again (a retried task changes nothing).
+    """
+    if terms and shard.n_applied == first + len(terms):
+        return _report(shard, shard.last_errors, counts=False)
+    if shard.n_applied != first:
+        return ShardBehind(shard.index, shard.n_applied, first)
+    for term in terms:
+        shard.last_errors = _apply(shard, term)
+    return _report(shard, shard.last_errors, counts=False)
+
+
+def step_shards(shards: Sequence[Shard], calls: Sequence[tuple[int, list[ShardTerm]]]
+                ) -> list[ShardReport | ShardBehind]:
+    """:func:`step_shard` on several shards of one worker, in one task: a round then costs a
+    task per worker, not per shard (the reports stay per shard, reduced in shard order)."""
+    return [step_shard(shard, first, terms) for shard, (first, terms) in zip(shards, calls)]
+
+
+# -- the driver -----------------------------------------------------------------------------------
+@attrs.frozen
+class RoundSums:
+    """The shards' reports of one round, reduced on the driver in shard order."""
+
+    histogram: np.ndarray = attrs.field(eq=False)
+    log_total: float  # log of the sum of every shard's unnormalised weights
+    training_error: float
+    weighted_error: float
+    log_potential: float | None
+
+
+def _logsumexp(values: Sequence[float]) -> float:
+    finite = [v for v in values if v > -math.inf]
+    if not finite:
+        return -math.inf
+    top = max(finite)
+    return top + math.log(math.fsum(math.exp(v - top) for v in finite))
+
+
+def reduce_reports(reports: Sequence[ShardReport], previous_log_total: float,
+                   plan: ShardPlan) -> RoundSums:
+    """Sum the shards' reports in shard order, in float64: the histogram of the normalised
+    weights D_{t+1} (all ``plan.n_bins`` bins), the training error, the round's weighted error
+    under D_t (whose normaliser was ``previous_log_total``) and the potential."""
+    reports = sorted(reports, key=lambda r: r.index)
+    log_total = _logsumexp([r.log_scale + math.log(r.weight_total) if r.weight_total > 0
+                            else -math.inf for r in reports])
+    if not math.isfinite(log_total):
+        raise HookError("the reweighting left no example of any shard with positive weight")
+    sent = np.zeros_like(reports[0].histogram)
+    weighted_error = training_error = 0.0
+    for r in reports:
+        if r.weight_total > 0:
+            sent += r.histogram * math.exp(r.log_scale - log_total)
+        training_error += r.training_error
+        if r.weighted_error > 0:
+            weighted_error += r.weighted_error * math.exp(r.previous_scale - previous_log_total)
+    potentials = [r.log_potential for r in reports]
+    log_potential = None if any(p is None for p in potentials) else _logsumexp(potentials)
+    hist = np.zeros((sent.shape[0], plan.n_bins) + sent.shape[2:])
+    hist[:, plan.sent_bins] = sent
+    return RoundSums(hist, log_total, training_error, weighted_error, log_potential)
+
+
+@attrs.define(eq=False)
+class ShardedData:
+    """The training data of a distributed fit as the driver's hooks see them (``state.data``):
+    their shape, classes, columns and bins, and no row (``X``, ``y`` and the weights stay on
+    the shards, so reading them is an error).
+
+    ``binned`` is a :class:`boostkit.data.BinnedData` without ``codes``: the thresholds, and
+    ``bin_counts``/``split_mask`` over all shards.
+    """
+
+    n_samples: int
+    n_features: int
+    n_columns: int
+    n_weighted: int
+    classes: np.ndarray
+    features: FeatureSchema
+    binned: BinnedData
+    multilabel: bool = False
+    X = y = is_pos = labels = sample_weight = initial_weights = None
+
+
+class Shards:
+    """How a distributed fit reaches its shards; :mod:`boostkit.dask` and :class:`LocalShards`
+    implement it. Every method takes and returns small values; rows never come back."""
+
+    n_shards: int
+
+    def summaries(self, *, categorical_features, allow_missing: bool,
+                  missing_hint: str) -> list[PartitionSummary]:
+        """:func:`partition_summary` of every partition, in order."""
+        raise NotImplementedError
+
+    def samples(self, sizes: np.ndarray, seed: int, features: FeatureSchema,
+                weight_total: float) -> np.ndarray:
+        """The rows :func:`partition_sample` draws from every partition, stacked in order."""
+        raise NotImplementedError
+
+    def build(self, plan: ShardPlan) -> list[ShardReport]:
+        """Build every shard (:func:`build_shard`) and return its :func:`initial_report`."""
+        raise NotImplementedError
+
+    def step(self, calls: dict[int, tuple[int, list[ShardTerm]]]
+             ) -> dict[int, ShardReport | ShardBehind]:
+        """Run :func:`step_shard` ``(first, terms)`` on the shards named; a shard that is
+        behind answers its :class:`ShardBehind` instead of a report."""
+        raise NotImplementedError
+
+
+class LocalShards(Shards):
+    """Shards in this process, one per partition ``(X, y[, sample_weight])``: the transport of
+    the tests, and of any single-machine check of the distributed round. ``lose(k)`` drops
+    shard ``k``'s state as a lost worker would; it is rebuilt from its partition on next use.
+    """
+
+    def __init__(self, partitions: Sequence[tuple]):
+        self.partitions = [tuple(p) + (None,) * (3 - len(p)) for p in partitions]
+        self.n_shards = len(self.partitions)
+        self.shards: list[Shard | None] = []
+        self.plan: ShardPlan | None = None
+
+    def summaries(self, *, categorical_features, allow_missing, missing_hint):
+        return [partition_summary(k, X, y, w, categorical_features=categorical_features,
+                                  allow_missing=allow_missing, missing_hint=missing_hint)
+                for k, (X, y, w) in enumerate(self.partitions)]
+
+    def samples(self, sizes, seed, features, weight_total):
+        return np.concatenate([partition_sample(k, X, w, int(sizes[k]), seed, features,
+                                                weight_total)
+                               for k, (X, _, w) in enumerate(self.partitions)])
+
+    def _shard(self, k: int) -> Shard:
+        if self.shards[k] is None:
+            self.shards[k] = build_shard(k, self.plan, *self.partitions[k])
+        return self.shards[k]
+
+    def build(self, plan):
+        self.plan = plan
+        self.shards = [None] * self.n_shards
+        return [initial_report(self._shard(k)) for k in range(self.n_shards)]
+
+    def step(self, calls):
+        return {k: step_shard(self._shard(k), first, terms)
+                for k, (first, terms) in calls.items()}
+
+    def lose(self, k: int) -> None:
+        """Forget shard ``k``'s state, as if its worker had died."""
+        self.shards[k] = None
+
+
+#: A shard replayed this many times in one round means something rebuilds it again and again.
+MAX_REPLAYS = 5
+
+
+@attrs.define
+class FitStats:
+    """What a distributed fit moved: per-round bytes each way (terms out, reports back), and
+    the replays of lost shards."""
+
+    rounds: int = 0
+    bytes_out: int = 0
+    bytes_in: int = 0
+    replays: int = 0
+    replayed_terms: int = 0
+
+    @property
+    def bytes_per_round(self) -> float:
+        return (self.bytes_out + self.bytes_in) / max(self.rounds, 1)
+
+
+def _nbytes(value) -> int:
+    """The bytes a term or a report takes on the wire (its arrays, plus a little framing)."""
+    if isinstance(value, ShardReport):
+        return value.histogram.nbytes + 128
+    return value.bin_cells.table.nbytes + value.values.nbytes + 96
+
+
+def _step_all(shards: Shards, first: int, term: ShardTerm, terms: list[ShardTerm],
+              stats: FitStats) -> list[ShardReport]:
+    """One round on every shard, replaying the model's terms on any shard that fell behind."""
+    calls = {k: (first, [term]) for k in range(shards.n_shards)}
+    reports: dict[int, ShardReport] = {}
+    for _ in range(MAX_REPLAYS + 1):
+        stats.bytes_out += sum(_nbytes(t) for _, ts in calls.values() for t in ts)
+        answers = shards.step(calls)
+        calls = {}
+        for k, answer in answers.items():
+            if isinstance(answer, ShardBehind):
+                calls[k] = (answer.n_applied, terms[answer.n_applied:])
+                stats.replays += 1
+                stats.replayed_terms += len(terms) - answer.n_applied
+            else:
+                reports[k] = answer
+                stats.bytes_in += _nbytes(answer)
+        if not calls:
+            return [reports[k] for k in range(shards.n_shards)]
+    raise HookError(f"shards {sorted(calls)} fell behind {MAX_REPLAYS} times in round "
+                    f"{first + 1}: they are being lost faster than they can be rebuilt")
+
+
+def _class_weights(summaries: Sequence[PartitionSummary]) -> tuple[np.ndarray, np.ndarray]:
+    """The classes of all partitions (sorted) and the total initial weight of each."""
+    classes = np.unique(np.concatenate([s.classes for s in summaries]))
+    weight = np.zeros(classes.shape[0])
+    for s in summaries:
+        weight[np.searchsorted(classes, s.classes)] += s.class_weights
+    return classes, weight
+
+
+def _check_table(table, hypothesis, n_columns: int, owner: str) -> np.ndarray:
+    """The per-cell values a shard applies, checked where the calibration hands them back."""
+    if table is None:
+        raise HookError(
+            f"{owner}: the contribution {type(hypothesis).__name__} gives no per-cell values "
+            "(Contribution.cell_table), so shards cannot apply it"
+        )
+    table = np.asarray(table, dtype=np.float64)
+    shape = (hypothesis.n_cells,) if n_columns == 1 else (hypothesis.n_cells, n_columns)
+    if table.shape != shape or not np.isfinite(table).all():
+        raise HookError(f"{owner} gave per-cell values of shape {table.shape} "
+                        f"(finite: {bool(np.isfinite(table).all())}), expected finite {shape}")
+    return np.ascontiguousarray(table)
+
+
+#: Hooks about rows that a distributed fit never calls; a recipe that answers one is refused.
+_ROW_HOOKS = ("boostkit_initial_weights", "boostkit_validation_fraction",
+              "boostkit_validation_score")
+
+
+def fit_distributed(booster, shards: Shards) -> tuple[BoostModel, FitStats]:
+    """Fit ``booster`` (a :class:`boostkit.Booster`: its recipe, rounds, bins, seed, observers
+    and callbacks) on the data behind ``shards``; returns the model and what the fit moved.
+
+    The same hooks as :meth:`boostkit.Booster.fit` answer, on the driver, from sums over the
+    shards (see the module notes); the model is an ordinary :class:`boostkit.BoostModel`.
+    """
+    recipe = booster.recipe()
+    components = get_registry().instantiate(recipe)
+    check_distributed(recipe.name, components)
+    if booster.multiclass == "one-vs-rest":
+        raise RecipeError("multiclass='one-vs-rest' is not distributed: fit the recipe natively "
+                          "on the (example, class) pairs (multiclass='native')")
+    if not (isinstance(booster.max_bins, (int, np.integer)) and 2 <= booster.max_bins <= MAX_BINS):
+        raise DataError(f"max_bins must be an integer in [2, {MAX_BINS}], got {booster.max_bins!r}")
+    observers = [*booster.observers, *([RoundLog(booster.verbose)] if booster.verbose else [])]
+    pm = _round_manager(recipe, components, observers)
+    owners = [*components, *(("observer", o) for o in observers)]
+    for name in _ROW_HOOKS:
+        impls = getattr(pm.hook, name).get_hookimpls()
+        if impls:
+            raise RecipeError(
+                f"recipe {recipe.name!r} cannot run distributed: {impls[0].plugin_name} "
+                f"implements {name}, which needs the rows on the driver (a distributed fit "
+                "never calls it)")
+    hook = pm.hook
+    rng = np.random.default_rng(booster.random_state)
+    allow_missing = handles_missing_values(components)
+
+    summaries = shards.summaries(categorical_features=booster.categorical_features,
+                                 allow_missing=allow_missing,
+                                 missing_hint=_missing_hint(recipe.name, components))
+    features = FeatureSchema.union([s.features for s in summaries])
+    check_categorical_input(recipe.name, components, features)
+    if (features.n_categories > booster.max_bins).any():
+        j = int(np.argmax(features.n_categories > booster.max_bins))
+        raise DataError(f"categorical column {features.column(j)} has "
+                        f"{features.n_categories[j]} categories, more than max_bins = "
+                        f"{booster.max_bins}: group rare categories, or treat it as numeric")
+    classes, class_weight = _class_weights(summaries)
+    if classes.shape[0] < 2:
+        raise DataError(f"y has only one class ({classes.tolist()}) over all partitions; a "
+                        "classifier needs at least two classes")
+    if (class_weight <= 0).any():
+        raise DataError(f"class(es) {classes[class_weight <= 0].tolist()} have total "
+                        "sample_weight 0: give them positive weight, or remove their examples")
+    n_columns = 1 if classes.shape[0] == 2 else classes.shape[0]
+    blockers = binary_only_components(components) if n_columns > 1 else []
+    if blockers:
+        role, component = blockers[0]
+        raise RecipeError(f"y has {n_columns} classes, and recipe {recipe.name!r} is "
+                          f"binary-only: {role} {component.name!r} does not provide "
+                          "'multiclass' (one-vs-rest is not distributed)")
+    n_weighted = [s.n_weighted for s in summaries]
+    weight_total = math.fsum(s.weight_total for s in summaries)
+    sizes = sample_sizes(n_weighted, BIN_SAMPLE)
+    # The fit's generator draws the sample's seed only when rows are left out, as one machine
+    # draws its bin sample only then: small data get the single-machine fit exactly.
+    seed = int(rng.integers(2**63)) if (sizes < n_weighted).any() else 0
+    missing = np.logical_or.reduce([s.missing for s in summaries])
+    thresholds = bin_thresholds(shards.samples(sizes, seed, features, weight_total),
+                                booster.max_bins, features.n_categories, missing)
+    missing_bin = int(booster.max_bins) if missing.any() else None
+    n_jobs = booster.n_jobs if booster.n_jobs > 0 else numba.config.NUMBA_NUM_THREADS
+    plan = ShardPlan(thresholds=thresholds, missing_bin=missing_bin, max_bins=booster.max_bins,
+                     classes=classes, weight_total=weight_total,
+                     features=features, allow_missing=allow_missing,
+                     reweighting=next(c for r, c in components if r == "reweighting"),
+                     n_jobs=n_jobs)
+    reports = shards.build(plan)
+    bin_counts = np.sum([r.bin_counts for r in sorted(reports, key=lambda r: r.index)], axis=0)
+    data = ShardedData(
+        n_samples=sum(s.n_rows for s in summaries), n_features=features.n_features,
+        n_columns=n_columns, n_weighted=sum(r.n_weighted for r in reports), classes=classes,
+        features=features,
+        binned=BinnedData(codes=None, thresholds=thresholds,
+                          n_bins=np.array([t.shape[0] + 1 for t in thresholds], dtype=np.int64),
+                          bin_counts=bin_counts, split_mask=valid_splits(bin_counts),
+                          missing_bin=missing_bin, categorical=features.categorical))
+    stats = FitStats()
+    stats.bytes_in += sum(_nbytes(r) for r in reports)
+    sums = reduce_reports(reports, 0.0, plan)
+    state = BoostState(data=data, weights=None, margin=None, n_rounds=booster.n_rounds, rng=rng,
+                       hook=hook, n_jobs=n_jobs)
+    calibration = _owner(owners, "calibration", "boostkit_calibrate")
+    terms: list[ShardTerm] = []
+    stop_reason = "max-rounds"
+    _call(hook, "boostkit_fit_start", owners, state=state)
+    for t in range(1, booster.n_rounds + 1):
+        state.round = t
+        state.histogram = sums.histogram
+        candidate = _call(hook, "boostkit_propose_from_histogram", owners, state=state,
+                          histogram=sums.histogram)
+        if candidate is None:
+            stop_reason = "pool-exhausted"
+            if state.records:
+                state.records[-1] = attrs.evolve(state.records[-1], stop_reason=stop_reason)
+            break
+        if not isinstance(candidate, Candidate) or candidate.bin_cells is None:
+            raise HookError(f"boostkit_propose_from_histogram returned {candidate!r}, expected a "
+                            "boostkit.Candidate with bin_cells")
+        calibrated = _call(hook, "boostkit_calibrate", owners, state=state, candidate=candidate)
+        if not isinstance(calibrated, Calibrated):
+            raise HookError(f"boostkit_calibrate returned {type(calibrated).__name__}, expected "
+                            "a boostkit.Calibrated")
+        if calibrated.replaces is not None:
+            raise HookError(f"{calibration} re-fitted an earlier term, which a distributed fit "
+                            "cannot do (it does not provide 'running-margin')")
+        table = _check_table(calibrated.contribution.cell_table(candidate.hypothesis),
+                             candidate.hypothesis, n_columns, calibration)
+        terms.append(ShardTerm(candidate.bin_cells, table))
+        previous = sums
+        sums = reduce_reports(_step_all(shards, t - 1, terms[-1], terms, stats),
+                              previous.log_total, plan)
+        stats.rounds = t
+        z, bound = potential_factors(sums.log_potential, state.log_potential)
+        state.log_potential = sums.log_potential
+        record = RoundRecord(
+            round=t,
+            hypothesis=describe_hypothesis(candidate.hypothesis, features),
+            weighted_error=sums.weighted_error,
+            edge=0.5 - sums.weighted_error,
+            z=z,
+            error_bound=bound,
+            training_error=sums.training_error,
+            coefficients=calibrated.coefficients,
+            extra=dict(calibrated.extra),
+        )
+        reasons = [r for r in _call(hook, "boostkit_should_stop", owners, state=state,
+                                    record=record) if r]
+        if reasons:
+            stop_reason = reasons[0]
+        if reasons or t == booster.n_rounds:
+            record = attrs.evolve(record, stop_reason=stop_reason)
+        state.records.append(record)
+        state.hypotheses.append(candidate.hypothesis)
+        state.contributions.append(calibrated.contribution)
+        _call(hook, "boostkit_round_end", owners, state=state, record=record)
+        for fn in booster.callbacks:
+            try:
+                fn(state, record)
+            except Exception as exc:
+                raise HookError(f"callback {_callback_name(fn)} failed in round {t}: "
+                                f"{type(exc).__name__}: {exc}") from exc
+        if reasons:
+            break
+    best_round = _best_round(hook, owners, state, list(range(1, len(state.records) + 1)), [])
+    model = BoostModel(
+        classes=classes, multilabel=False, n_features=features.n_features,
+        features=None if features.is_default else features,
+        hypotheses=tuple(state.hypotheses), contributions=tuple(state.contributions),
+        records=tuple(state.records), recipe=recipe, stop_reason=stop_reason,
+        best_round=best_round)
+    _call(hook, "boostkit_fit_end", owners, state=state, model=model)
+    return model, stats
