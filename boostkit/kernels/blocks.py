@@ -41,7 +41,8 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["block_bounds", "run_blocks", "SpareArrays", "MAX_BLOCKS", "MIN_BLOCK_ROWS"]
+__all__ = ["block_bounds", "run_blocks", "SpareArrays", "MAX_BLOCKS", "MIN_BLOCK_ROWS",
+           "MIN_THREADED_ROWS", "MIN_THREADED_UPDATES", "histogram_threads"]
 
 #: At most this many blocks: enough that a thread holding one is a small share of the work,
 #: few enough that combining the blocks' results (a histogram each) stays cheap.
@@ -49,9 +50,22 @@ MAX_BLOCKS = 8
 #: Fewest examples per block: below it the hand-over between threads (tens of microseconds)
 #: costs more than the block's work.
 MIN_BLOCK_ROWS = 8192
+#: Fewest histogram updates (examples x features) worth other threads: below it the blocks run on
+#: the caller's thread, the same blocks, so the same numbers (about 0.5 ms of work, against tens
+#: of microseconds per hand-over, which two blocks of a few thousand rows do not repay).
+MIN_THREADED_UPDATES = 1 << 20
+#: Fewest examples per block worth other threads for a pass of a few nanoseconds per example
+#: (the exponential weights): smaller blocks run on the caller's thread, with the same numbers.
+MIN_THREADED_ROWS = 1 << 16
 #: A block still out after this many times the caller's time per block is run again by the
 #: caller.
 PATIENCE = 1.5
+
+
+def histogram_threads(codes: np.ndarray, n_jobs: int) -> int:
+    """The threads a histogram of the ``(d, n)`` bin ``codes`` runs its blocks on: ``n_jobs``,
+    or 1 below :data:`MIN_THREADED_UPDATES` updates."""
+    return n_jobs if codes.shape[0] * codes.shape[1] >= MIN_THREADED_UPDATES else 1
 
 
 def block_bounds(n: int) -> list[tuple[int, int]]:

@@ -15,7 +15,7 @@ import math
 import numba
 import numpy as np
 
-from .blocks import MIN_BLOCK_ROWS, SpareArrays, run_blocks
+from .blocks import MIN_THREADED_ROWS, SpareArrays, run_blocks
 from .exponential import CONTRACT, exp_nonpositive
 
 
@@ -141,7 +141,7 @@ def exponential_weights_parallel(margin, y, d1, out, n_jobs):
     bounds = [(k * n // n_jobs, (k + 1) * n // n_jobs) for k in range(n_jobs)]
     # Small blocks are run on the caller's thread (the same blocks, so the same numbers): waking
     # another thread costs more than their work.
-    threads = n_jobs if n // n_jobs >= MIN_BLOCK_ROWS else 1
+    threads = n_jobs if n // n_jobs >= MIN_THREADED_ROWS else 1
     top = max(run_blocks(lambda k: _max_exponent(margin, y, d1, *bounds[k]), n_jobs, threads))
     parts = run_blocks(
         lambda k: _exp_block_into(margin, y, d1, top,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .blocks import SpareArrays, block_bounds, run_blocks
+from .blocks import SpareArrays, block_bounds, histogram_threads, run_blocks
 
 
 @numba.njit(cache=True, nogil=True)
@@ -85,7 +85,7 @@ def class_histogram_parallel(codes, weights, is_pos, out, n_jobs):
     parts = run_blocks(
         lambda k: class_histogram_block(codes, weights, is_pos, _SPARE.take(out.shape),
                                         *bounds[k]),
-        len(bounds), n_jobs)
+        len(bounds), histogram_threads(codes, n_jobs))
     out[:] = parts[0]
     for part in parts[1:]:
         np.add(out, part, out=out)
@@ -319,7 +319,7 @@ def pair_histogram_parallel(codes, signed, out, n_jobs):
     bounds = block_bounds(codes.shape[1])
     n_bins = out.shape[1]
     parts = run_blocks(lambda k: pair_histogram_block(codes, signed, n_bins, *bounds[k]),
-                       len(bounds), n_jobs)
+                       len(bounds), histogram_threads(codes, n_jobs))
     out[:] = parts[0]
     for part in parts[1:]:
         np.add(out, part, out=out)

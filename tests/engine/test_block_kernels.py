@@ -8,7 +8,7 @@ import threading
 import numpy as np
 import pytest
 
-from boostkit.kernels import blocks
+from boostkit.kernels import blocks, boosting
 from boostkit.kernels.blocks import MAX_BLOCKS, MIN_BLOCK_ROWS, block_bounds, run_blocks
 from boostkit.kernels.boosting import (
     exponential_weights,
@@ -26,6 +26,16 @@ from boostkit.kernels.histogram import (
 )
 
 N = MAX_BLOCKS * MIN_BLOCK_ROWS + 123  # the most blocks, of uneven sizes
+
+
+@pytest.fixture(params=["threads", "caller"])
+def where_blocks_run(request, monkeypatch):
+    """Both ways a parallel kernel runs its blocks: on the threads, or all on the caller's
+    thread (inputs too small to repay a hand-over), which must give the same numbers."""
+    threshold = 0 if request.param == "threads" else 1 << 62
+    monkeypatch.setattr(blocks, "MIN_THREADED_UPDATES", threshold)
+    monkeypatch.setattr(boosting, "MIN_THREADED_ROWS", threshold)
+    return request.param
 
 
 @pytest.mark.parametrize("n", [0, 1, MIN_BLOCK_ROWS - 1, 2 * MIN_BLOCK_ROWS, 5 * MIN_BLOCK_ROWS + 7,
@@ -105,7 +115,7 @@ def test_class_histogram_block_matches_reference():
 
 
 @pytest.mark.parametrize("n_jobs", [2, 3])
-def test_class_histogram_parallel_adds_the_serial_histograms_of_the_blocks_in_order(n_jobs):
+def test_class_histogram_parallel_adds_the_serial_histograms_of_the_blocks_in_order(n_jobs, where_blocks_run):
     codes, weights, is_pos = random_binned(N)
     out = np.full((codes.shape[0], 20, 2), np.nan)  # stale contents must be overwritten
     class_histogram_parallel(codes, weights, is_pos, out, n_jobs)
@@ -119,7 +129,7 @@ def test_class_histogram_parallel_adds_the_serial_histograms_of_the_blocks_in_or
                                rtol=1e-12, atol=0)
 
 
-def test_class_histogram_parallel_of_class_indices():
+def test_class_histogram_parallel_of_class_indices(where_blocks_run):
     # SAMME's path: the class index in place of the sign, one column per class.
     codes, weights, _ = random_binned(N)
     labels = np.random.default_rng(1).integers(0, 4, size=N)
@@ -130,7 +140,7 @@ def test_class_histogram_parallel_of_class_indices():
 
 
 @pytest.mark.parametrize("c", [3, 7])  # both loops of pair_histogram
-def test_pair_histogram_parallel_adds_the_serial_histograms_of_the_blocks_in_order(c):
+def test_pair_histogram_parallel_adds_the_serial_histograms_of_the_blocks_in_order(c, where_blocks_run):
     codes, _, _ = random_binned(N)
     rng = np.random.default_rng(c)
     weights = rng.random((N, c))
@@ -160,7 +170,7 @@ def test_pair_histogram_block_is_the_serial_kernel_on_the_block():
 
 
 @pytest.mark.parametrize("n_jobs", [2, 3])
-def test_exponential_weights_parallel_agree_with_the_serial_kernel(n_jobs):
+def test_exponential_weights_parallel_agree_with_the_serial_kernel(n_jobs, where_blocks_run):
     rng = np.random.default_rng(3)
     margin = 30.0 * rng.normal(size=N)
     y = rng.choice([-1.0, 1.0], size=N)
@@ -209,3 +219,11 @@ def test_spare_arrays_are_reused_for_one_shape_only():
     assert spares.take((5,)).shape == (5,)  # another shape: never a spare of the wrong one
     spares.give([np.empty(7)])
     assert spares.free and all(a.shape == (7,) for a in spares.free)
+
+
+def test_small_histograms_run_their_blocks_on_the_callers_thread():
+    small = np.zeros((20, 40_000), dtype=np.uint8)  # 800 000 updates: two blocks, one thread
+    large = np.zeros((20, 60_000), dtype=np.uint8)
+    assert len(block_bounds(small.shape[1])) == 4
+    assert blocks.histogram_threads(small, 2) == 1
+    assert blocks.histogram_threads(large, 2) == 2
