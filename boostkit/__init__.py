@@ -33,6 +33,7 @@ from .components import (
     WeakHypothesis,
     Weights,
     feature_field,
+    float_vector,
 )
 from .contributions import CellContribution, LinearContribution
 from .engine import Booster, BoostState
@@ -98,6 +99,7 @@ __all__ = [
     "datasets",
     "feature_field",
     "feature_label",
+    "float_vector",
     "get_registry",
     "hookimpl",
     "load_model",

@@ -44,6 +44,7 @@ __all__ = [
     "VALUE_ROLES",
     "FEATURE_INDEX",
     "feature_field",
+    "float_vector",
     "describe_hypothesis",
 ]
 
@@ -63,6 +64,19 @@ def feature_field(*, constant: int | None = None, **kwargs):
     """
     metadata = {**kwargs.pop("metadata", {}), FEATURE_INDEX: constant}
     return attrs.field(metadata=metadata, **kwargs)
+
+
+def float_vector(value) -> np.ndarray:
+    """attrs converter of a value component's vector field (thresholds, weights, a direction):
+    a C-contiguous float64 1-D array, or a ``ValueError`` giving the shape it got (loading a
+    model runs it on the stored arrays)::
+
+        thresholds: np.ndarray = attrs.field(converter=boostkit.float_vector, eq=False)
+    """
+    arr = np.ascontiguousarray(value, dtype=np.float64)
+    if arr.ndim != 1:
+        raise ValueError(f"expected a 1-D array of numbers, got shape {arr.shape}")
+    return arr
 
 
 @attrs.frozen

@@ -151,13 +151,6 @@ def _int_vector(value) -> np.ndarray:
     return arr
 
 
-def _float_vector(value) -> np.ndarray:
-    arr = np.ascontiguousarray(value, dtype=np.float64)
-    if arr.ndim != 1:
-        raise ValueError(f"thresholds must be 1-D, got shape {arr.shape}")
-    return arr
-
-
 @attrs.frozen
 class ClassStumps(boostkit.WeakHypothesis):
     """One stump per class: class j's side is 1 where x[features[j]] > thresholds[j], else 0.
@@ -172,7 +165,7 @@ class ClassStumps(boostkit.WeakHypothesis):
     name = "class-stumps"
 
     features: np.ndarray = boostkit.feature_field(converter=_int_vector, eq=False)
-    thresholds: np.ndarray = attrs.field(converter=_float_vector, eq=False)
+    thresholds: np.ndarray = attrs.field(converter=boostkit.float_vector, eq=False)
 
     def __attrs_post_init__(self):
         if self.thresholds.shape != self.features.shape:

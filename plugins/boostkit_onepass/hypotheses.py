@@ -102,13 +102,6 @@ class ConstantVote(boostkit.WeakHypothesis):
         return "constant +1"
 
 
-def _float_vector(value) -> np.ndarray:
-    arr = np.ascontiguousarray(value, dtype=np.float64)
-    if arr.ndim != 1:
-        raise ValueError(f"weights must be 1-D, got shape {arr.shape}")
-    return arr
-
-
 @attrs.frozen
 class LinearVotes(boostkit.WeakHypothesis):
     """h(x) = intercept + sum_j value_weights_j x_j + sum_j indicator_weights_j [x_j > 0].
@@ -120,8 +113,8 @@ class LinearVotes(boostkit.WeakHypothesis):
 
     name = "linear-votes"
 
-    value_weights: np.ndarray = attrs.field(converter=_float_vector, eq=False)
-    indicator_weights: np.ndarray = attrs.field(converter=_float_vector, eq=False)
+    value_weights: np.ndarray = attrs.field(converter=boostkit.float_vector, eq=False)
+    indicator_weights: np.ndarray = attrs.field(converter=boostkit.float_vector, eq=False)
     intercept: float = attrs.field(default=0.0, converter=float)
 
     @indicator_weights.validator

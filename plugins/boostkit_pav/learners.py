@@ -37,13 +37,6 @@ __all__ = [
 ]
 
 
-def _float_vector(value) -> np.ndarray:
-    arr = np.ascontiguousarray(value, dtype=np.float64)
-    if arr.ndim != 1:
-        raise ValueError(f"expected a 1-D array, got shape {arr.shape}")
-    return arr
-
-
 def _csr(X):
     """A sparse X as CSR in canonical form, one stored entry per (row, term) in increasing term
     order, as the engine hands it over; another format, or duplicate entries (whose sum is the
@@ -98,7 +91,7 @@ class ScoreColumn(boostkit.WeakHypothesis):
 
     feature: int = boostkit.feature_field(converter=int)
     sign: float = attrs.field(converter=float, validator=_sign)
-    thresholds: np.ndarray = attrs.field(converter=_float_vector, eq=False)
+    thresholds: np.ndarray = attrs.field(converter=boostkit.float_vector, eq=False)
 
     @property
     def n_cells(self) -> int:
@@ -162,7 +155,7 @@ class Projection(boostkit.WeakHypothesis):
     """h(x) = w . x for a fixed direction w (``direction``); X dense or sparse."""
 
     name = "projection"
-    direction: np.ndarray = attrs.field(converter=_float_vector, eq=False)
+    direction: np.ndarray = attrs.field(converter=boostkit.float_vector, eq=False)
 
     def scores(self, X) -> np.ndarray:
         # on a sparse X, a sparse matrix-vector product
@@ -282,7 +275,7 @@ class NaiveBayesScore(boostkit.WeakHypothesis):
 
     name = "naive-bayes-score"
     threshold: float = attrs.field(converter=float)
-    term_weights: np.ndarray = attrs.field(converter=_float_vector, eq=False)
+    term_weights: np.ndarray = attrs.field(converter=boostkit.float_vector, eq=False)
     offset: float = attrs.field(converter=float)
 
     def scores(self, X) -> np.ndarray:
@@ -397,7 +390,7 @@ class NeighborSimilarity(boostkit.WeakHypothesis):
 
     name = "neighbor-similarity"
     terms: np.ndarray = attrs.field(converter=lambda v: np.ascontiguousarray(v, dtype=np.int64), eq=False)
-    weights: np.ndarray = attrs.field(converter=_float_vector, eq=False)
+    weights: np.ndarray = attrs.field(converter=boostkit.float_vector, eq=False)
     sign: float = attrs.field(converter=float, validator=_sign)
     alpha: float = attrs.field(converter=float)
     decay: float = attrs.field(converter=float)
