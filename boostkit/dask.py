@@ -123,30 +123,29 @@ class DaskShards(dist.Shards):
         self.holders: list = []
 
     def _on_partitions(self, fn, args, *, pure: bool = True, key=None, **kwargs) -> list:
-        """``fn(k, *args(k), **kwargs)`` for every partition k, as futures; ``args`` maps a
-        partition's ``(X, y, sample_weight)`` to the arguments it needs."""
+        """``fn(k, *args(k, X, y, sample_weight), **kwargs)`` for every partition k, as futures:
+        ``args`` picks the arguments ``fn`` needs from partition k."""
         dask, _, _, _ = _dask()
-        tasks = [dask.delayed(fn, pure=pure)(k, *args(*part), **kwargs,
+        tasks = [dask.delayed(fn, pure=pure)(k, *args(k, *part), **kwargs,
                                              **({} if key is None else {"dask_key_name": key(k)}))
                  for k, part in enumerate(self.parts)]
         return self.client.compute(tasks)
 
     def summaries(self, *, categorical_features, allow_missing, missing_hint):
         return self.client.gather(self._on_partitions(
-            dist.partition_summary, lambda x, y, w: (x, y, w),
+            dist.partition_summary, lambda k, x, y, w: (x, y, w),
             categorical_features=categorical_features, allow_missing=allow_missing,
             missing_hint=missing_hint))
 
     def samples(self, sizes, seed, features, weight_total):
-        sizes = iter(int(size) for size in sizes)
         return np.concatenate(self.client.gather(self._on_partitions(
             dist.partition_sample,
-            lambda x, y, w: (x, w, next(sizes), seed, features, weight_total))))
+            lambda k, x, y, w: (x, w, int(sizes[k]), seed, features, weight_total))))
 
     def build(self, plan):
         # A key of this fit's own: shards are mutated in place, so no other fit may share one.
         self.shards = self._on_partitions(
-            dist.build_shard, lambda x, y, w: (plan, x, y, w), pure=False,
+            dist.build_shard, lambda k, x, y, w: (plan, x, y, w), pure=False,
             key=lambda k: f"boostkit-shard-{self.token}-{k}")
         reports = self._gather({k: self.client.submit(
             dist.initial_report, s, key=f"boostkit-initial-{self.token}-{k}")
