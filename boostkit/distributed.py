@@ -374,7 +374,9 @@ def _report(shard: Shard, errors: tuple[float, float, float], counts: bool) -> S
     return ShardReport(
         index=shard.index, n_applied=shard.n_applied, n_rows=shard.n_rows,
         training_error=errors[0], weighted_error=errors[1], previous_scale=errors[2],
-        weight_total=float(shard.weights.sum()), log_scale=shard.log_scale,
+        # Every example is in one bin of feature 0: its histogram adds up the weights, and a
+        # pass over the examples is saved.
+        weight_total=float(hist[0].sum()), log_scale=shard.log_scale,
         log_potential=shard.log_potential, histogram=hist,
         bin_counts=shard.bin_counts if counts else None, n_weighted=shard.n_weighted)
 
