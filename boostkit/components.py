@@ -22,6 +22,8 @@ from typing import Any, ClassVar, Mapping
 import attrs
 import numpy as np
 
+from .kernels.boosting import take_cells
+
 __all__ = [
     "Capabilities",
     "Component",
@@ -334,6 +336,12 @@ class Candidate:
         return self.X is not None or self._cells is not None or self._scores is not None
 
     @property
+    def has_cells(self) -> bool:
+        """Whether the candidate gives a cell per example (``cells``, or ``X`` to compute them
+        from); a candidate with ``scores`` only has none."""
+        return self._cells is not None or self.X is not None
+
+    @property
     def cells(self) -> np.ndarray:
         """Cell index of each example (computed from ``X`` on first use)."""
         if self._cells is None:
@@ -344,8 +352,14 @@ class Candidate:
 
     @property
     def scores(self) -> np.ndarray:
-        """Real score of each example (computed from ``X`` on first use)."""
+        """Real score of each example, computed on first use: from the cells when the
+        hypothesis has a score per cell (``cell_score_table``), else from ``X``."""
         if self._scores is None:
+            table = self.hypothesis.cell_score_table() if self._cells is not None else None
+            if table is not None:
+                self._scores = take_cells(np.ascontiguousarray(table, dtype=np.float64),
+                                          self._cells)
+                return self._scores
             if self.X is None:
                 raise TypeError(f"candidate {self.hypothesis.describe()} carries no scores")
             self._scores = self.hypothesis.scores(self.X)
@@ -380,6 +394,10 @@ class BinCells:
         return self.table[codes[self.feature]]
 
 
+def _float_tuple(values) -> tuple[float, ...]:
+    return tuple(map(float, values))
+
+
 def _finite_float_array(instance, attribute, value):
     # (n,), or (n, C) over (example, class) pairs; the engine checks the shape against the fit's.
     if not isinstance(value, np.ndarray) or value.dtype != np.float64 or value.ndim not in (1, 2):
@@ -411,7 +429,7 @@ class Calibrated:
     contribution: Contribution
     train_values: np.ndarray | None = attrs.field(
         eq=False, validator=attrs.validators.optional(_finite_float_array))
-    coefficients: tuple[float, ...] = attrs.field(converter=lambda c: tuple(float(v) for v in c))
+    coefficients: tuple[float, ...] = attrs.field(converter=_float_tuple)
     extra: Mapping[str, Any] = attrs.field(factory=dict)
     replaces: int | None = None
     removed_values: np.ndarray | None = attrs.field(default=None, eq=False)
@@ -504,6 +522,6 @@ class RoundRecord:
     z: float | None = attrs.field(converter=_optional_float)
     error_bound: float | None = attrs.field(converter=_optional_float)
     training_error: float = attrs.field(converter=float)
-    coefficients: tuple[float, ...] = attrs.field(converter=lambda c: tuple(float(v) for v in c))
+    coefficients: tuple[float, ...] = attrs.field(converter=_float_tuple)
     stop_reason: str | None = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)

@@ -352,10 +352,14 @@ class BinnedData:
     split_mask: np.ndarray = attrs.field(eq=False)
     missing_bin: int | None = None
     categorical: np.ndarray = attrs.field(eq=False, default=None)
+    _ordered: bool = attrs.field(init=False, eq=False, repr=False)
 
     def __attrs_post_init__(self):
         if self.categorical is None:
             object.__setattr__(self, "categorical", np.zeros(self.codes.shape[0], dtype=bool))
+        # Asked by every round's split search: decided once.
+        object.__setattr__(self, "_ordered",
+                           self.missing_bin is None and not self.categorical.any())
 
     @property
     def max_bins(self) -> int:
@@ -365,7 +369,7 @@ class BinnedData:
     @property
     def ordered(self) -> bool:
         """Every feature numeric and no value missing: thresholds are the only splits."""
-        return self.missing_bin is None and not self.categorical.any()
+        return self._ordered
 
 
 def bin_features(

@@ -30,12 +30,13 @@ from .components import Calibrated, Candidate, RoundRecord, Weights, describe_hy
 from .data import MAX_BINS, TrainingData
 from .errors import DataError, HookError, RecipeError
 from .features import CATEGORICAL_FROM_DTYPE, FeatureSchema
-from .kernels.boosting import add_contribution, sum_and_min
+from .kernels.boosting import add_contribution, all_finite, sum_and_min
 from .kernels.histogram import cell_class_sums, cell_pair_sums
 from .model import BoostModel
 from .observers import RoundLog
 from .plugins import enable_tracing, get_registry, tracing_enabled
 from .registry import ComponentSpec, Recipe, compose
+from .relay import DirectRelay
 from .validation import ValidationData, eval_set_data, holdout_data
 
 __all__ = ["Booster", "BoostState"]
@@ -502,7 +503,8 @@ def _check_array(values, shape: tuple, what: str, owner: str) -> None:
         raise HookError(f"{owner} returned no {what} (None) for a candidate with rows")
     if values.shape != shape:
         raise HookError(f"{owner} returned {what} of shape {values.shape}, expected {shape}")
-    if not np.isfinite(values).all():
+    if not (all_finite(values.ravel()) if values.dtype == np.float64
+            else np.isfinite(values).all()):
         raise HookError(f"{owner} returned {what} containing NaN or infinite values")
 
 
@@ -635,7 +637,9 @@ def _initial_weights(hook, components, data: TrainingData) -> np.ndarray:
 
 def _run(pm, recipe, components, data: TrainingData, validation: ValidationData | None,
          n_rounds: int, rng, n_jobs, callbacks=()) -> BoostModel:
-    hook = pm.hook
+    # Every plugin is registered: plain hooks are called directly from here on (a traced fit
+    # keeps pluggy's calls, which the trace reports).
+    hook = DirectRelay(pm, direct=not tracing_enabled())
     shape = data.y.shape  # (n,), or (n, C) over (example, class) pairs
     check_data_requirements(recipe.name, components, data.X, get_registry().capabilities(),
                             data.features)
@@ -646,6 +650,10 @@ def _run(pm, recipe, components, data: TrainingData, validation: ValidationData 
         n_rounds=n_rounds, rng=rng, hook=hook, n_jobs=n_jobs, validation=validation,
     )
     hypotheses, contributions = state.hypotheses, state.contributions
+    # Over (example, class) pairs the kernels see the C-contiguous arrays flattened: every pair
+    # is one more binary example (Schapire & Singer 1999, section 7). The margins are updated in
+    # place, so these views stay valid for the whole fit.
+    flat_margin, flat_y, flat_d1 = state.margin.ravel(), data.y.ravel(), d1.ravel()
     terms_after: list[int] = []  # the number of terms after each round
     backfits: list[tuple[int, int]] = []  # (round, index of the term it re-fitted)
     stop_reason = "max-rounds"
@@ -673,11 +681,8 @@ def _run(pm, recipe, components, data: TrainingData, validation: ValidationData 
                 )
             _check_array(calibrated.removed_values, shape, "removed values", "boostkit_calibrate")
             change = calibrated.train_values - calibrated.removed_values
-        # Over (example, class) pairs the kernels see the C-contiguous arrays flattened: every
-        # pair is one more binary example (Schapire & Singer 1999, section 7).
-        flat = (state.margin.ravel(), change.ravel(), data.y.ravel(), d1.ravel(),
-                state.weights.ravel())
-        training_error, weighted_error = add_contribution(*flat)  # one thread: see its module
+        training_error, weighted_error = add_contribution(  # one thread: see its module
+            flat_margin, change.ravel(), flat_y, flat_d1, state.weights.ravel())
         if validation is not None:
             _update_validation(validation, t, candidate.hypothesis, calibrated, state)
         weights = _call(hook, "boostkit_reweight", components, state=state)

@@ -29,7 +29,7 @@ from .kernels.histogram import (
     threshold_pair_sums,
     true_pair_weights,
 )
-from .kernels.splits import binned_split_candidates
+from .kernels.splits import binned_split_candidates, first_near_minimum
 
 __all__ = [
     "Split",
@@ -113,10 +113,12 @@ def check_min_category_count(instance, attribute, value) -> None:
 def _more_weight_left(wneg: np.ndarray, wpos: np.ndarray, weight_columns: int | None) -> bool:
     """Whether the left side carries at least the weight of the right one (sides on axis 0;
     only the first ``weight_columns`` per-class columns count, when given)."""
-    side = wneg + wpos
-    if side.ndim == 2:
-        side = side[:, :weight_columns].sum(axis=1)
-    return bool(side[0] >= side[1] - TIE_TOLERANCE * (side[0] + side[1]))  # a tie goes left
+    if wneg.ndim == 1:  # the two sides' totals as Python floats: the same sums, no temporaries
+        (n0, n1), (p0, p1) = wneg.tolist(), wpos.tolist()
+        left, right = n0 + p0, n1 + p1
+    else:
+        left, right = (wneg + wpos)[:, :weight_columns].sum(axis=1).tolist()
+    return left >= right - TIE_TOLERANCE * (left + right)  # a tie goes left
 
 
 def histogram(codes: np.ndarray, weights: np.ndarray, is_pos: np.ndarray, n_bins: int,
@@ -183,9 +185,9 @@ def best_split(hist: np.ndarray, valid: np.ndarray, loss: PartitionLoss, *,
     heavier side (over the first ``weight_columns`` per-class columns, when given), where a
     missing value met at prediction goes.
     """
-    if not valid.any():
-        return None
     d, n_bins = hist.shape[:2]
+    if valid.size == 0 or (priority is not None and not valid.any()):
+        return None
     if hist.ndim == 4:
         wneg = np.empty((d, n_bins - 1, 2, hist.shape[2]))
         wpos = np.empty_like(wneg)
@@ -194,14 +196,20 @@ def best_split(hist: np.ndarray, valid: np.ndarray, loss: PartitionLoss, *,
         wneg = np.empty((d, n_bins - 1, 2))
         wpos = np.empty((d, n_bins - 1, 2))
         threshold_class_sums(hist, wneg, wpos)
-    scores = np.where(valid, loss(wpos, wneg), np.inf)
     # Losses within 1e-12 (relative) of the minimum are ties: summation order (threads, blocks)
     # must not decide between two equally good splits, so the lowest index (or rank) wins.
-    lowest = scores.min()
-    tied = scores <= lowest + TIE_TOLERANCE * abs(lowest)
     if priority is None:
-        feature, b = np.unravel_index(int(np.argmax(tied)), scores.shape)
+        scores = np.asarray(loss(wpos, wneg), dtype=np.float64)
+        if scores.shape != valid.shape:
+            scores = np.broadcast_to(scores, valid.shape)
+        k = first_near_minimum(scores, valid, TIE_TOLERANCE)
+        if k < 0:  # no cut leaves an example on both sides
+            return None
+        feature, b = divmod(k, n_bins - 1)
     else:
+        scores = np.where(valid, loss(wpos, wneg), np.inf)
+        lowest = scores.min()
+        tied = scores <= lowest + TIE_TOLERANCE * abs(lowest)
         priority = np.asarray(priority)
         if priority.shape != (d,):
             raise ValueError(f"priority must rank the {d} features of hist, got shape "

@@ -15,7 +15,7 @@ import math
 import numba
 import numpy as np
 
-from .blocks import MIN_THREADED_ROWS, SpareArrays, run_blocks
+from .blocks import MIN_THREADED_ROWS, SpareArrays, block_bounds, run_blocks
 from .exponential import CONTRACT, exp_nonpositive
 
 
@@ -182,6 +182,22 @@ def sum_and_min(a):
 
 
 @numba.njit(cache=True, nogil=True)
+def all_finite(a):
+    """Whether every value of the 1-D float64 ``a`` is finite: ``np.isfinite(a).all()`` in one
+    pass without a temporary (x - x is 0 for a finite x, NaN for inf and NaN)."""
+    s0 = s1 = s2 = s3 = 0.0
+    n4 = a.shape[0] - a.shape[0] % 4
+    for i in range(0, n4, 4):
+        s0 += a[i] - a[i]
+        s1 += a[i + 1] - a[i + 1]
+        s2 += a[i + 2] - a[i + 2]
+        s3 += a[i + 3] - a[i + 3]
+    for i in range(n4, a.shape[0]):
+        s0 += a[i] - a[i]
+    return (s0 + s1) + (s2 + s3) == 0.0
+
+
+@numba.njit(cache=True, nogil=True)
 def sign_error(scores, y, weights):
     """Weighted error of a +-1 hypothesis in one pass: ``(eps, n_not_pm1)``.
 
@@ -195,6 +211,87 @@ def sign_error(scores, y, weights):
         bad += abs(h) != 1.0
         eps += weights[i] * (h != y[i])
     return eps, bad
+
+
+@numba.njit(cache=True, nogil=True)
+def _cell_sign_error_block(cells, table, y, weights, start, stop):
+    cells = cells[start:stop]
+    y = y[start:stop]
+    weights = weights[start:stop]
+    eps = 0.0
+    bad = 0
+    outside = 0
+    last = table.shape[0] - 1
+    for i in range(stop - start):
+        c = cells[i]
+        outside += (c < 0) + (c > last)
+        h = table[min(max(c, 0), last)]
+        bad += abs(h) != 1.0
+        eps += weights[i] * (h != y[i])
+    return eps, bad, outside
+
+
+@numba.njit(cache=True, nogil=True)
+def cell_sign_error(cells, table, y, weights):
+    """:func:`sign_error` of a hypothesis constant on its cells, from the cells: ``(eps,
+    n_not_pm1, n_outside)`` with h(x_i) = ``table[cells[i]]``, the same sum in the same order.
+
+    Reads a byte per example (uint8 ``cells``) where :func:`sign_error` reads the eight of a
+    score. ``n_outside`` counts cells outside ``table`` (read as its nearest cell, so nothing
+    is read out of bounds); a caller refuses the result when it is not 0.
+    """
+    return _cell_sign_error_block(cells, table, y, weights, 0, cells.shape[0])
+
+
+def cell_sign_error_parallel(cells, table, y, weights, n_jobs):
+    """:func:`cell_sign_error` summed over the blocks of :func:`boostkit.kernels.blocks.
+    block_bounds` on ``n_jobs`` threads, the blocks' sums added in block order: the same for
+    every ``n_jobs > 1`` (the blocks depend on the number of examples only), and equal to the
+    serial sum up to rounding."""
+    bounds = block_bounds(cells.shape[0])
+    threads = n_jobs if cells.shape[0] // len(bounds) >= MIN_THREADED_ROWS else 1
+    parts = run_blocks(lambda k: _cell_sign_error_block(cells, table, y, weights, *bounds[k]),
+                       len(bounds), threads)
+    eps, bad, outside = 0.0, 0, 0
+    for part_eps, part_bad, part_outside in parts:
+        eps += part_eps
+        bad += part_bad
+        outside += part_outside
+    return eps, bad, outside
+
+
+@numba.njit(cache=True, nogil=True)
+def _gather(table, cells, out):
+    # The cells' range first (nothing is written unless every cell indexes the table), then
+    # the values: (lowest cell, highest cell, whether they were written).
+    lo = hi = cells[0]
+    for i in range(cells.shape[0]):
+        c = cells[i]
+        lo = c if c < lo else lo
+        hi = c if c > hi else hi
+    if lo < 0 or hi >= table.shape[0]:
+        return lo, hi, False
+    for i in range(cells.shape[0]):
+        out[i] = table[cells[i]]
+    return lo, hi, True
+
+
+def take_cells(table, cells):
+    """``table[cells]`` for a 1-D float64 ``table`` and integer ``cells``: the values of a
+    hypothesis or contribution constant on its cells, example by example.
+
+    numpy's fancy indexing first converts uint8 indices to ``intp``, an array eight times the
+    cells' size; this reads the cells twice (their range, then the values) and nothing else.
+    Raises ``IndexError`` for a cell outside ``table``. One thread: its blocks would write one
+    array that the caller owns (see :func:`boostkit.kernels.blocks.run_blocks`).
+    """
+    out = np.empty(cells.shape[0])
+    if cells.shape[0]:
+        lo, hi, written = _gather(table, cells, out)
+        if not written:
+            raise IndexError(f"cells hold values in [{lo}, {hi}], outside a table of "
+                             f"{table.shape[0]} cells")
+    return out
 
 
 def exponential_distribution(margin, y, d1, n_jobs: int = 1):

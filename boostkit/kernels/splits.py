@@ -161,3 +161,56 @@ def binned_split_candidates(hist, counts, missing_bin, n_bins, categorical, orde
                     meta[0, k], meta[1, k], meta[2, k], meta[3, k] = f, i + 1, o, 1
                     k += 1
     return k
+
+
+@numba.njit(cache=True, nogil=True)
+def first_near_minimum(scores, valid, tolerance):
+    """The flat index of the first valid score within ``tolerance`` (relative) of the lowest,
+    or -1 when nothing is valid.
+
+    ``scores`` and ``valid`` (bool) are 2-D of one shape. Exactly what
+    ``s = np.where(valid, scores, inf); argmax(s <= s.min() + tolerance * abs(s.min()))`` gives,
+    in two passes and no temporary: a NaN among the valid scores makes the minimum NaN, so
+    nothing compares true and the answer is 0, as numpy's; so does a minimum of inf, where the
+    masked cuts (inf) tie too.
+    """
+    lowest = np.inf
+    any_valid = False
+    rows, cols = scores.shape
+    for f in range(rows):
+        s = scores[f]
+        v = valid[f]
+        for b in range(cols):
+            if v[b]:
+                any_valid = True
+                x = s[b]
+                if not x >= lowest:  # x < lowest, or x is NaN (which then stays)
+                    lowest = x
+                    if np.isnan(x):
+                        return 0
+    if not any_valid:
+        return -1
+    bound = lowest + tolerance * abs(lowest)
+    for f in range(rows):
+        s = scores[f]
+        v = valid[f]
+        for b in range(cols):
+            if (s[b] if v[b] else np.inf) <= bound:
+                return f * cols + b
+    return 0
+
+
+@numba.njit(cache=True, nogil=True)
+def two_cell_error(wpos, wneg, out):
+    """``out[j] = min(wpos[2j], wneg[2j]) + min(wpos[2j+1], wneg[2j+1])``: the weighted error of
+    :func:`boostkit.criteria.weighted_error` for two cells, over flattened ``(..., 2)`` sums.
+
+    The same two minima (NaN if either value is, as ``np.minimum``) and the same addition as
+    numpy's, without its two temporaries and strided views.
+    """
+    for j in range(out.shape[0]):
+        p0, n0 = wpos[2 * j], wneg[2 * j]
+        p1, n1 = wpos[2 * j + 1], wneg[2 * j + 1]
+        left = p0 if (p0 <= n0 or p0 != p0) else n0
+        right = p1 if (p1 <= n1 or p1 != p1) else n1
+        out[j] = left + right

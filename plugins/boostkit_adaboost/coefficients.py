@@ -12,7 +12,8 @@ from boostkit.capabilities import DISTRIBUTED
 from boostkit.contributions import cell_values
 from boostkit.criteria import weighted_error, z_loss
 from boostkit.smoothing import check_smoothing, resolve_smoothing
-from boostkit.kernels.boosting import exp_loss_alpha, sign_error
+from boostkit.kernels.boosting import (cell_sign_error, cell_sign_error_parallel, exp_loss_alpha,
+                                      sign_error, take_cells)
 
 
 def _require_pm1(scores: np.ndarray, n_not_pm1: int, name: str) -> None:
@@ -47,12 +48,37 @@ class ConstantAlpha(boostkit.Calibration):
     def boostkit_calibrate(self, state, candidate):
         if not candidate.has_rows:  # a distributed fit: eps from the cells' class weights
             return self._from_cells(state, candidate)
+        table = candidate.hypothesis.cell_score_table()
+        if table is not None and candidate.has_cells:
+            return self._on_cells(state, candidate, table)
         h = candidate.scores
         eps, n_not_pm1 = sign_error(h, state.data.y, state.weights)
         _require_pm1(h, n_not_pm1, self.name)
-        s = resolve_smoothing(self.smoothing, state.data.n_weighted)
-        alpha = 0.5 * math.log((1.0 - eps + s) / (eps + s))
+        alpha = self._alpha(state, eps)
         return boostkit.Calibrated(boostkit.LinearContribution(alpha), alpha * h, (alpha,))
+
+    def _alpha(self, state, eps: float) -> float:
+        s = resolve_smoothing(self.smoothing, state.data.n_weighted)
+        return 0.5 * math.log((1.0 - eps + s) / (eps + s))
+
+    def _on_cells(self, state, candidate, table):
+        """The same eps and values from the examples' cells and the hypothesis's score per cell
+        (a byte per example instead of a score): bit for bit the scores' path on one thread."""
+        cells = candidate.cells
+        if state.n_jobs > 1:  # blocks of examples on threads: eps equal up to rounding
+            eps, n_not_pm1, n_outside = cell_sign_error_parallel(
+                cells, table, state.data.y, state.weights, state.n_jobs)
+        else:
+            eps, n_not_pm1, n_outside = cell_sign_error(cells, table, state.data.y,
+                                                        state.weights)
+        if n_outside:
+            raise ValueError(f"{candidate.hypothesis.name!r} gave {n_outside} cell(s) outside its "
+                             f"{table.shape[0]} cells")
+        if n_not_pm1:
+            _require_pm1(candidate.scores, n_not_pm1, self.name)
+        alpha = self._alpha(state, eps)
+        return boostkit.Calibrated(boostkit.LinearContribution(alpha),
+                                   take_cells(alpha * table, cells), (alpha,))
 
     def _from_cells(self, state, candidate):
         """eps = sum_j (W-_j if h_j = +1 else W+_j), the weight on the wrong side of each cell
@@ -64,8 +90,7 @@ class ConstantAlpha(boostkit.Calibration):
         _require_pm1(h, int(np.count_nonzero(np.abs(h) != 1.0)), self.name)
         wneg, wpos = state.cell_weights(candidate)
         eps = float(np.where(h > 0, wneg, wpos).sum())
-        s = resolve_smoothing(self.smoothing, state.data.n_weighted)
-        alpha = 0.5 * math.log((1.0 - eps + s) / (eps + s))
+        alpha = self._alpha(state, eps)
         return boostkit.Calibrated(boostkit.LinearContribution(alpha), None, (alpha,))
 
 

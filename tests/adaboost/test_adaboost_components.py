@@ -106,6 +106,29 @@ def test_constant_alpha_refuses_scores_other_than_plus_minus_one():
         )
 
 
+def test_constant_alpha_from_the_cells_is_the_scores_path_bit_for_bit():
+    # The stump's cells (1, 1, 0, 0) with cell scores (-1, +1) are h = (+1, +1, -1, -1): eps = 0.3.
+    state = _state(X4, Y4, weights=D4)
+    stump = Stump(0, 0.5, [-1.0, 1.0])
+    on_cells = boostkit.Candidate(stump, cells=np.array([1, 1, 0, 0], dtype=np.uint8))
+    on_scores = boostkit.Candidate(stump, scores=np.array([1.0, 1.0, -1.0, -1.0]))
+    from_cells = ConstantAlpha().boostkit_calibrate(state=state, candidate=on_cells)
+    from_scores = ConstantAlpha().boostkit_calibrate(state=state, candidate=on_scores)
+    assert from_cells.coefficients == from_scores.coefficients
+    assert from_cells.coefficients[0] == pytest.approx(0.5 * math.log(7.0 / 3.0), rel=1e-14)
+    assert from_cells.train_values.tobytes() == from_scores.train_values.tobytes()
+
+
+def test_constant_alpha_from_the_cells_refuses_cells_outside_the_hypothesis():
+    state = _state(X4, Y4, weights=D4)
+    candidate = boostkit.Candidate(Stump(0, 0.5, [-1.0, 1.0]), cells=np.array([0, 1, 2, 0]))
+    with pytest.raises(ValueError, match=r"1 cell\(s\) outside its 2 cells"):
+        ConstantAlpha().boostkit_calibrate(state=state, candidate=candidate)
+    half = boostkit.Candidate(Stump(0, 0.5, [-1.0, 0.5]), cells=np.array([0, 1, 1, 0]))
+    with pytest.raises(ValueError, match=r"values in \{-1, \+1\}"):
+        ConstantAlpha().boostkit_calibrate(state=state, candidate=half)
+
+
 # -- NewtonAlpha (000 section 3.1, eq. 6 and 9) -------------------------------------------------
 
 # For a perfect (or all-wrong) hypothesis with s = 0 (floored at 1e-15) the curvature at the

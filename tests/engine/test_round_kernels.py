@@ -1,0 +1,172 @@
+"""The per-round kernels against their numpy definitions: the split selection, the cell gather,
+the weighted error from cells and the finiteness check."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+import boostkit
+from boostkit.kernels.boosting import all_finite, cell_sign_error, sign_error, take_cells
+from boostkit.criteria import _sum_cells, weighted_error
+from boostkit.kernels.splits import first_near_minimum
+from boostkit.splits import TIE_TOLERANCE
+
+
+def numpy_first_near_minimum(scores, valid, tolerance):
+    """best_split's selection as it was written in numpy."""
+    if not valid.any():
+        return -1
+    s = np.where(valid, scores, np.inf)
+    lowest = s.min()
+    return int(np.argmax(s <= lowest + tolerance * abs(lowest)))
+
+
+SCORES = st.one_of(
+    st.floats(-1e3, 1e3),
+    st.sampled_from([0.0, -0.0, 1.0, 1.0 + 1e-13, 1.0 - 1e-13, np.inf, -np.inf, np.nan]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 4).flatmap(lambda d: st.integers(1, 6).flatmap(lambda b: st.tuples(
+    arrays(np.float64, (d, b), elements=SCORES),
+    arrays(np.bool_, (d, b)),
+))))
+def test_first_near_minimum_is_the_numpy_selection(case):
+    scores, valid = case
+    with np.errstate(invalid="ignore"):
+        expected = numpy_first_near_minimum(scores, valid, TIE_TOLERANCE)
+    assert first_near_minimum(scores, valid, TIE_TOLERANCE) == expected
+
+
+def test_first_near_minimum_by_hand():
+    scores = np.array([[3.0, 1.0 + 5e-13, 2.0], [1.0, 0.5, 1.0]])
+    valid = np.array([[True, True, True], [True, False, True]])
+    # 0.5 is masked; 1 + 5e-13 is within 1e-12 of 1.0 and comes first.
+    assert first_near_minimum(scores, valid, TIE_TOLERANCE) == 1
+    assert first_near_minimum(scores, valid, 0.0) == 3
+    assert first_near_minimum(scores, np.zeros_like(valid), TIE_TOLERANCE) == -1
+
+
+def test_best_split_refuses_nothing_to_cut_without_scoring():
+    def loss(wpos, wneg):  # never asked: there is no cut
+        raise AssertionError("scored an empty search")
+
+    hist = np.ones((3, 1, 2))
+    assert boostkit.splits.best_split(hist, np.zeros((3, 0), dtype=bool), loss) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 40).flatmap(lambda n: st.tuples(
+    arrays(np.uint8, n, elements=st.integers(0, 2)),
+    st.sampled_from([np.array([-1.0, 1.0, 1.0]), np.array([1.0, -1.0, 0.5])]),
+    arrays(np.float64, n, elements=st.sampled_from([-1.0, 1.0])),
+    arrays(np.float64, n, elements=st.floats(0.0, 1.0)),
+)))
+def test_cell_sign_error_is_sign_error_of_the_gathered_scores(case):
+    cells, table, y, w = case
+    scores = table[cells]
+    eps, bad = sign_error(scores, y, w)
+    assert cell_sign_error(cells, table, y, w) == (eps, bad, 0)
+    assert np.array_equal(take_cells(table, cells), scores)
+    assert np.array_equal(take_cells(table, cells.astype(np.intp)), scores)
+
+
+def test_cell_sign_error_by_hand_and_cells_outside_the_table():
+    cells = np.array([0, 1, 1, 0], dtype=np.uint8)
+    table = np.array([-1.0, 1.0])
+    y = np.array([-1.0, -1.0, 1.0, 1.0])
+    w = np.array([0.1, 0.2, 0.3, 0.4])
+    # Wrong: example 1 (h = +1, y = -1) and example 3 (h = -1, y = +1).
+    assert cell_sign_error(cells, table, y, w) == (0.2 + 0.4, 0, 0)
+    outside = np.array([0, 2, 5, 1], dtype=np.intp)
+    assert cell_sign_error(outside, table, y, w)[2] == 2
+    assert cell_sign_error(np.array([-1, 0, 1, 0]), table, y, w)[2] == 1
+    with pytest.raises(IndexError, match=r"\[0, 5\], outside a table of 2 cells"):
+        take_cells(table, outside)
+    with pytest.raises(IndexError, match="outside"):
+        take_cells(table, np.array([-1, 0]))
+    assert take_cells(table, np.zeros(0, dtype=np.uint8)).shape == (0,)
+
+
+@settings(max_examples=200, deadline=None)
+@given(arrays(np.float64, st.integers(0, 30), elements=st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True), st.just(1e308))))
+def test_all_finite_is_numpy_isfinite_all(a):
+    assert all_finite(a) == bool(np.isfinite(a).all())
+
+
+def test_candidate_scores_come_from_the_cells_when_the_hypothesis_has_a_score_per_cell():
+    from boostkit_adaboost.stumps import CategoryStump, Stump
+
+    cells = np.array([1, 0, 1, 1], dtype=np.uint8)
+    candidate = boostkit.Candidate(Stump(0, 0.5, np.array([1.0, -1.0])), cells=cells)
+    assert np.array_equal(candidate.scores, [-1.0, 1.0, -1.0, -1.0])
+    assert candidate.has_cells
+    category = CategoryStump(0, np.array([2]), np.array([-1.0, 1.0]))
+    assert np.array_equal(category.cell_score_table(), [-1.0, 1.0])
+    assert np.array_equal(boostkit.Candidate(category, cells=cells).scores, [1.0, -1.0, 1.0, 1.0])
+    assert not boostkit.Candidate(category, scores=np.ones(4)).has_cells
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=0, max_size=2).flatmap(lambda shape: st.tuples(
+    arrays(np.float64, (*shape, 2), elements=SCORES),
+    arrays(np.float64, (*shape, 2), elements=SCORES),
+)))
+def test_weighted_error_of_two_cells_is_the_numpy_formula(case):
+    wpos, wneg = case
+    with np.errstate(invalid="ignore"):
+        expected = _sum_cells(np.minimum(wpos, wneg))
+        ours = weighted_error(wpos, wneg)
+    assert np.shape(ours) == np.shape(expected)
+    assert np.array_equal(ours, expected, equal_nan=True)
+
+
+def serial_threshold_sums(hist):
+    """Left prefix and right suffix sums, one feature and one bin at a time."""
+    d, n_bins, _ = hist.shape
+    wneg, wpos = np.zeros((d, n_bins - 1, 2)), np.zeros((d, n_bins - 1, 2))
+    for f in range(d):
+        left = [0.0, 0.0]
+        for b in range(n_bins - 1):
+            left = [left[0] + hist[f, b, 0], left[1] + hist[f, b, 1]]
+            wneg[f, b, 0], wpos[f, b, 0] = left
+        right = [0.0, 0.0]
+        for b in range(n_bins - 1, 0, -1):
+            right = [right[0] + hist[f, b, 0], right[1] + hist[f, b, 1]]
+            wneg[f, b - 1, 1], wpos[f, b - 1, 1] = right
+    return wneg, wpos
+
+
+@pytest.mark.parametrize("d", [1, 3, 4, 5, 8, 11])
+def test_threshold_class_sums_add_each_feature_in_bin_order(d):
+    from boostkit.kernels.histogram import threshold_class_sums
+
+    rng = np.random.default_rng(d)
+    hist = rng.exponential(size=(d, 37, 2)) * 10.0 ** rng.integers(-8, 8, size=(d, 37, 2))
+    wneg, wpos = np.empty((d, 36, 2)), np.empty((d, 36, 2))
+    threshold_class_sums(hist, wneg, wpos)
+    expected_neg, expected_pos = serial_threshold_sums(hist)
+    assert np.array_equal(wneg, expected_neg) and np.array_equal(wpos, expected_pos)
+
+
+def test_cell_sign_error_in_blocks_is_the_serial_sum_up_to_rounding_for_any_threads():
+    from boostkit.kernels.boosting import cell_sign_error_parallel
+
+    rng = np.random.default_rng(0)
+    n = 300_000
+    cells = (rng.random(n) < 0.4).astype(np.uint8)
+    table = np.array([1.0, -1.0])
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    w = rng.exponential(size=n)
+    w /= w.sum()
+    eps, bad, outside = cell_sign_error(cells, table, y, w)
+    two = cell_sign_error_parallel(cells, table, y, w, 2)
+    assert two == cell_sign_error_parallel(cells, table, y, w, 3)  # blocks fixed by n
+    assert two[1:] == (bad, outside) == (0, 0)
+    assert two[0] == pytest.approx(eps, rel=1e-12)
