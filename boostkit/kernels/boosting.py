@@ -298,7 +298,9 @@ def exponential_distribution(margin, y, d1, n_jobs: int = 1):
     """``(weights, log_potential)``: :func:`exponential_weights` into a new array, on ``n_jobs``
     threads when ``n_jobs > 1``. The entry point for reweightings built on exp(-y F)."""
     out = np.empty(margin.shape[0])
-    if n_jobs > 1:
+    # Below MIN_THREADED_ROWS examples per thread the serial kernel (one block): waking other
+    # threads costs more than the work. margin_loss_terms follows the same rule.
+    if n_jobs > 1 and margin.shape[0] // n_jobs >= MIN_THREADED_ROWS:
         log_potential = exponential_weights_parallel(margin, y, d1, out, n_jobs)
     else:
         log_potential = exponential_weights(margin, y, d1, out)

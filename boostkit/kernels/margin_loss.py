@@ -40,6 +40,7 @@ import numpy as np
 from numba.core import types
 from numba.extending import NativeValue, models, overload, register_model, unbox
 
+from .blocks import MIN_THREADED_ROWS
 from .boosting import interleaved_sum
 from .exponential import CONTRACT, exp_nonpositive
 
@@ -376,6 +377,10 @@ def margin_loss_terms(loss, margin, y, d1, n_jobs: int = 1):
     """
     n = margin.shape[0]
     out = np.empty(n)
+    # Threads only for blocks worth waking them for; below, the serial kernels (one block). The
+    # exponential weights follow the same rule, so the exponential loss stays bit for bit theirs.
+    if n // max(n_jobs, 1) < MIN_THREADED_ROWS:
+        n_jobs = 1
     if loss.log_loss is loss.log_weight:
         # w = L (AdaBoost's e^{-v}): the weights' log-sum-exp is the potential. Bit for bit the
         # engine's exponential kernel for the exponential loss: the same terms, in the same order.
