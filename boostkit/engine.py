@@ -30,7 +30,7 @@ from .components import Calibrated, Candidate, RoundRecord, Weights, describe_hy
 from .data import MAX_BINS, TrainingData
 from .errors import DataError, HookError, RecipeError
 from .features import CATEGORICAL_FROM_DTYPE, FeatureSchema
-from .kernels.boosting import add_contribution, all_finite, sum_and_min
+from .kernels.boosting import add_contribution, add_contribution_blocks, all_finite, sum_and_min
 from .kernels.histogram import cell_class_sums, cell_pair_sums
 from .model import BoostModel
 from .observers import RoundLog
@@ -652,7 +652,8 @@ def _run(pm, recipe, components, data: TrainingData, validation: ValidationData 
     hypotheses, contributions = state.hypotheses, state.contributions
     # Over (example, class) pairs the kernels see the C-contiguous arrays flattened: every pair
     # is one more binary example (Schapire & Singer 1999, section 7). The margins are updated in
-    # place, so these views stay valid for the whole fit.
+    # place on one thread; on several, a round's margins may be a new array (flat_margin with
+    # them).
     flat_margin, flat_y, flat_d1 = state.margin.ravel(), data.y.ravel(), d1.ravel()
     terms_after: list[int] = []  # the number of terms after each round
     backfits: list[tuple[int, int]] = []  # (round, index of the term it re-fitted)
@@ -681,8 +682,14 @@ def _run(pm, recipe, components, data: TrainingData, validation: ValidationData 
                 )
             _check_array(calibrated.removed_values, shape, "removed values", "boostkit_calibrate")
             change = calibrated.train_values - calibrated.removed_values
-        training_error, weighted_error = add_contribution(  # one thread: see its module
-            flat_margin, change.ravel(), flat_y, flat_d1, state.weights.ravel())
+        if n_jobs > 1:  # blocks of examples; on threads, F_t goes to a new array
+            new_margin, training_error, weighted_error = add_contribution_blocks(
+                flat_margin, change.ravel(), flat_y, flat_d1, state.weights.ravel(), n_jobs)
+            if new_margin is not flat_margin:
+                state.margin, flat_margin = new_margin.reshape(shape), new_margin
+        else:
+            training_error, weighted_error = add_contribution(
+                flat_margin, change.ravel(), flat_y, flat_d1, state.weights.ravel())
         if validation is not None:
             _update_validation(validation, t, candidate.hypothesis, calibrated, state)
         weights = _call(hook, "boostkit_reweight", components, state=state)

@@ -3,9 +3,9 @@
 Each kernel works on a range of examples, so :func:`exponential_weights_parallel` splits the
 examples into blocks on threads (:mod:`boostkit.kernels.blocks`) and combines the blocks' results
 in block order. The blocks slice their range first and loop from 0, which lets numba drop its
-negative-index checks. The margin update stays on one thread whatever ``n_jobs``: it is one pass
-at the memory's pace and works in place, so a block of it could not be taken over from a thread
-that is not running.
+negative-index checks. On threads, the margin update writes the new margins to a new array
+(:func:`add_contribution_blocks`): a block run again for a thread that is not running then writes
+the same numbers, where adding in place would add twice.
 """
 
 from __future__ import annotations
@@ -39,12 +39,15 @@ def interleaved_sum(a):
 
 
 @numba.njit(cache=True, nogil=True)
-def _add_block(margin, contribution, y, d1, weights, start, stop):
+def _add_block(margin, contribution, y, d1, weights, out, start, stop):
+    # out[i] = margin[i] + contribution[i] over [start, stop) (``out`` may be ``margin``: the
+    # update in place), and the block's (training error, weighted error).
     margin = margin[start:stop]
     contribution = contribution[start:stop]
     y = y[start:stop]
     d1 = d1[start:stop]
     weights = weights[start:stop]
+    out = out[start:stop]
     train_err = 0.0
     werr = 0.0
     # Branch-free: whether an example is misclassified is data-dependent and unpredictable, so
@@ -52,7 +55,7 @@ def _add_block(margin, contribution, y, d1, weights, start, stop):
     for i in range(stop - start):
         c = contribution[i]
         m = margin[i] + c
-        margin[i] = m
+        out[i] = m
         train_err += d1[i] * (y[i] * m <= 0.0)
         yc = y[i] * c
         werr += weights[i] * ((yc < 0.0) + 0.5 * (yc == 0.0))
@@ -67,7 +70,34 @@ def add_contribution(margin, contribution, y, d1, weights):
     sum_i D_1(i) [y_i F_t(x_i) <= 0], and sum_i D_t(i) [y_i c_t(x_i) < 0] plus half the
     D_t-weight of the examples where c_t(x_i) = 0 (an abstention is a coin flip).
     """
-    return _add_block(margin, contribution, y, d1, weights, 0, margin.shape[0])
+    return _add_block(margin, contribution, y, d1, weights, margin, 0, margin.shape[0])
+
+
+def add_contribution_blocks(margin, contribution, y, d1, weights, n_jobs):
+    """:func:`add_contribution` over the blocks of :func:`boostkit.kernels.blocks.block_bounds`,
+    the blocks' errors added in block order (the same for every ``n_jobs > 1``; equal to the
+    serial sums up to rounding). Returns ``(new_margin, training_error, weighted_error)``.
+
+    Blocks of at least :data:`~boostkit.kernels.blocks.MIN_THREADED_ROWS` examples run on
+    ``n_jobs`` threads, and then write F_t into a new array: a block may be run twice
+    (:func:`~boostkit.kernels.blocks.run_blocks`), and adding the contribution twice in place
+    would be wrong, while writing F_{t-1} + c_t twice writes the same numbers. Smaller blocks run
+    on the caller's thread, in place (``new_margin`` is then ``margin``).
+    """
+    bounds = block_bounds(margin.shape[0])
+    if n_jobs > 1 and margin.shape[0] // len(bounds) >= MIN_THREADED_ROWS:
+        out = np.empty_like(margin)
+        threads = n_jobs
+    else:
+        out, threads = margin, 1
+    parts = run_blocks(
+        lambda k: _add_block(margin, contribution, y, d1, weights, out, *bounds[k]),
+        len(bounds), threads)
+    train_err = werr = 0.0
+    for part_train, part_werr in parts:
+        train_err += part_train
+        werr += part_werr
+    return out, train_err, werr
 
 
 @numba.njit(cache=True, nogil=True)

@@ -170,3 +170,57 @@ def test_cell_sign_error_in_blocks_is_the_serial_sum_up_to_rounding_for_any_thre
     assert two == cell_sign_error_parallel(cells, table, y, w, 3)  # blocks fixed by n
     assert two[1:] == (bad, outside) == (0, 0)
     assert two[0] == pytest.approx(eps, rel=1e-12)
+
+
+@pytest.mark.parametrize("on_threads", [True, False])
+@pytest.mark.parametrize("n_jobs", [2, 3])
+def test_margin_update_in_blocks_gives_the_serial_margins_and_errors_to_rounding(
+        on_threads, n_jobs, monkeypatch):
+    from boostkit.kernels import boosting
+    from boostkit.kernels.blocks import MAX_BLOCKS, MIN_BLOCK_ROWS
+
+    monkeypatch.setattr(boosting, "MIN_THREADED_ROWS", 0 if on_threads else 1 << 62)
+    n = MAX_BLOCKS * MIN_BLOCK_ROWS + 77
+    rng = np.random.default_rng(n_jobs)
+    margin = rng.normal(size=n)
+    change = np.where(rng.random(n) < 0.1, 0.0, rng.normal(size=n))
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    d1 = np.full(n, 1.0 / n)
+    w = rng.exponential(size=n)
+    w /= w.sum()
+    serial = margin.copy()
+    train_err, werr = boosting.add_contribution(serial, change, y, d1, w)
+    before = margin.copy()
+    new, blocks_train, blocks_werr = boosting.add_contribution_blocks(margin, change, y, d1, w,
+                                                                       n_jobs)
+    assert new.tobytes() == serial.tobytes()  # F_t itself is one addition per example
+    # On threads F_t is a new array and F_{t-1} is left alone (a block may run twice).
+    assert (new is not margin) == on_threads
+    if on_threads:
+        assert margin.tobytes() == before.tobytes()
+    assert blocks_train == pytest.approx(train_err, rel=1e-12)
+    assert blocks_werr == pytest.approx(werr, rel=1e-12)
+    again = boosting.add_contribution_blocks(before.copy(), change, y, d1, w, 5)
+    assert again[1:] == (blocks_train, blocks_werr)  # blocks fixed by n, not n_jobs
+
+
+def test_a_fit_on_threads_with_new_margins_each_round_is_the_serial_fit_to_rounding(monkeypatch):
+    from boostkit.kernels import blocks, boosting
+
+    # Every block on the threads, however small: the margins are then a new array each round.
+    monkeypatch.setattr(boosting, "MIN_THREADED_ROWS", 0)
+    monkeypatch.setattr(blocks, "MIN_THREADED_UPDATES", 0)
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(3 * 8192, 4))
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] + rng.normal(size=X.shape[0]) > 0, 1, -1)
+    seen = []
+    serial = boostkit.Booster("adaboost", n_rounds=15).fit(X, y)
+    threads = boostkit.Booster("adaboost", n_rounds=15, n_jobs=2,
+                               callbacks=[lambda state, record: seen.append(state.margin)]).fit(X, y)
+    assert len({id(margin) for margin in seen}) == 15  # a new array every round
+    assert [r.hypothesis for r in threads.records] == [r.hypothesis for r in serial.records]
+    for a, b in zip(serial.records, threads.records):
+        assert b.training_error == pytest.approx(a.training_error, rel=1e-12, abs=1e-15)
+        assert b.weighted_error == pytest.approx(a.weighted_error, rel=1e-12, abs=1e-15)
+    np.testing.assert_allclose(threads.decision_function(X), serial.decision_function(X),
+                               rtol=1e-12, atol=1e-12)
