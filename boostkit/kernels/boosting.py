@@ -85,6 +85,8 @@ def add_contribution_blocks(margin, contribution, y, d1, weights, n_jobs):
     on the caller's thread, in place (``new_margin`` is then ``margin``).
     """
     bounds = block_bounds(margin.shape[0])
+    if len(bounds) == 1:  # the serial pass itself
+        return (margin, *add_contribution(margin, contribution, y, d1, weights))
     if n_jobs > 1 and margin.shape[0] // len(bounds) >= MIN_THREADED_ROWS:
         out = np.empty_like(margin)
         threads = n_jobs
@@ -279,6 +281,8 @@ def cell_sign_error_parallel(cells, table, y, weights, n_jobs):
     every ``n_jobs > 1`` (the blocks depend on the number of examples only), and equal to the
     serial sum up to rounding."""
     bounds = block_bounds(cells.shape[0])
+    if len(bounds) == 1:  # the serial sum itself
+        return cell_sign_error(cells, table, y, weights)
     threads = n_jobs if cells.shape[0] // len(bounds) >= MIN_THREADED_ROWS else 1
     parts = run_blocks(lambda k: _cell_sign_error_block(cells, table, y, weights, *bounds[k]),
                        len(bounds), threads)
