@@ -1,0 +1,204 @@
+"""The tree learner's faster pieces against naive references (also run with NUMBA_DISABLE_JIT=1):
+the screened entropy of the cuts (a lower bound where a cut cannot win), the row split, the
+check that a tree's links describe a tree, and whole trees grown with and without the screening
+(the same splits, thresholds, gains and leaves, bit for bit)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import boostkit
+import boostkit_weightboost.trees as trees
+from boostkit.criteria import entropy
+from boostkit.kernels.histogram import threshold_class_sums
+from boostkit_weightboost.kernels import (PRUNE_MARGIN, cut_entropy, describes_tree, fill_rows,
+                                          near_cuts, screened_cut_entropy, valid_cuts)
+
+
+def side_sums(hist):
+    wneg = np.empty((hist.shape[0], hist.shape[1] - 1, 2))
+    wpos = np.empty_like(wneg)
+    threshold_class_sums(hist, wneg, wpos)
+    return wpos, wneg
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.booleans(), st.floats(0.0, 0.9),
+       st.sampled_from([1.0, 1e-160, 1e150]))
+def test_screened_entropy_scores_the_cuts_that_can_win_and_bounds_the_others(seed, duplicate,
+                                                                              empty, scale):
+    rng = np.random.default_rng(seed)
+    # Bins without weight of one class or of both (a side may then have no weight at all), and
+    # weights so small or large that products of two or three of them leave the normal range.
+    hist = scale * rng.exponential(size=(4, 30, 2)) * (rng.random((4, 30, 2)) >= empty)
+    if duplicate:
+        hist[2] = hist[0]  # cuts of exactly equal entropy
+    wpos, wneg = side_sums(hist)
+    counts = rng.integers(0, 3, size=(4, 30))
+    valid = np.empty((4, 29), dtype=bool)
+    valid_cuts(counts, 1, valid)
+    out = np.empty((4, 29))
+    lowest, bound = screened_cut_entropy(wpos, wneg, valid, out)
+    full = np.empty((4, 29))
+    cut_entropy(wpos, wneg, valid, full)
+    exact = np.where(valid, entropy(wpos, wneg), np.inf)
+
+    assert (out[~valid] == np.inf).all()
+    if not valid.any():
+        assert lowest == np.inf
+        return
+    scored = valid & (out == full)
+    skipped = valid & ~scored
+    # The scored cuts hold the kernel's value and include every cut near the minimum.
+    assert lowest == out[scored].min()
+    assert lowest == full[valid].min()
+    assert (exact[skipped] > exact[valid].min() * (1.0 + 1e-9)).all()
+    # The others: a lower bound of their entropy, above every cut that could win or tie.
+    assert (out[skipped] <= exact[skipped] * (1.0 + 1e-14)).all()
+    assert (out[skipped] > lowest + 2.0 * bound + PRUNE_MARGIN * abs(lowest)).all()
+
+
+def test_screened_entropy_skips_most_cuts_of_a_boosted_node():
+    # Sides of class ratio near 1/2, as boosting leaves them: the bound is tight and most cuts
+    # are left out (what makes the kernel faster than scoring all of them).
+    rng = np.random.default_rng(1)
+    hist = 1.0 + 0.3 * rng.random((20, 255, 2))
+    wpos, wneg = side_sums(hist)
+    valid = np.ones((20, 254), dtype=bool)
+    out, full = np.empty((20, 254)), np.empty((20, 254))
+    screened_cut_entropy(wpos, wneg, valid, out)
+    cut_entropy(wpos, wneg, valid, full)
+    assert 0 < np.count_nonzero(out == full) < 0.2 * valid.size
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.floats(-1.0, 3.0))
+def test_near_cuts_equal_the_reference(seed, limit):
+    rng = np.random.default_rng(seed)
+    wpos, wneg = rng.random((3, 7, 2)), rng.random((3, 7, 2))
+    losses = rng.random((3, 7)) * 2.0
+    losses[rng.random((3, 7)) < 0.3] = np.inf
+    cuts, pos, neg = near_cuts(wpos, wneg, losses, limit, 0.25, 0.5)
+    expected = np.flatnonzero(losses.reshape(-1) <= limit)
+    assert cuts.tolist() == expected.tolist()
+    assert pos.tolist() == wpos.reshape(-1, 2)[expected].tolist() + [[0.25, 0.0]]
+    assert neg.tolist() == wneg.reshape(-1, 2)[expected].tolist() + [[0.5, 0.0]]
+
+
+def test_fill_rows_equals_fancy_assignment():
+    rng = np.random.default_rng(0)
+    rows = np.flatnonzero(rng.random(50) < 0.4)
+    out, expected = np.full(50, -1, dtype=np.intp), np.full(50, -1, dtype=np.intp)
+    fill_rows(out, rows, 3)
+    expected[rows] = 3
+    assert out.tolist() == expected.tolist()
+
+
+def reference_split_rows(codes, rows, cut):
+    return rows[codes[rows] <= cut], rows[codes[rows] > cut]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 6))
+def test_split_rows_equals_the_reference(seed, cut):
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, 6, size=200).astype(np.uint8)
+    rows = np.flatnonzero(rng.random(200) < 0.7)
+    left, right = trees.split_rows(codes, rows, cut)
+    expected_left, expected_right = reference_split_rows(codes, rows, cut)
+    assert left.tolist() == expected_left.tolist()
+    assert right.tolist() == expected_right.tolist()
+
+
+def reference_describes_tree(left, right):
+    """The checks DecisionTree made with numpy before the kernel."""
+    n_split = left.shape[0]
+    if not n_split:
+        return True
+    children = np.concatenate((left, right))
+    parents = np.concatenate((np.arange(n_split), np.arange(n_split)))
+    nodes, leaves = children[children >= 0], -1 - children[children < 0]
+    return bool((children[children >= 0] > parents[children >= 0]).all()
+                and np.array_equal(np.sort(nodes), np.arange(1, n_split))
+                and np.array_equal(np.sort(leaves), np.arange(n_split + 1)))
+
+
+def random_tree(rng, n_split):
+    """The links of a random tree: each split node below the root a child of an earlier one,
+    the leaves in the remaining places in random order."""
+    left, right = np.zeros(n_split, dtype=np.int64), np.zeros(n_split, dtype=np.int64)
+    places = [(0, left), (0, right)] if n_split else []
+    for node in range(1, n_split):
+        parent, side = places.pop(int(rng.integers(len(places))))
+        side[parent] = node
+        places += [(node, left), (node, right)]
+    for (parent, side), leaf in zip(places, rng.permutation(n_split + 1)):
+        side[parent] = -1 - leaf
+    return left, right
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 5), st.integers(0, 2**32 - 1), st.sampled_from(["none", "left", "right"]))
+def test_describes_tree_equals_the_reference(n_split, seed, damage):
+    rng = np.random.default_rng(seed)
+    left, right = random_tree(rng, n_split)
+    assert describes_tree(left, right)
+    if damage != "none" and n_split:  # one link changed, which may break the tree
+        side = left if damage == "left" else right
+        side[int(rng.integers(n_split))] = int(rng.integers(-n_split - 2, n_split + 1))
+    assert describes_tree(left, right) == reference_describes_tree(left, right)
+
+
+def test_a_tree_with_a_link_to_an_earlier_node_is_refused():
+    with pytest.raises(ValueError, match="do not describe a tree"):
+        trees.DecisionTree([0, 1], [0.0, 0.0], [1, -1], [-2, 0], [1.0, -1.0, 1.0])
+
+
+def tree_arrays(model):
+    return [(h.feature.tobytes(), h.threshold.tobytes(), h.leaf_scores.tobytes(),
+             h.split_gains.tobytes()) for h in model.hypotheses]
+
+
+@pytest.mark.parametrize("max_depth, min_samples_leaf", [(2, 2), (3, 1), (3, 40)])
+def test_screened_trees_are_the_unscreened_trees_gains_included(monkeypatch, max_depth,
+                                                                min_samples_leaf):
+    # Whole fits with and without the kernel: the same trees, down to each split's gain (the
+    # node's own loss is scored in the call that re-scores its best cuts), with examples of
+    # initial weight 0 (not counted in a leaf's size) and a duplicated feature.
+    rng = np.random.default_rng(7)
+    X = np.round(rng.normal(size=(1200, 5)), 1)
+    X[:, 4] = X[:, 3]
+    y = np.where(X[:, 0] - X[:, 1] ** 2 + rng.normal(size=1200) > 0, 1, -1)
+    sample_weight = rng.exponential(size=1200) * (rng.random(1200) > 0.2)
+    recipe = boostkit.Recipe(
+        name="entropy-trees", calibration="constant-alpha", reweighting="exponential",
+        proposal=("tree", {"max_depth": max_depth, "min_samples_leaf": min_samples_leaf,
+                           "criterion": "entropy"}))
+
+    def fit():
+        model = boostkit.Booster(recipe, n_rounds=12).fit(X, y, sample_weight=sample_weight)
+        return tree_arrays(model), model.decision_function(X).tobytes()
+
+    screened = fit()
+    monkeypatch.setattr(trees, "_CUT_KERNELS", {})
+    assert fit() == screened
+
+
+@pytest.mark.parametrize("min_samples_leaf", [1, 30])
+def test_every_leaf_holds_min_samples_leaf_counted_examples(min_samples_leaf):
+    # The children's example counts come from their parent's counts per bin: each leaf must
+    # still hold at least min_samples_leaf examples of positive initial weight.
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(800, 4))
+    y = np.where(X[:, 0] + rng.normal(size=800) > 0, 1, -1)
+    sample_weight = (rng.random(800) > 0.5).astype(float)
+    recipe = boostkit.Recipe(
+        name="leafy-trees", calibration="constant-alpha", reweighting="exponential",
+        proposal=("tree", {"max_depth": 3, "min_samples_leaf": min_samples_leaf}))
+    model = boostkit.Booster(recipe, n_rounds=5).fit(X, y, sample_weight=sample_weight)
+    for tree in model.hypotheses:
+        sizes = np.bincount(tree.cells(X[sample_weight > 0]), minlength=tree.n_cells)
+        assert sizes.min() >= min_samples_leaf
