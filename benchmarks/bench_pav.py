@@ -8,8 +8,9 @@ machines are shared: absolute times alone say little).
    ``boostkit_pav.isotonic.isotonic_regression`` (pool ties, the O(N) PAV of section 2.1)
    against ``sklearn.isotonic.IsotonicRegression(increasing=True).fit``, on scores with ties
    (rounded normals, ~7 000 distinct values: pooled by hashing, no sort of the n examples) and
-   on distinct scores (normals: one stable sort); the sorted-path kernels alone (ties pooled
-   along a given sort, and PAV) are shown too.
+   on distinct scores (normals: one stable radix sort of their bits); the sorted-path kernels
+   alone (ties pooled along a given sort, and PAV) are shown too, and the stable sort itself
+   (``boostkit.kernels.sorting.stable_argsort`` against ``np.argsort(kind="stable")``).
 2. One PAV-AdaBoost round at n = 1e6: the ``pav`` calibration hook in its approximate (binned,
    section 5) form against its pure (sorted) form, on a score column whose bins the engine made
    once per fit, and on a new real-valued hypothesis (binned on its own training scores); then
@@ -35,6 +36,7 @@ import numpy as np  # noqa: E402
 
 import boostkit  # noqa: E402
 from boostkit.data import TrainingData  # noqa: E402
+from boostkit.kernels.sorting import stable_argsort  # noqa: E402
 from boostkit_pav.calibrations import PavCalibration  # noqa: E402
 from boostkit_pav.isotonic import isotonic_regression  # noqa: E402
 from boostkit_pav.kernels import pav_pools, pool_ties  # noqa: E402
@@ -82,6 +84,15 @@ def bench_isotonic(sizes, repeats):
             print(f"  {'tied' if ties else 'distinct':>9s} {n:>10,d} {ours * 1e3:>11.1f}ms "
                   f"{kernel * 1e3:>11.1f}ms {theirs * 1e3:>11.1f}ms {theirs / ours:>12.2f}x "
                   f"{fit.n_pools:>7d}", flush=True)
+    print(f"  stable argsort of distinct scores {'radix':>13s} {'numpy':>13s} {'numpy/radix':>12s}")
+    for n in sizes:
+        scores = isotonic_data(n, ties=False)[0]
+        reps = max(1, repeats if n < 10_000_000 else min(repeats, 3))
+        ours = median_time(lambda: stable_argsort(scores), reps)
+        theirs = median_time(lambda: np.argsort(scores, kind="stable"), reps)
+        assert np.array_equal(stable_argsort(scores), np.argsort(scores, kind="stable"))
+        print(f"  {n:>32,d} {ours * 1e3:>11.1f}ms {theirs * 1e3:>11.1f}ms {theirs / ours:>11.2f}x",
+              flush=True)
 
 
 def round_state(n: int, seed: int = 1) -> boostkit.BoostState:
@@ -149,6 +160,7 @@ class RoundTimer:
 def warm_up():
     scores, labels, weights = isotonic_data(1000)
     isotonic_regression(scores, weights, labels)
+    stable_argsort(scores)
     state = round_state(1000)
     state.round = 1
     columns = ScoreColumns()

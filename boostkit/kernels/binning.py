@@ -11,14 +11,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-# The radix sort reads keys in digits of 11 bits, 6 for 64-bit keys and 3 for 32-bit ones (2048
-# counters per digit: they stay in the L1 cache while the keys are scattered).
-_DIGIT_BITS = 11
-_N_DIGITS = 6
-_N_DIGITS32 = 3
-_DIGIT_MASK = np.uint64((1 << _DIGIT_BITS) - 1)
-_SIGN = np.uint64(1 << 63)
-_SIGN32 = np.uint32(1 << 31)
+from .sorting import N_DIGITS, N_DIGITS32, SIGN, SIGN32, flip_keys, radix_sort, unflip_keys
 
 
 @numba.njit(cache=True, nogil=True)
@@ -67,62 +60,14 @@ def apply_bins_parallel(X, thresholds, offsets, missing_code, out):
 
 
 @numba.njit(cache=True, nogil=True)
-def _radix_sort(keys, rows, keys_tmp, rows_tmp, n_digits):
-    """``(keys, rows)`` ordered by the unsigned integer ``keys``, equal keys in their order (an
-    LSD radix sort, stable): one counting pass for the ``n_digits`` 11-bit digits, then one
-    scatter pass per digit that is not the same for every key (the low digits of float32
-    values held as float64 are all zero). The answer is one of the two pairs of arrays."""
-    m = keys.shape[0]
-    digit_counts = np.zeros((n_digits, 1 << _DIGIT_BITS), dtype=np.int64)
-    for j in range(m):
-        k = np.uint64(keys[j])
-        for p in range(n_digits):
-            digit_counts[p, (k >> np.uint64(p * _DIGIT_BITS)) & _DIGIT_MASK] += 1
-    for p in range(n_digits):
-        shift = np.uint64(p * _DIGIT_BITS)
-        if m == 0 or digit_counts[p, (np.uint64(keys[0]) >> shift) & _DIGIT_MASK] == m:
-            continue  # one digit value for all: the order stays
-        start = 0
-        for b in range(1 << _DIGIT_BITS):  # counts become each digit value's first slot
-            count = digit_counts[p, b]
-            digit_counts[p, b] = start
-            start += count
-        for j in range(m):
-            k = keys[j]
-            b = (np.uint64(k) >> shift) & _DIGIT_MASK
-            at = digit_counts[p, b]
-            digit_counts[p, b] = at + 1
-            keys_tmp[at] = k
-            rows_tmp[at] = rows[j]
-        keys, rows, keys_tmp, rows_tmp = keys_tmp, rows_tmp, keys, rows
-    return keys, rows
-
-
-@numba.njit(cache=True, nogil=True)
-def _flip_keys(keys, sign):
-    """IEEE-754 bits to keys ordered as the values, in place: every bit of a negative value
-    flipped, the ``sign`` bit of the others."""
-    for j in range(keys.shape[0]):
-        k = keys[j]
-        keys[j] = ~k if k & sign else k | sign
-
-
-@numba.njit(cache=True, nogil=True)
-def _unflip_keys(keys, sign):
-    """The inverse of :func:`_flip_keys`: keys back to IEEE-754 bits, in place."""
-    for j in range(keys.shape[0]):
-        k = keys[j]
-        keys[j] = k ^ sign if k & sign else ~k
-
-
-@numba.njit(cache=True, nogil=True)
 def sort_column(X, f, values, rows, values_tmp, rows_tmp):
     """``(sorted_values, sorted_rows)``: the values of column ``f`` of ``X`` that are not NaN,
     increasing, and the row of each; equal values keep their rows' order (a stable sort).
 
-    A radix sort (:func:`_radix_sort`) of the values' 64-bit IEEE-754 patterns made
-    order-preserving as unsigned integers (:func:`_flip_keys`). -0.0 is sorted (and returned)
-    as +0.0, the value it equals. ``values``, ``rows`` (intp), ``values_tmp`` and ``rows_tmp``
+    A radix sort (:func:`~boostkit.kernels.sorting.radix_sort`) of the values' 64-bit IEEE-754
+    patterns made order-preserving as unsigned integers
+    (:func:`~boostkit.kernels.sorting.flip_keys`). -0.0 is sorted (and returned) as +0.0, the
+    value it equals. ``values``, ``rows`` (intp), ``values_tmp`` and ``rows_tmp``
     are scratch arrays of length ``X.shape[0]``; the answer is a view of one of the two pairs.
     """
     m = 0
@@ -133,10 +78,10 @@ def sort_column(X, f, values, rows, values_tmp, rows_tmp):
             rows[m] = i
             m += 1
     keys = values[:m].view(np.uint64)
-    _flip_keys(keys, _SIGN)
-    keys, sorted_rows = _radix_sort(keys, rows[:m], values_tmp[:m].view(np.uint64),
-                                    rows_tmp[:m], _N_DIGITS)
-    _unflip_keys(keys, _SIGN)
+    flip_keys(keys, SIGN)
+    keys, sorted_rows = radix_sort(keys, rows[:m], values_tmp[:m].view(np.uint64),
+                                   rows_tmp[:m], N_DIGITS)
+    unflip_keys(keys, SIGN)
     return keys.view(np.float64), sorted_rows
 
 
@@ -162,10 +107,10 @@ def sort_float32_column(X, f, values, rows, values_tmp, rows_tmp):
             rows[m] = i
             m += 1
     keys = values[:m].view(np.uint32)
-    _flip_keys(keys, _SIGN32)
-    keys, sorted_rows = _radix_sort(keys, rows[:m], values_tmp[:m].view(np.uint32),
-                                    rows_tmp[:m], _N_DIGITS32)
-    _unflip_keys(keys, _SIGN32)
+    flip_keys(keys, SIGN32)
+    keys, sorted_rows = radix_sort(keys, rows[:m], values_tmp[:m].view(np.uint32),
+                                   rows_tmp[:m], N_DIGITS32)
+    unflip_keys(keys, SIGN32)
     return keys.view(np.float32), sorted_rows, True
 
 

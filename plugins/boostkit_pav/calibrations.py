@@ -16,12 +16,12 @@ import numpy as np
 import boostkit
 from boostkit.criteria import weighted_error, z_loss
 from boostkit.kernels.binning import quantile_thresholds
-from boostkit.kernels.boosting import exponential_weights
+from boostkit.kernels.boosting import exponential_weights, take_cells
 from boostkit.kernels.histogram import cell_class_sums
 
 from .contributions import AffineScore, IsotonicSteps, ScoreBins
 from .isotonic import INTERPOLATIONS, bound_probabilities, half_log_odds, isotonic_bins, isotonic_regression
-from .kernels import bin_class_sums, sort_finite
+from .kernels import bin_class_sums, quantile_neighbours
 
 __all__ = ["PavCalibration", "SigmoidCalibration", "resolve_epsilon", "minimise_exponential_loss",
            "score_thresholds"]
@@ -61,6 +61,8 @@ def _threshold_sample(scores: np.ndarray, sample_weight: np.ndarray,
                       rng: np.random.Generator) -> np.ndarray | None:
     """The rows of the threshold sample of :func:`score_thresholds`; ``None`` when that is every
     row (all of positive initial weight, at most ``THRESHOLD_SAMPLE``)."""
+    if scores.shape[0] <= THRESHOLD_SAMPLE and (scores.shape[0] == 0 or sample_weight.min() > 0):
+        return None  # the common case, known without listing the rows
     rows = np.flatnonzero(sample_weight > 0)
     if rows.shape[0] > THRESHOLD_SAMPLE:
         return rng.choice(rows, THRESHOLD_SAMPLE, replace=False)
@@ -76,17 +78,19 @@ def score_thresholds(scores: np.ndarray, sample_weight: np.ndarray, bins: int,
     score its own bin when there are at most ``bins``), found on a seeded sample of at most
     ``THRESHOLD_SAMPLE`` of them: the edges ``boostkit.data.bin_features`` gives that sample
     (NaN scores left out; the engine's rule, ``boostkit.kernels.binning.quantile_thresholds``),
-    from one bucket sort of it (:func:`~boostkit_pav.kernels.sort_finite`), so that binning
-    costs O(n) and never a sort of all n.
+    from the few sample values the cuts fall between
+    (:func:`~boostkit_pav.kernels.quantile_neighbours`, a bucket sort of only the buckets that
+    hold them), so that binning costs O(n) and never a sort of all n.
     """
     rows = _threshold_sample(scores, sample_weight, rng)
     sample = scores if rows is None else scores[rows]
-    ordered = np.empty(sample.shape[0])
-    m = sort_finite(sample, ordered)
-    thresholds = np.empty(bins - 1)
-    n_thresholds = quantile_thresholds(ordered[:m], np.arange(m), np.ones(m, dtype=bool), bins,
-                                       np.empty(m), np.empty(m, dtype=np.int64), thresholds)
-    return thresholds[:n_thresholds]
+    neighbours, cut_below = np.empty(2 * bins), np.empty(2 * bins, dtype=bool)
+    k = quantile_neighbours(sample, bins, neighbours, cut_below)
+    # Every one of the k neighbours its own bin: the engine's thresholds between each two.
+    between = np.empty(max(k - 1, 0))
+    quantile_thresholds(neighbours[:k], np.arange(k), np.ones(k, dtype=bool), max(k, 2),
+                        np.empty(k), np.empty(k, dtype=np.int64), between)
+    return between[cut_below[: max(k - 1, 0)]]
 
 
 def _score_bin_sums(scores, weights, is_pos, sample_weight, bins, rng):
@@ -224,7 +228,7 @@ class PavCalibration(_BackFitting, boostkit.Calibration):
             k = half_log_odds(p)
             contribution = (boostkit.CellContribution(k) if thresholds is None
                             else ScoreBins(thresholds, k))
-            train_values = k[cells]
+            train_values = take_cells(k, cells)
             n_pools = int(np.count_nonzero(np.diff(k))) + 1
         return boostkit.Calibrated(
             contribution, train_values, (float(train_values.min()), float(train_values.max())),

@@ -150,24 +150,40 @@ def pav_pools(means, weights, pool_starts, pool_values):
     so that the pools are maximal.
     """
     n = means.shape[0]
-    forward = np.empty(n, dtype=np.int64)
-    backward = np.empty(n, dtype=np.int64)
-    sum_w = np.empty(n)
-    sum_wp = np.empty(n)
-    queue = np.empty(n, dtype=np.int64)
-    next_queue = np.empty(n, dtype=np.int64)
+    return pav_pools_scratch(means, weights, pool_starts, pool_values,
+                             np.empty(3 * n, dtype=np.int64), np.empty(n))
+
+
+@numba.njit(cache=True, nogil=True)
+def pav_pools_scratch(means, weights, pool_starts, pool_values, links, sums):
+    """:func:`pav_pools` (the same pools and values, bit for bit) in the caller's scratch:
+    ``links`` (int64, at least 3N: the backward pointers and the two queues) and ``sums``
+    (float64, at least N: the pooled weighted targets), while ``pool_starts`` holds the forward
+    pointers and ``pool_values`` the pooled weights until the pools are read out.
+
+    For millions of points the caller's arrays are worth it: numpy backs large arrays with huge
+    pages, which are first touched far faster than memory allocated inside a kernel. The first
+    queue, every interval in order, is not stored, and a queue touches only the entries it gets.
+    """
+    n = means.shape[0]
+    forward = pool_starts
+    sum_w = pool_values
+    backward = links[:n]
+    queue = links[n: 2 * n]
+    next_queue = links[2 * n: 3 * n]
+    sum_wp = sums
     for k in range(n):
         forward[k] = k + 1
         backward[k] = k - 1
         sum_w[k] = weights[k]
         sum_wp[k] = weights[k] * means[k]
-        queue[k] = k
     queue_length = n
+    every_interval = True  # the first pass examines every interval, in order
     while queue_length > 0:
         marker = 0
         next_length = 0
         for position in range(queue_length):
-            k = queue[position]
+            k = position if every_interval else queue[position]
             pooled = False
             if marker <= k:
                 while forward[k] != n:
@@ -188,13 +204,18 @@ def pav_pools(means, weights, pool_starts, pool_values):
                 next_length += 1
         queue, next_queue = next_queue, queue
         queue_length = next_length
+        every_interval = False
+    # Read the pools out in place: pool j is written at index j <= k, the start of its
+    # interval, after the interval's forward pointer and sums are read.
     n_pools = 0
     k = 0
     while k < n:
+        following = forward[k]
+        value = sum_wp[k] / sum_w[k]
         pool_starts[n_pools] = k
-        pool_values[n_pools] = sum_wp[k] / sum_w[k]
+        pool_values[n_pools] = value
         n_pools += 1
-        k = forward[k]
+        k = following
     pool_starts[n_pools] = n
     return n_pools
 
@@ -235,6 +256,9 @@ _BUCKETS_PER_THRESHOLD = 8
 # which insertion sort orders at once; larger ones (a heavy tail's crowd) go to np.sort first.
 _VALUES_PER_BUCKET = 1
 _INSERTION_SORT = 32
+# Values per bucket of quantile_neighbours, which sorts only ~2 max_bins buckets: fewer buckets
+# to count and scan, each still sorted at once.
+_VALUES_PER_SELECTED_BUCKET = 4
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -261,18 +285,11 @@ def _bucket_scale(low, high, n_buckets):
 
 
 @numba.njit(cache=True, nogil=True)
-def sort_finite(values, out):
-    """Sort the values of ``values`` that are not NaN into ``out``; returns their number m.
-
-    A bucket sort (000 section 5 bins a new hypothesis' scores once per round, so the sort is on
-    every round's path): ``values`` are dealt into about m equal-width buckets between their
-    smallest and largest finite value (infinities into the end buckets), then every bucket is
-    sorted (a crowded one by ``np.sort``, the others by one insertion pass over all). O(m) for
-    scores of a smooth distribution, never worse than one sort of a crowded bucket plus 32
-    moves per value; it keeps no rows, unlike the engine's radix sort of a column
-    (``boostkit.kernels.binning.sort_column``), and costs about 0.4 of it on 20 000 scores.
-    -0.0 comes out as +0.0, the value it equals, as from the engine's sort.
-    """
+def _bucket_starts(values, values_per_bucket):
+    """``(m, buckets, starts)``: the number m of values of ``values`` that are not NaN, the
+    bucket ``buckets[i]`` of each among about m / ``values_per_bucket`` equal-width buckets
+    between their smallest and largest finite value (infinities into the end buckets), and
+    where each bucket begins in their bucket order: bucket b at ``starts[b]:starts[b + 1]``."""
     low = np.inf
     high = -np.inf
     m = 0
@@ -283,7 +300,7 @@ def sort_finite(values, out):
             if x - x == 0.0:  # finite
                 low = min(low, x)
                 high = max(high, x)
-    n_buckets = m // _VALUES_PER_BUCKET + 1
+    n_buckets = m // values_per_bucket + 1
     scale = _bucket_scale(low, high, n_buckets)
     buckets = np.empty(values.shape[0], dtype=np.int32)
     starts = np.zeros(n_buckets + 1, dtype=np.int64)
@@ -295,26 +312,160 @@ def sort_finite(values, out):
             starts[b + 1] += 1
     for b in range(n_buckets):
         starts[b + 1] += starts[b]
+    return m, buckets, starts
+
+
+@numba.njit(cache=True, nogil=True)
+def _deal(values, buckets, starts, chosen, out):
+    """Write the values of the ``chosen`` buckets into ``out`` at their bucket's place
+    (:func:`_bucket_starts`), in no order inside a bucket. -0.0 is written as +0.0, the value
+    it equals."""
     fill = starts[:-1].copy()
     for i in range(values.shape[0]):
         x = values[i]
         if x == x:
             b = buckets[i]
-            out[fill[b]] = x + 0.0  # -0.0 + 0.0 is +0.0
-            fill[b] += 1
+            if chosen[b]:
+                out[fill[b]] = x + 0.0  # -0.0 + 0.0 is +0.0
+                fill[b] += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _insertion_sort(values, lo, hi):
+    """Sort ``values[lo:hi]`` in place, moving each value only past larger ones before it."""
+    for j in range(lo + 1, hi):
+        x = values[j]
+        k = j
+        while k > lo and values[k - 1] > x:
+            values[k] = values[k - 1]
+            k -= 1
+        values[k] = x
+
+
+@numba.njit(cache=True, nogil=True)
+def sort_finite(values, out):
+    """Sort the values of ``values`` that are not NaN into ``out``; returns their number m.
+
+    A bucket sort: ``values`` are dealt into about m equal-width buckets between their
+    smallest and largest finite value (infinities into the end buckets), then every bucket is
+    sorted (a crowded one by ``np.sort``, the others by one insertion pass over all). O(m) for
+    scores of a smooth distribution, never worse than one sort of a crowded bucket plus 32
+    moves per value; it keeps no rows, unlike the engine's radix sort of a column
+    (``boostkit.kernels.binning.sort_column``). -0.0 comes out as +0.0, the value it equals, as
+    from the engine's sort.
+    """
+    m, buckets, starts = _bucket_starts(values, _VALUES_PER_BUCKET)
+    n_buckets = starts.shape[0] - 1
+    _deal(values, buckets, starts, np.ones(n_buckets, dtype=np.bool_), out)
     for b in range(n_buckets):
         if starts[b + 1] - starts[b] > _INSERTION_SORT:
             out[starts[b]:starts[b + 1]].sort()
     # One insertion sort of the whole: values of different buckets are in order already, so
     # each value moves only within its bucket.
-    for j in range(1, m):
-        x = out[j]
-        k = j
-        while k > 0 and out[k - 1] > x:
-            out[k] = out[k - 1]
-            k -= 1
-        out[k] = x
+    _insertion_sort(out, 0, m)
     return m
+
+
+@numba.njit(cache=True, nogil=True)
+def _cut_position(m, q, max_bins):
+    """The sorted position of the value the q-th quantile cut of m values follows: the first
+    whose cumulative count reaches m q / max_bins, as the engine's quantile rule counts."""
+    return int(np.ceil((m * q) / max_bins)) - 1
+
+
+@numba.njit(cache=True, nogil=True)
+def quantile_neighbours(values, max_bins, out, cut_below):
+    """The few values that decide the engine's quantile thresholds of ``values``, without
+    sorting them all (000 section 5 bins a new hypothesis' scores every round).
+
+    ``boostkit.kernels.binning.quantile_thresholds`` of the m values that are not NaN (every
+    one placing) gives every distinct value its own bin when there are at most ``max_bins``,
+    and otherwise cuts, for q = 1 .. max_bins - 1, between the distinct value v_q at the sorted
+    position ceil(m q / max_bins) - 1 (the first whose cumulative count reaches
+    m q / max_bins) and the next distinct value, unless v_q is the largest or was cut after
+    already. Writes into ``out`` (length >= 2 ``max_bins``) the increasing distinct values that
+    those thresholds lie between, all of them in the first case, and sets ``cut_below[i]``
+    (same length) when a threshold lies between ``out[i]`` and ``out[i + 1]``; returns their
+    number. The thresholds are then the engine's midpoints of those neighbours.
+
+    The values are counted into equal-width buckets, and only the buckets holding a cut's
+    position, each with the next occupied bucket (which holds the value after when v_q ends
+    its own), are filled and sorted. Equal values share a bucket, so more occupied buckets
+    than ``max_bins`` prove more distinct values; with fewer, all the values are sorted
+    (:func:`sort_finite`) and the distinct values counted.
+    """
+    sorted_values = np.empty(values.shape[0])
+    m, buckets, starts = _bucket_starts(values, _VALUES_PER_SELECTED_BUCKET)
+    n_buckets = starts.shape[0] - 1
+    occupied = 0
+    for b in range(n_buckets):
+        occupied += starts[b + 1] > starts[b]
+    n_out = 0
+    if occupied <= max_bins:
+        sort_finite(values, sorted_values)
+        n_distinct = 0
+        for j in range(m):
+            if j == 0 or sorted_values[j] != sorted_values[j - 1]:
+                n_distinct += 1
+        if n_distinct <= max_bins:
+            for j in range(m):
+                if j == 0 or sorted_values[j] != sorted_values[j - 1]:
+                    out[n_out] = sorted_values[j]
+                    cut_below[n_out] = True
+                    n_out += 1
+            if n_out > 0:
+                cut_below[n_out - 1] = False
+            return n_out
+        # One bucket for all, sorted: every position is in place.
+        starts = np.array([0, m], dtype=np.int64)
+    else:
+        chosen = np.zeros(n_buckets, dtype=np.bool_)
+        b = 0
+        for q in range(1, max_bins):
+            j = _cut_position(m, q, max_bins)
+            if starts[b + 1] > j and chosen[b]:
+                continue
+            while starts[b + 1] <= j:
+                b += 1
+            chosen[b] = True
+            following = b + 1
+            while following < n_buckets and starts[following + 1] == starts[following]:
+                following += 1
+            if following < n_buckets:
+                chosen[following] = True
+        _deal(values, buckets, starts, chosen, sorted_values)
+        for b in range(n_buckets):
+            if chosen[b]:
+                if starts[b + 1] - starts[b] > _INSERTION_SORT:
+                    sorted_values[starts[b]:starts[b + 1]].sort()
+                else:
+                    _insertion_sort(sorted_values, starts[b], starts[b + 1])
+    b = 0
+    cut = False  # a cut made already, after the value last_cut
+    last_cut = 0.0
+    for q in range(1, max_bins):
+        j = _cut_position(m, q, max_bins)
+        while starts[b + 1] <= j:
+            b += 1
+        v = sorted_values[j]
+        if cut and v == last_cut:
+            continue
+        # The next distinct value: later in v's bucket, else the least of the next occupied one.
+        k = j + 1
+        while k < starts[b + 1] and sorted_values[k] == v:
+            k += 1
+        if k == m:
+            break  # v is the largest value: no cut, now or for a later q
+        if n_out == 0 or out[n_out - 1] != v:
+            out[n_out] = v
+            n_out += 1
+        cut_below[n_out - 1] = True
+        cut = True
+        last_cut = v
+        out[n_out] = sorted_values[k]
+        cut_below[n_out] = False
+        n_out += 1
+    return n_out
 
 
 @numba.njit(cache=True, nogil=True)

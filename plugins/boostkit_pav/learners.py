@@ -225,10 +225,11 @@ class Cmass(boostkit.Proposal):
         X, weights = state.data.X, state.weights
         pos = weights * state.data.is_pos
         neg = weights - pos
-        if pos.sum() <= 0 or neg.sum() <= 0:
+        pos_total, neg_total = pos.sum(), neg.sum()
+        if pos_total <= 0 or neg_total <= 0:
             return None
         # centroids of the standardised features z = x * scale; w.z = (w * scale).x
-        difference = (pos @ X / pos.sum() - neg @ X / neg.sum()) * self._scale
+        difference = (pos @ X / pos_total - neg @ X / neg_total) * self._scale
         direction = difference * self._scale
         if not direction.any():
             return None
