@@ -1,8 +1,8 @@
 """PAV (000_ea597104f195fc85.txt section 2.1) against scikit-learn, and binned against sorted rounds.
 
 Everything is timed in this process, JIT warmed first, one thread (numba and BLAS pinned), and
-reported as the median over ``--repeats`` with ratios to the peer measured in the same run (the
-machines are shared: absolute times alone say little).
+reported as the median over ``--repeats`` with ratios to the peer measured in the same run,
+the two called in turn (the machines are shared: absolute times alone say little).
 
 1. Weighted isotonic regression of n labels on scores, n = 1e5, 1e6, 1e7:
    ``boostkit_pav.isotonic.isotonic_regression`` (pool ties, the O(N) PAV of section 2.1)
@@ -41,7 +41,7 @@ from boostkit_pav.calibrations import PavCalibration  # noqa: E402
 from boostkit_pav.isotonic import isotonic_regression  # noqa: E402
 from boostkit_pav.kernels import pav_pools, pool_ties  # noqa: E402
 from boostkit_pav.learners import Projection, ScoreColumns  # noqa: E402
-from timing import median_time  # noqa: E402
+from timing import interleaved_medians, median_time  # noqa: E402
 
 
 def isotonic_data(n: int, seed: int = 0, ties: bool = True):
@@ -73,10 +73,12 @@ def bench_isotonic(sizes, repeats):
             scores, labels, weights = isotonic_data(n, ties=ties)
             order = np.argsort(scores, kind="stable")
             reps = max(1, repeats if n < 10_000_000 else min(repeats, 3))
-            ours = median_time(lambda: isotonic_regression(scores, weights, labels), reps)
-            kernel = median_time(lambda: kernels_only(scores, weights, labels, order), reps)
-            theirs = median_time(lambda: IsotonicRegression(increasing=True).fit(
-                scores, labels, sample_weight=weights), reps)
+            ours, kernel, theirs = interleaved_medians([
+                lambda: isotonic_regression(scores, weights, labels),
+                lambda: kernels_only(scores, weights, labels, order),
+                lambda: IsotonicRegression(increasing=True).fit(scores, labels,
+                                                               sample_weight=weights),
+            ], reps)
             fit = isotonic_regression(scores, weights, labels)
             reference = IsotonicRegression(increasing=True).fit(scores, labels, sample_weight=weights)
             gap = np.abs(fit.fitted() - reference.predict(fit.points)).max()
@@ -88,8 +90,8 @@ def bench_isotonic(sizes, repeats):
     for n in sizes:
         scores = isotonic_data(n, ties=False)[0]
         reps = max(1, repeats if n < 10_000_000 else min(repeats, 3))
-        ours = median_time(lambda: stable_argsort(scores), reps)
-        theirs = median_time(lambda: np.argsort(scores, kind="stable"), reps)
+        ours, theirs = interleaved_medians(
+            [lambda: stable_argsort(scores), lambda: np.argsort(scores, kind="stable")], reps)
         assert np.array_equal(stable_argsort(scores), np.argsort(scores, kind="stable"))
         print(f"  {n:>32,d} {ours * 1e3:>11.1f}ms {theirs * 1e3:>11.1f}ms {theirs / ours:>11.2f}x",
               flush=True)
