@@ -14,6 +14,7 @@ every hook of a traced fit (``BOOSTKIT_TRACE``), keeps its pluggy ``HookCaller``
 
 from __future__ import annotations
 
+import functools
 import inspect
 from typing import Any
 
@@ -83,6 +84,12 @@ class DirectCaller:
 def _keywords(function, argnames) -> frozenset | None:
     """The argument names when ``function`` takes every one of them by keyword, else ``None``
     (a positional-only parameter: pluggy's positional call only)."""
+    # A method's answer is its class's: decided once per function, not once per fit.
+    return _function_keywords(getattr(function, "__func__", function), tuple(argnames))
+
+
+@functools.lru_cache(maxsize=4096)
+def _function_keywords(function, argnames: tuple) -> frozenset | None:
     try:
         parameters = inspect.signature(function).parameters
     except (TypeError, ValueError):
