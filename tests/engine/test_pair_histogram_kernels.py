@@ -143,8 +143,8 @@ def test_both_loops_give_the_same_numbers(c):
     d, n = codes.shape
     weights_t, is_pos_t = np.empty((c, n)), np.empty((c, n), dtype=np.uint8)
     assert kh._split_by_class(signed, weights_t, is_pos_t, 0, n)
-    by_class = np.zeros((c, d, n_bins, 2))
-    kh._accumulate_class_rows(codes, weights_t, is_pos_t, by_class, 0, n)
+    by_class = np.full((c, d, n_bins, 2), np.nan)  # overwritten
+    kh._fill_class_rows(codes, weights_t, is_pos_t, by_class, 0, n)
     out_class = np.empty((d, n_bins, c, 2))
     kh._class_hist_to_out(by_class, out_class)
     by_row = np.zeros((d, n_bins, kh._row_width(c)))

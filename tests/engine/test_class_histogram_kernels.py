@@ -1,0 +1,105 @@
+"""The class histogram kernel (boostkit.kernels.histogram.class_histogram) bit for bit against a
+naive loop that adds the examples to their bins one by one, in increasing order: the order the
+one-thread models (tests/reference) depend on."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+
+from boostkit.kernels import histogram as kh
+from boostkit.kernels.histogram import class_histogram, class_histogram_block
+
+
+def in_order_histogram(codes, weights, columns, n_bins, n_columns):
+    """Each example's weight added to its bin of every feature, one example after the other."""
+    d = codes.shape[0]
+    out = np.zeros((d, n_bins, n_columns))
+    features = np.arange(d)
+    for i in range(codes.shape[1]):
+        out[features, codes[:, i], columns[i]] += weights[i]  # one bin per feature: no repeats
+    return out
+
+
+def random_binned(n, d, n_bins, n_columns=2, seed=0):
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, n_bins, size=(d, n), dtype=np.uint8)
+    # Weights over eleven orders of magnitude: a sum in another order differs in its last bits.
+    weights = rng.exponential(size=n) * 10.0 ** rng.integers(-8, 3, size=n)
+    weights[rng.random(n) < 0.05] = 0.0
+    columns = rng.integers(0, n_columns, size=n).astype(np.uint8 if n_columns == 2 else np.int64)
+    return codes, weights, columns
+
+
+# n: none, fewer than eight (no eight-code load), remainders of eight, and more than a tile with
+# a remainder; d: fewer features than a group, whole groups and a last group of one to three.
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 29, 4099, 2 * kh._TILE + 13])
+@pytest.mark.parametrize("d", [1, 3, 4, 6, 9])
+def test_class_histogram_adds_each_bin_in_example_order(n, d):
+    codes, weights, is_pos = random_binned(n, d, 255, seed=n + d)
+    out = np.full((d, 255, 2), np.nan)  # stale contents must be overwritten
+    class_histogram(codes, weights, is_pos, out)
+    np.testing.assert_array_equal(out, in_order_histogram(codes, weights, is_pos, 255, 2))
+
+
+@pytest.mark.parametrize("n_bins", [1, 2, 17, 256])
+def test_every_number_of_bins(n_bins):
+    codes, weights, is_pos = random_binned(1000, 5, n_bins, seed=n_bins)
+    out = np.full((5, n_bins, 2), np.nan)
+    class_histogram(codes, weights, is_pos, out)
+    np.testing.assert_array_equal(out, in_order_histogram(codes, weights, is_pos, n_bins, 2))
+
+
+def test_bins_beyond_the_codes_are_empty():
+    codes, weights, is_pos = random_binned(500, 5, 256, seed=3)
+    out = np.full((5, 300, 2), np.nan)
+    class_histogram(codes, weights, is_pos, out)
+    np.testing.assert_array_equal(out, in_order_histogram(codes, weights, is_pos, 300, 2))
+
+
+def test_class_indices_as_columns():
+    # SAMME's path: int64 class indices in place of the uint8 sign, one column per class.
+    codes, weights, labels = random_binned(3001, 7, 40, n_columns=5, seed=4)
+    out = np.full((7, 40, 5), np.nan)
+    class_histogram(codes, weights, labels, out)
+    np.testing.assert_array_equal(out, in_order_histogram(codes, weights, labels, 40, 5))
+
+
+@pytest.mark.parametrize("start, stop", [(0, 0), (3, 4), (3, 5000), (1001, 1009), (5, 9999)])
+def test_block_is_the_histogram_of_its_examples(start, stop):
+    codes, weights, is_pos = random_binned(10_000, 6, 30, seed=start)
+    out = np.full((6, 30, 2), np.nan)
+    assert class_histogram_block(codes, weights, is_pos, out, start, stop) is out
+    expected = in_order_histogram(codes[:, start:stop], weights[start:stop], is_pos[start:stop],
+                                  30, 2)
+    np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("layout", ["transposed", "every other example"])
+def test_codes_not_adjacent_in_memory(layout):
+    codes, weights, is_pos = random_binned(2 * 3001, 5, 60, seed=9)
+    if layout == "transposed":  # (n, d) C-ordered data seen as (d, n)
+        codes = np.ascontiguousarray(codes.T).T
+    else:
+        codes, weights, is_pos = codes[:, ::2], weights[::2], is_pos[::2]
+    assert codes.strides[1] != 1
+    out = np.empty((5, 60, 2))
+    class_histogram(codes, weights, is_pos, out)
+    np.testing.assert_array_equal(out, in_order_histogram(codes, weights, is_pos, 60, 2))
+    class_histogram_block(codes, weights, is_pos, out, 17, 2900)
+    np.testing.assert_array_equal(out, in_order_histogram(
+        codes[:, 17:2900], weights[17:2900], is_pos[17:2900], 60, 2))
+
+
+@numba.njit
+def eight_codes_compiled(row, i):
+    return kh._eight_codes(row, i)
+
+
+@pytest.mark.parametrize("i", [0, 1, 5, 8, 13])
+def test_eight_codes_load_is_the_python_definition(i):
+    row = np.random.default_rng(i).integers(0, 256, size=40, dtype=np.uint8)[3:]  # unaligned
+    expected = sum(int(row[i + j]) << (8 * j) for j in range(8))
+    assert int(kh._eight_codes(row, i)) == expected
+    assert int(eight_codes_compiled(row, i)) == expected
