@@ -8,9 +8,10 @@ the two called in turn (the machines are shared: absolute times alone say little
    ``boostkit_pav.isotonic.isotonic_regression`` (pool ties, the O(N) PAV of section 2.1)
    against ``sklearn.isotonic.IsotonicRegression(increasing=True).fit``, on scores with ties
    (rounded normals, ~7 000 distinct values: pooled by hashing, no sort of the n examples) and
-   on distinct scores (normals: one stable radix sort of their bits); the sorted-path kernels
-   alone (ties pooled along a given sort, and PAV) are shown too, and the stable sort itself
-   (``boostkit.kernels.sorting.stable_argsort`` against ``np.argsort(kind="stable")``).
+   on distinct scores (normals: bucketed by their bits, sorted bucket by bucket in cache and
+   pooled as they come, ``boostkit_pav.kernels.sort_pool_ties``); the stable sort the binning
+   uses is shown too (``boostkit.kernels.sorting.stable_argsort`` against
+   ``np.argsort(kind="stable")``).
 2. One PAV-AdaBoost round at n = 1e6: the ``pav`` calibration hook in its approximate (binned,
    section 5) form against its pure (sorted) form, on a score column whose bins the engine made
    once per fit, and on a new real-valued hypothesis (binned on its own training scores); then
@@ -39,7 +40,6 @@ from boostkit.data import TrainingData  # noqa: E402
 from boostkit.kernels.sorting import stable_argsort  # noqa: E402
 from boostkit_pav.calibrations import PavCalibration  # noqa: E402
 from boostkit_pav.isotonic import isotonic_regression  # noqa: E402
-from boostkit_pav.kernels import pav_pools, pool_ties  # noqa: E402
 from boostkit_pav.learners import Projection, ScoreColumns  # noqa: E402
 from timing import interleaved_medians, median_time  # noqa: E402
 
@@ -54,28 +54,18 @@ def isotonic_data(n: int, seed: int = 0, ties: bool = True):
     return scores, labels, weights
 
 
-def kernels_only(scores, weights, labels, order):
-    n = scores.shape[0]
-    points, pooled, means = np.empty(n), np.empty(n), np.empty(n)
-    m = pool_ties(scores, weights, labels, order, points, pooled, means)
-    starts, values = np.empty(m + 1, dtype=np.int64), np.empty(m)
-    pav_pools(means[:m], pooled[:m], starts, values)
-
-
 def bench_isotonic(sizes, repeats):
     from sklearn.isotonic import IsotonicRegression
 
     print("1. weighted isotonic regression")
-    print(f"  {'scores':>9s} {'n':>10s} {'boostkit_pav':>13s} {'kernels only':>13s} "
+    print(f"  {'scores':>9s} {'n':>10s} {'boostkit_pav':>13s} "
           f"{'scikit-learn':>13s} {'sklearn/ours':>13s} {'pools':>7s}")
     for ties in (True, False):
         for n in sizes:
             scores, labels, weights = isotonic_data(n, ties=ties)
-            order = np.argsort(scores, kind="stable")
             reps = max(1, repeats if n < 10_000_000 else min(repeats, 3))
-            ours, kernel, theirs = interleaved_medians([
+            ours, theirs = interleaved_medians([
                 lambda: isotonic_regression(scores, weights, labels),
-                lambda: kernels_only(scores, weights, labels, order),
                 lambda: IsotonicRegression(increasing=True).fit(scores, labels,
                                                                sample_weight=weights),
             ], reps)
@@ -84,7 +74,7 @@ def bench_isotonic(sizes, repeats):
             gap = np.abs(fit.fitted() - reference.predict(fit.points)).max()
             assert gap < 1e-12, f"isotonic fits differ by {gap:g} at n = {n}"
             print(f"  {'tied' if ties else 'distinct':>9s} {n:>10,d} {ours * 1e3:>11.1f}ms "
-                  f"{kernel * 1e3:>11.1f}ms {theirs * 1e3:>11.1f}ms {theirs / ours:>12.2f}x "
+                  f"{theirs * 1e3:>11.1f}ms {theirs / ours:>12.2f}x "
                   f"{fit.n_pools:>7d}", flush=True)
     print(f"  stable argsort of distinct scores {'radix':>13s} {'numpy':>13s} {'numpy/radix':>12s}")
     for n in sizes:

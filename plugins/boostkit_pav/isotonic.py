@@ -9,10 +9,8 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from boostkit.kernels.sorting import argsort_keys
-
 from .kernels import (check_regression_input, interpolate_points, pav_pools, pav_pools_scratch,
-                      pool_ties, pool_ties_hashed)
+                      pool_ties_hashed, sort_pool_ties)
 
 __all__ = [
     "IsotonicFit",
@@ -84,10 +82,10 @@ def isotonic_regression(scores, weights, targets) -> IsotonicFit:
     (:func:`~boostkit_pav.kernels.pav_pools`). Scores with at most :data:`HASHED_POINTS`
     distinct values are pooled in one pass by hashing
     (:func:`~boostkit_pav.kernels.pool_ties_hashed`) and only the N points are sorted; others
-    are sorted once, stably, by a radix sort of their bits (O(n);
-    :func:`boostkit.kernels.sorting.argsort_keys`), and pooled along the sort
-    (:func:`~boostkit_pav.kernels.pool_ties`). Both sum tied examples in their order, so both
-    give the same fit. Examples of weight 0 are ignored.
+    are sorted once, stably, by an MSD radix sort of their bits that carries the weights and
+    targets along, and pooled bucket by bucket (:func:`~boostkit_pav.kernels.sort_pool_ties`).
+    Both sum tied examples in their order, so both give the same fit. Examples of weight 0 are
+    ignored.
     """
     scores = np.ascontiguousarray(scores, dtype=np.float64)
     weights = np.ascontiguousarray(weights, dtype=np.float64)
@@ -113,12 +111,11 @@ def isotonic_regression(scores, weights, targets) -> IsotonicFit:
         order = np.argsort(points[:n_points])  # distinct values: every sort gives this order
         points, pooled_weights, means = points[order], pooled_weights[order], means[order]
     else:
-        # Ties in the examples' order, as hashed. 32-bit indices move faster through the sort.
-        index = np.int32 if n < 2**31 else np.intp
-        order = argsort_keys(scores, np.empty(n, dtype=np.uint64), np.empty(n, dtype=np.uint64),
-                             np.empty(n, dtype=index), np.empty(n, dtype=index))
+        # Ties in the examples' order, as hashed.
         points, pooled_weights, means = np.empty(n), np.empty(n), np.empty(n)
-        n_points = pool_ties(scores, weights, targets, order, points, pooled_weights, means)
+        n_points = sort_pool_ties(scores, weights, targets, np.empty(n, dtype=np.uint64),
+                                  np.empty(n, dtype=np.uint64), np.empty(n), np.empty(n),
+                                  points, pooled_weights, means)
         points, pooled_weights, means = points[:n_points], pooled_weights[:n_points], means[:n_points]
     pool_starts = np.empty(n_points + 1, dtype=np.int64)
     pool_values = np.empty(n_points)

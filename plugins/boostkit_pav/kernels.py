@@ -6,8 +6,9 @@ All are plain functions over arrays (000_ea597104f195fc85.txt sections 2 and 5).
 naive references beside them and also run them with ``NUMBA_DISABLE_JIT=1``.
 
 Tied scores are pooled in the order of the examples, whichever kernel pools them
-(:func:`pool_ties` along a stable sort, or :func:`pool_ties_hashed` without one): the pooled
-sums, and so every fit, are one deterministic function of the data.
+(:func:`sort_pool_ties` along its stable sort, or :func:`pool_ties_hashed` without one): the
+pooled sums, and so every fit, are one deterministic function of the data, the sums of pooling
+along ``np.argsort(kind="stable")`` (the tests' reference).
 """
 
 from __future__ import annotations
@@ -16,10 +17,17 @@ import numba
 import numpy as np
 
 from boostkit.kernels.binning import count_below
+from boostkit.kernels.sorting import N_DIGITS, SIGN, radix_sort
 
 # Fibonacci hashing: multiplying by 2^64 / golden ratio spreads the bits of a float's pattern
 # over the top bits, which pick the slot.
 _HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
+# sort_pool_ties deals the examples into 2^16 buckets by their keys' top bits (sign, exponent
+# and 4 bits of the mantissa: a bucket's examples then fit in cache), then each bucket into
+# up to 2^16 sub-buckets; a sub-bucket of at most _INSERTION_SEGMENT is insertion sorted.
+_TOP_BITS = 16
+_SUB_BITS = 16
+_INSERTION_SEGMENT = 32
 
 
 @numba.njit(cache=True, nogil=True)
@@ -39,39 +47,129 @@ def check_regression_input(scores, weights, targets):
 
 
 @numba.njit(cache=True, nogil=True)
-def pool_ties(scores, weights, targets, order, out_scores, out_weights, out_means):
-    """Pool the examples that share a parameter value (000 section 2, before eq. 1).
+def _move(keys, weights, targets, src, out_keys, out_weights, out_targets, dst):
+    out_keys[dst] = keys[src]
+    out_weights[dst] = weights[src]
+    out_targets[dst] = targets[src]
 
-    ``order`` sorts ``scores`` increasingly. Every run of equal scores becomes one point whose
-    weight is the run's total weight and whose target is the run's weighted mean target, summed
-    in the order ``order`` lists them (the examples' order when the sort is stable).
-    Examples of weight 0 are left out (they carry no information, and a run of them would have
-    no mean). Writes the distinct values, in increasing order, into ``out_scores``,
-    ``out_weights`` and ``out_means`` (each at least ``len(order)`` long) and returns their
-    number N.
+
+@numba.njit(cache=True, nogil=True)
+def _sort_segment(keys, weights, targets, lo, hi):
+    """``keys[lo:hi]`` sorted, equal keys in their order, with ``weights`` and ``targets``
+    moved alongside: an insertion sort when short, else a radix sort of the keys (by their
+    indices) and one gather."""
+    if hi - lo <= _INSERTION_SEGMENT:
+        for j in range(lo + 1, hi):
+            k, w, t = keys[j], weights[j], targets[j]
+            i = j - 1
+            while i >= lo and keys[i] > k:  # strict: equal keys keep their order
+                _move(keys, weights, targets, i, keys, weights, targets, i + 1)
+                i -= 1
+            keys[i + 1], weights[i + 1], targets[i + 1] = k, w, t
+        return
+    m = hi - lo
+    sorted_keys, order = radix_sort(keys[lo:hi].copy(), np.arange(m), np.empty(m, dtype=np.uint64),
+                                    np.empty(m, dtype=np.int64), N_DIGITS)
+    w_segment, t_segment = weights[lo:hi].copy(), targets[lo:hi].copy()
+    for j in range(m):
+        keys[lo + j] = sorted_keys[j]
+        weights[lo + j] = w_segment[order[j]]
+        targets[lo + j] = t_segment[order[j]]
+
+
+@numba.njit(cache=True, nogil=True)
+def sort_pool_ties(scores, weights, targets, keys, bucket_keys, bucket_weights, bucket_targets,
+                   out_scores, out_weights, out_means):
+    """Pooling of ties along the stable sort of ``scores`` (finite), the same N points bit for
+    bit, with the sort done here and the weights and targets carried through it, so that the
+    pooling reads them in order instead of gathering them along an index.
+
+    The sort is an MSD radix sort of the scores' keys (``boostkit.kernels.sorting.flip_keys``,
+    -0.0 taken as +0.0): one pass deals (key, weight, target) into buckets by the key's top
+    :data:`_TOP_BITS` bits, in the examples' order; each bucket is then dealt by its next
+    log2(size) bits into sub-buckets of about one example each, which an insertion sort (or,
+    when long, a radix sort) finishes while the bucket is in cache, and is pooled at once.
+    Every step keeps equal keys in their order, so ties are summed in the examples' order.
+    ``keys``, ``bucket_keys`` (uint64), ``bucket_weights`` and ``bucket_targets`` (float64) are
+    scratch as long as ``scores``; the ``out_*`` arrays are at least as long. Returns N.
     """
+    n = scores.shape[0]
+    bits = scores.view(np.uint64)
+    top_shift = np.uint64(64 - _TOP_BITS)
+    starts = np.zeros((1 << _TOP_BITS) + 1, dtype=np.int64)
+    zero_bits = np.uint64(0)  # the first zero of positive weight, as pooling along a sort keeps
+    zero_seen = False
+    for i in range(n):
+        k = bits[i]
+        if scores[i] == 0.0:
+            k = np.uint64(0)
+            if not zero_seen and weights[i] > 0.0:
+                zero_bits = bits[i]
+                zero_seen = True
+        k = ~k if k & SIGN else k | SIGN  # flip_keys of one key
+        keys[i] = k
+        starts[(k >> top_shift) + 1] += 1
+    largest = 0
+    for b in range(1 << _TOP_BITS):
+        largest = max(largest, starts[b + 1])
+        starts[b + 1] += starts[b]
+    ends = starts[:-1].copy()  # the next free slot of each bucket while dealing
+    for i in range(n):
+        b = keys[i] >> top_shift
+        _move(keys, weights, targets, i, bucket_keys, bucket_weights, bucket_targets, ends[b])
+        ends[b] += 1
+    sub_keys = np.empty(largest, dtype=np.uint64)
+    sub_weights = np.empty(largest)
+    sub_targets = np.empty(largest)
+    sub_ends = np.empty((1 << _SUB_BITS) + 1, dtype=np.int64)
+    out_bits = out_scores.view(np.uint64)
     n_out = 0
-    current = 0.0
+    current = np.uint64(0)
     total_w = 0.0
     total_wp = 0.0
-    for idx in range(order.shape[0]):
-        i = order[idx]
-        w = weights[i]
-        if w <= 0.0:
+    for b in range(1 << _TOP_BITS):
+        lo = starts[b]
+        m = starts[b + 1] - lo
+        if m == 0:
             continue
-        s = scores[i]
-        if n_out > 0 and s == current:
-            total_w += w
-            total_wp += w * targets[i]
-        else:
-            if n_out > 0:
-                out_weights[n_out - 1] = total_w
-                out_means[n_out - 1] = total_wp / total_w
-            out_scores[n_out] = s
-            current = s
-            total_w = w
-            total_wp = w * targets[i]
-            n_out += 1
+        sub_bits = 1
+        while (1 << sub_bits) < m and sub_bits < _SUB_BITS:
+            sub_bits += 1
+        sub_shift = np.uint64(64 - _TOP_BITS - sub_bits)
+        sub_mask = np.uint64((1 << sub_bits) - 1)
+        sub_ends[: (1 << sub_bits) + 1] = 0
+        for j in range(lo, lo + m):
+            sub_ends[((bucket_keys[j] >> sub_shift) & sub_mask) + 1] += 1
+        for d in range(1 << sub_bits):
+            sub_ends[d + 1] += sub_ends[d]
+        for j in range(lo, lo + m):
+            d = (bucket_keys[j] >> sub_shift) & sub_mask
+            _move(bucket_keys, bucket_weights, bucket_targets, j, sub_keys, sub_weights,
+                  sub_targets, sub_ends[d])
+            sub_ends[d] += 1
+        sub_start = 0  # sub-bucket d now ends at sub_ends[d]
+        for d in range(1 << sub_bits):
+            if sub_ends[d] - sub_start > 1:
+                _sort_segment(sub_keys, sub_weights, sub_targets, sub_start, sub_ends[d])
+            sub_start = sub_ends[d]
+        for j in range(m):
+            w = sub_weights[j]
+            if w <= 0.0:
+                continue
+            k = sub_keys[j]
+            if n_out > 0 and k == current:  # equal keys, equal scores
+                total_w += w
+                total_wp += w * sub_targets[j]
+            else:
+                if n_out > 0:
+                    out_weights[n_out - 1] = total_w
+                    out_means[n_out - 1] = total_wp / total_w
+                # unflip_keys of one key; 0.0 and -0.0 share one key
+                out_bits[n_out] = zero_bits if k == SIGN else (k ^ SIGN if k & SIGN else ~k)
+                current = k
+                total_w = w
+                total_wp = w * sub_targets[j]
+                n_out += 1
     if n_out > 0:
         out_weights[n_out - 1] = total_w
         out_means[n_out - 1] = total_wp / total_w
@@ -81,12 +179,12 @@ def pool_ties(scores, weights, targets, order, out_scores, out_weights, out_mean
 @numba.njit(cache=True, nogil=True)
 def pool_ties_hashed(scores, bits, weights, targets, max_points, out_scores, out_weights,
                      out_means):
-    """:func:`pool_ties` without a sort, for scores with at most ``max_points`` distinct values.
+    """Pooling of ties without a sort, for scores with at most ``max_points`` distinct values.
 
     One pass over the examples in their order: an open-addressing hash table keyed by the
     score's bit pattern (``bits``, ``scores`` viewed as int64; 0.0 and -0.0 hash alike) gives
     each distinct score of positive weight its point, whose weight and weighted target are
-    summed in the order of the examples, as :func:`pool_ties` sums them. Writes the N points in
+    summed in the order of the examples, as pooling along a stable sort sums them. Writes the N points in
     the order of their first example (not sorted: the caller sorts N values instead of n) into
     the ``out_*`` arrays (each at least ``max_points`` long) and returns N, or -1 as soon as a
     value beyond the first ``max_points`` appears. O(n) expected time; the table (4

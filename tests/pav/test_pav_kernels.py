@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from sklearn.isotonic import IsotonicRegression
 
 from boostkit_pav.isotonic import isotonic_bins, isotonic_regression
-from boostkit_pav.kernels import interpolate_points, pav_pools, pool_ties
+from boostkit_pav.kernels import interpolate_points, pav_pools
+from pooling_reference import pool_ties
 
 
 def naive_pav(means, weights):

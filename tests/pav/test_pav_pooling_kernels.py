@@ -16,7 +16,8 @@ import boostkit_pav.isotonic as isotonic
 from boostkit.kernels.binning import apply_bins
 from boostkit.kernels.histogram import cell_class_sums
 from boostkit_pav.calibrations import _score_bin_sums, score_thresholds
-from boostkit_pav.kernels import bin_class_sums, check_regression_input, pool_ties, pool_ties_hashed
+from boostkit_pav.kernels import bin_class_sums, check_regression_input, pool_ties_hashed
+from pooling_reference import pool_ties
 
 
 def naive_pooling(scores, weights, targets):
