@@ -30,6 +30,7 @@ from .components import Calibrated, Candidate, RoundRecord, Weights, describe_hy
 from .data import MAX_BINS, TrainingData
 from .errors import DataError, HookError, RecipeError
 from .features import CATEGORICAL_FROM_DTYPE, FeatureSchema
+from .kernels.blocks import row_threads
 from .kernels.boosting import add_contribution, add_contribution_blocks, all_finite, sum_and_min
 from .kernels.histogram import cell_class_sums, cell_pair_sums
 from .model import BoostModel
@@ -682,7 +683,7 @@ def _run(pm, recipe, components, data: TrainingData, validation: ValidationData 
                 )
             _check_array(calibrated.removed_values, shape, "removed values", "boostkit_calibrate")
             change = calibrated.train_values - calibrated.removed_values
-        if n_jobs > 1:  # blocks of examples; on threads, F_t goes to a new array
+        if row_threads(flat_margin.shape[0], n_jobs) > 1:  # blocks on threads: F_t, a new array
             new_margin, training_error, weighted_error = add_contribution_blocks(
                 flat_margin, change.ravel(), flat_y, flat_d1, state.weights.ravel(), n_jobs)
             if new_margin is not flat_margin:

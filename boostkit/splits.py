@@ -19,6 +19,7 @@ import attrs
 import numpy as np
 
 from .components import BinCells
+from .kernels.blocks import histogram_threads
 from .kernels.histogram import (
     class_histogram,
     class_histogram_parallel,
@@ -132,6 +133,8 @@ def histogram(codes: np.ndarray, weights: np.ndarray, is_pos: np.ndarray, n_bins
     split into blocks summed on ``n_jobs`` threads (the blocks depend on the number of examples
     only, :func:`boostkit.kernels.blocks.block_bounds`).
     """
+    if histogram_threads(codes, n_jobs) == 1:  # too small for threads: the serial histogram
+        n_jobs = 1
     if weights.ndim == 2 and labels is not None:
         on_labels = np.empty(weights.shape[0])
         if true_pair_weights(weights, labels, on_labels):

@@ -42,7 +42,7 @@ from typing import Callable
 import numpy as np
 
 __all__ = ["block_bounds", "run_blocks", "SpareArrays", "MAX_BLOCKS", "MIN_BLOCK_ROWS",
-           "MIN_THREADED_ROWS", "MIN_THREADED_UPDATES", "histogram_threads"]
+           "MIN_THREADED_ROWS", "MIN_THREADED_UPDATES", "histogram_threads", "row_threads"]
 
 #: At most this many blocks: enough that a thread holding one is a small share of the work,
 #: few enough that combining the blocks' results (a histogram each) stays cheap.
@@ -66,6 +66,12 @@ def histogram_threads(codes: np.ndarray, n_jobs: int) -> int:
     """The threads a histogram of the ``(d, n)`` bin ``codes`` runs its blocks on: ``n_jobs``,
     or 1 below :data:`MIN_THREADED_UPDATES` updates."""
     return n_jobs if codes.shape[0] * codes.shape[1] >= MIN_THREADED_UPDATES else 1
+
+
+def row_threads(n: int, n_jobs: int) -> int:
+    """The threads a pass of a few nanoseconds per example runs the :func:`block_bounds` blocks
+    of ``n`` examples on: ``n_jobs``, or 1 when the blocks are under :data:`MIN_THREADED_ROWS`."""
+    return n_jobs if n // len(block_bounds(n)) >= MIN_THREADED_ROWS else 1
 
 
 def block_bounds(n: int) -> list[tuple[int, int]]:

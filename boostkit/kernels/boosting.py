@@ -15,7 +15,7 @@ import math
 import numba
 import numpy as np
 
-from .blocks import MIN_THREADED_ROWS, SpareArrays, block_bounds, run_blocks
+from .blocks import MIN_THREADED_ROWS, SpareArrays, block_bounds, row_threads, run_blocks
 from .exponential import CONTRACT, exp_nonpositive
 
 
@@ -87,11 +87,8 @@ def add_contribution_blocks(margin, contribution, y, d1, weights, n_jobs):
     bounds = block_bounds(margin.shape[0])
     if len(bounds) == 1:  # the serial pass itself
         return (margin, *add_contribution(margin, contribution, y, d1, weights))
-    if n_jobs > 1 and margin.shape[0] // len(bounds) >= MIN_THREADED_ROWS:
-        out = np.empty_like(margin)
-        threads = n_jobs
-    else:
-        out, threads = margin, 1
+    threads = row_threads(margin.shape[0], n_jobs)
+    out = np.empty_like(margin) if threads > 1 else margin
     parts = run_blocks(
         lambda k: _add_block(margin, contribution, y, d1, weights, out, *bounds[k]),
         len(bounds), threads)
@@ -283,7 +280,7 @@ def cell_sign_error_parallel(cells, table, y, weights, n_jobs):
     bounds = block_bounds(cells.shape[0])
     if len(bounds) == 1:  # the serial sum itself
         return cell_sign_error(cells, table, y, weights)
-    threads = n_jobs if cells.shape[0] // len(bounds) >= MIN_THREADED_ROWS else 1
+    threads = row_threads(cells.shape[0], n_jobs)
     parts = run_blocks(lambda k: _cell_sign_error_block(cells, table, y, weights, *bounds[k]),
                        len(bounds), threads)
     eps, bad, outside = 0.0, 0, 0

@@ -12,6 +12,7 @@ from boostkit.capabilities import DISTRIBUTED
 from boostkit.contributions import cell_values
 from boostkit.criteria import weighted_error, z_loss
 from boostkit.smoothing import check_smoothing, resolve_smoothing
+from boostkit.kernels.blocks import row_threads
 from boostkit.kernels.boosting import (cell_sign_error, cell_sign_error_parallel, exp_loss_alpha,
                                       sign_error, take_cells)
 
@@ -65,7 +66,7 @@ class ConstantAlpha(boostkit.Calibration):
         """The same eps and values from the examples' cells and the hypothesis's score per cell
         (a byte per example instead of a score): bit for bit the scores' path on one thread."""
         cells = candidate.cells
-        if state.n_jobs > 1:  # blocks of examples on threads: eps equal up to rounding
+        if row_threads(cells.shape[0], state.n_jobs) > 1:  # blocks on threads: eps to rounding
             eps, n_not_pm1, n_outside = cell_sign_error_parallel(
                 cells, table, state.data.y, state.weights, state.n_jobs)
         else:

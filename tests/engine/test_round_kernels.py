@@ -176,10 +176,10 @@ def test_cell_sign_error_in_blocks_is_the_serial_sum_up_to_rounding_for_any_thre
 @pytest.mark.parametrize("n_jobs", [2, 3])
 def test_margin_update_in_blocks_gives_the_serial_margins_and_errors_to_rounding(
         on_threads, n_jobs, monkeypatch):
-    from boostkit.kernels import boosting
+    from boostkit.kernels import blocks, boosting
     from boostkit.kernels.blocks import MAX_BLOCKS, MIN_BLOCK_ROWS
 
-    monkeypatch.setattr(boosting, "MIN_THREADED_ROWS", 0 if on_threads else 1 << 62)
+    monkeypatch.setattr(blocks, "MIN_THREADED_ROWS", 0 if on_threads else 1 << 62)
     n = MAX_BLOCKS * MIN_BLOCK_ROWS + 77
     rng = np.random.default_rng(n_jobs)
     margin = rng.normal(size=n)
@@ -209,6 +209,7 @@ def test_a_fit_on_threads_with_new_margins_each_round_is_the_serial_fit_to_round
 
     # Every block on the threads, however small: the margins are then a new array each round.
     monkeypatch.setattr(boosting, "MIN_THREADED_ROWS", 0)
+    monkeypatch.setattr(blocks, "MIN_THREADED_ROWS", 0)
     monkeypatch.setattr(blocks, "MIN_THREADED_UPDATES", 0)
     rng = np.random.default_rng(5)
     X = rng.normal(size=(3 * 8192, 4))
