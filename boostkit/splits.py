@@ -129,9 +129,11 @@ def histogram(codes: np.ndarray, weights: np.ndarray, is_pos: np.ndarray, n_bins
     With ``(n, C)`` pair weights and signs (C > 1 margin columns) it is the ``(d, n_bins, C, 2)``
     histogram of the (example, class) pairs. Given the class index ``labels`` of single-label
     data, pair weights that are zero off the true-label pairs (SAMME's) are summed in one pass
-    over the examples instead of C, with the same result. With ``n_jobs > 1`` the examples are
-    split into blocks summed on ``n_jobs`` threads (the blocks depend on the number of examples
-    only, :func:`boostkit.kernels.blocks.block_bounds`).
+    over the examples instead of C, with the same result. With ``n_jobs > 1``, and enough
+    updates to repay the threads (:func:`boostkit.kernels.blocks.histogram_threads`), the
+    examples are split into blocks summed on ``n_jobs`` threads (the blocks depend on the number
+    of examples only, :func:`boostkit.kernels.blocks.block_bounds`); below that, the serial
+    histogram.
     """
     if histogram_threads(codes, n_jobs) == 1:  # too small for threads: the serial histogram
         n_jobs = 1
