@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .errors import HookError
 from .kernels.splits import two_cell_error
 
 __all__ = [
@@ -130,11 +131,20 @@ def partition_loss(state, criterion: str | None = None):
 
     An explicit ``criterion`` (a :data:`CRITERIA` key) wins; ``None`` asks the fit's calibration
     through ``boostkit_partition_loss``, so the learner's choice follows the coefficient rule it
-    is combined with. The returned function raises a clear error if the calibration does not
-    score partitions. With C > 1 margin columns the sums it takes are per class,
-    ``(..., K, C)``, and an explicit criterion is its :data:`MULTICLASS_CRITERIA` form.
+    is combined with; when the calibration names its loss (``boostkit_partition_criterion``),
+    that criterion's function itself, which searches may recognise (``loss is weighted_error``).
+    The returned function raises a clear error if the calibration does not score partitions.
+    With C > 1 margin columns the sums it takes are per class, ``(..., K, C)``, and a criterion
+    is its :data:`MULTICLASS_CRITERIA` form.
     """
     n_columns = state.data.n_columns
+    if criterion is None:
+        criterion = state.hook.boostkit_partition_criterion(n_columns=n_columns)
+        if criterion is not None and criterion not in CRITERIA:
+            raise HookError(
+                f"boostkit_partition_criterion returned {criterion!r}, expected None or one of "
+                f"{sorted(CRITERIA)}"
+            )
     if criterion is not None:
         return CRITERIA[criterion] if n_columns == 1 else MULTICLASS_CRITERIA[criterion]
 

@@ -441,6 +441,7 @@ def _round_manager(recipe: Recipe, components, observers) -> pluggy.PluginManage
         pm.check_pending()  # a misspelled hook (boostkit_should_stopp) would never be called
     except pluggy.PluginValidationError as exc:
         raise RecipeError(f"recipe {recipe.name!r}: {exc}") from exc
+    _check_partition_hooks(pm, recipe)
     for hook_name, role in _FIRSTRESULT_ROLES.items():
         impls = [
             impl for impl in getattr(pm.hook, hook_name).get_hookimpls()
@@ -453,6 +454,23 @@ def _round_manager(recipe: Recipe, components, observers) -> pluggy.PluginManage
                 f"(the {role}), found {len(impls)}: {', '.join(owners)}"
             )
     return pm
+
+
+def _check_partition_hooks(pm: pluggy.PluginManager, recipe: Recipe) -> None:
+    """Refuse a recipe where one component names the partition criterion and another answers
+    ``boostkit_partition_loss``: learners given the criterion would never see the other loss."""
+    def owners(hook_name):
+        return {impl.plugin_name for impl in getattr(pm.hook, hook_name).get_hookimpls()
+                if not (impl.hookwrapper or impl.wrapper)}
+
+    naming, scoring = owners("boostkit_partition_criterion"), owners("boostkit_partition_loss")
+    if naming and naming != scoring:
+        raise RecipeError(
+            f"recipe {recipe.name!r}: boostkit_partition_criterion is answered by "
+            f"{', '.join(sorted(naming))} but boostkit_partition_loss by "
+            f"{', '.join(sorted(scoring)) or 'none'}; the component that names its partition "
+            "loss must also compute it, and be the only one that does"
+        )
 
 
 def _culprit(exc: BaseException, components) -> str:

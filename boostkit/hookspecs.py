@@ -222,6 +222,27 @@ class RoundSpecs:
         """
 
     @hookspec(firstresult=True)
+    def boostkit_partition_criterion(self, n_columns):
+        """Name the partition loss when it is one of :data:`boostkit.criteria.CRITERIA`, or ``None``.
+
+        A calibration whose :meth:`boostkit_partition_loss` is exactly a criterion of
+        :mod:`boostkit.criteria` (``"error"``, ``"z"``, ``"gini"``, ``"entropy"``) may say so
+        here; :func:`boostkit.criteria.partition_loss` then hands learners that function itself
+        rather than a call of the hook, and a search that knows the function can run a compiled
+        form of it (:func:`boostkit.splits.best_split` finds the lowest weighted error of every
+        threshold in one kernel call, bit for bit the same split). The loss named must be the
+        one ``boostkit_partition_loss`` gives for ``n_columns`` (the fit's C; with C > 1 the
+        criterion's :data:`boostkit.criteria.MULTICLASS_CRITERIA` form); one component answers
+        both hooks, and a recipe where different components answer them is refused.
+
+        Example (``constant-alpha``)::
+
+            @boostkit.hookimpl
+            def boostkit_partition_criterion(self, n_columns):
+                return "error"
+        """
+
+    @hookspec(firstresult=True)
     def boostkit_calibrate(self, state, candidate):
         """Turn the candidate's training output into this round's contribution c_t.
 

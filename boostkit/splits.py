@@ -19,6 +19,7 @@ import attrs
 import numpy as np
 
 from .components import BinCells
+from .criteria import weighted_error
 from .kernels.blocks import histogram_threads
 from .kernels.histogram import (
     class_histogram,
@@ -30,7 +31,7 @@ from .kernels.histogram import (
     threshold_pair_sums,
     true_pair_weights,
 )
-from .kernels.splits import binned_split_candidates, first_near_minimum
+from .kernels.splits import binned_split_candidates, first_near_minimum, lowest_error_cut
 
 __all__ = [
     "Split",
@@ -193,6 +194,18 @@ def best_split(hist: np.ndarray, valid: np.ndarray, loss: PartitionLoss, *,
     d, n_bins = hist.shape[:2]
     if valid.size == 0 or (priority is not None and not valid.any()):
         return None
+    if (loss is weighted_error and priority is None and hist.ndim == 3
+            and valid.shape == (d, n_bins - 1)):
+        # The weighted error (discrete AdaBoost's eps_t): sums, errors and the choice in one
+        # compiled call, the same split as below without the four arrays of sides.
+        scores = np.empty((d, n_bins - 1))
+        sides = np.empty((2, 2))  # (neg, pos) x (left, right)
+        k = lowest_error_cut(hist, valid, TIE_TOLERANCE, scores, sides)
+        if k < 0:
+            return None
+        feature, b = divmod(k, n_bins - 1)
+        return Split(feature, b, float(scores[feature, b]), sides[0], sides[1],
+                     _more_weight_left(sides[0], sides[1], weight_columns))
     if hist.ndim == 4:
         wneg = np.empty((d, n_bins - 1, 2, hist.shape[2]))
         wpos = np.empty_like(wneg)

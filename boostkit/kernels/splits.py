@@ -214,3 +214,137 @@ def two_cell_error(wpos, wneg, out):
         left = p0 if (p0 <= n0 or p0 != p0) else n0
         right = p1 if (p1 <= n1 or p1 != p1) else n1
         out[j] = left + right
+
+
+@numba.njit(cache=True, nogil=True)
+def _error_cuts_of_four(hist, f, valid, right, scores, lowest):
+    # Features f..f+3: suffix sums into ``right``, then prefix sums, each cut's error and each
+    # feature's lowest valid error. Eight running sums at once: a chain of dependent additions
+    # is bound by their latency.
+    m = hist.shape[1] - 1
+    h0, h1, h2, h3 = hist[f], hist[f + 1], hist[f + 2], hist[f + 3]
+    r0, r1, r2, r3 = right[0], right[1], right[2], right[3]
+    sn0 = sn1 = sn2 = sn3 = sp0 = sp1 = sp2 = sp3 = 0.0
+    for k in range(m):
+        b = m - k
+        sn0 += h0[b, 0]
+        sp0 += h0[b, 1]
+        sn1 += h1[b, 0]
+        sp1 += h1[b, 1]
+        sn2 += h2[b, 0]
+        sp2 += h2[b, 1]
+        sn3 += h3[b, 0]
+        sp3 += h3[b, 1]
+        r0[b - 1, 0], r0[b - 1, 1], r1[b - 1, 0], r1[b - 1, 1] = sn0, sp0, sn1, sp1
+        r2[b - 1, 0], r2[b - 1, 1], r3[b - 1, 0], r3[b - 1, 1] = sn2, sp2, sn3, sp3
+    s0, s1, s2, s3 = scores[f], scores[f + 1], scores[f + 2], scores[f + 3]
+    v0, v1, v2, v3 = valid[f], valid[f + 1], valid[f + 2], valid[f + 3]
+    sn0 = sn1 = sn2 = sn3 = sp0 = sp1 = sp2 = sp3 = 0.0
+    low0 = low1 = low2 = low3 = np.inf
+    for b in range(m):
+        sn0 += h0[b, 0]
+        sp0 += h0[b, 1]
+        sn1 += h1[b, 0]
+        sp1 += h1[b, 1]
+        sn2 += h2[b, 0]
+        sp2 += h2[b, 1]
+        sn3 += h3[b, 0]
+        sp3 += h3[b, 1]
+        e0 = _min_or_nan(sp0, sn0) + _min_or_nan(r0[b, 1], r0[b, 0])
+        e1 = _min_or_nan(sp1, sn1) + _min_or_nan(r1[b, 1], r1[b, 0])
+        e2 = _min_or_nan(sp2, sn2) + _min_or_nan(r2[b, 1], r2[b, 0])
+        e3 = _min_or_nan(sp3, sn3) + _min_or_nan(r3[b, 1], r3[b, 0])
+        s0[b], s1[b], s2[b], s3[b] = e0, e1, e2, e3
+        low0 = _min_or_nan(e0 if v0[b] else np.inf, low0)
+        low1 = _min_or_nan(e1 if v1[b] else np.inf, low1)
+        low2 = _min_or_nan(e2 if v2[b] else np.inf, low2)
+        low3 = _min_or_nan(e3 if v3[b] else np.inf, low3)
+    lowest[f], lowest[f + 1], lowest[f + 2], lowest[f + 3] = low0, low1, low2, low3
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _min_or_nan(x, y):
+    # np.minimum(x, y): NaN if either is.
+    return x if (x <= y or x != x) else y
+
+
+@numba.njit(cache=True, nogil=True)
+def lowest_error_cut(hist, valid, tolerance, scores, sides):
+    """The cut of lowest weighted error of a ``(d, B, 2)`` class histogram, in one call: the
+    flat index ``f * (B - 1) + b`` of the cut after bin b of feature f, or -1 when no cut is
+    ``valid`` (``(d, B - 1)`` bool).
+
+    Bit for bit what :func:`boostkit.kernels.histogram.threshold_class_sums`, the weighted
+    error :func:`two_cell_error` of their two cells and :func:`first_near_minimum` (ties within
+    ``tolerance``, relative, to the lowest index) give: each side summed in the same order,
+    without the four ``(d, B - 1, 2)`` arrays of sides, and the selection from each feature's
+    lowest error. ``scores`` (``(d, B - 1)``) receives every cut's error; ``sides`` (``(2, 2)``)
+    the chosen cut's (left, right) weight of negatives (row 0) and of positives (row 1).
+    """
+    d, n_bins, _ = hist.shape
+    m = n_bins - 1
+    right = np.empty((4, m, 2))
+    lowest = np.empty(d)  # each feature's lowest valid error (inf: none; NaN: a NaN)
+    f = 0
+    while f + 4 <= d:
+        _error_cuts_of_four(hist, f, valid, right, scores, lowest)
+        f += 4
+    while f < d:
+        r = right[0]
+        sn = sp = 0.0
+        for b in range(m, 0, -1):
+            sn += hist[f, b, 0]
+            sp += hist[f, b, 1]
+            r[b - 1, 0], r[b - 1, 1] = sn, sp
+        sn = sp = 0.0
+        low = np.inf
+        for b in range(m):
+            sn += hist[f, b, 0]
+            sp += hist[f, b, 1]
+            e = _min_or_nan(sp, sn) + _min_or_nan(r[b, 1], r[b, 0])
+            scores[f, b] = e
+            low = _min_or_nan(e if valid[f, b] else np.inf, low)
+        lowest[f] = low
+        f += 1
+    k = _first_near_lowest(scores, valid, tolerance, lowest)
+    if k >= 0:
+        f, c = k // m, k % m
+        ln = lp = rn = rp = 0.0
+        for b in range(c + 1):
+            ln += hist[f, b, 0]
+            lp += hist[f, b, 1]
+        for b in range(m, c, -1):
+            rn += hist[f, b, 0]
+            rp += hist[f, b, 1]
+        sides[0, 0], sides[0, 1], sides[1, 0], sides[1, 1] = ln, rn, lp, rp
+    return k
+
+
+@numba.njit(cache=True, nogil=True)
+def _first_near_lowest(scores, valid, tolerance, lowest):
+    # first_near_minimum's answer, given each row's lowest valid score: only the first row that
+    # reaches the bound is scanned.
+    rows, cols = scores.shape
+    any_valid = False
+    for f in range(rows):
+        for b in range(cols):
+            if valid[f, b]:
+                any_valid = True
+                break
+        if any_valid:
+            break
+    if not any_valid:
+        return -1
+    overall = np.inf
+    for f in range(rows):
+        if np.isnan(lowest[f]):  # first_near_minimum stops at a NaN: the answer is 0
+            return 0
+        if lowest[f] < overall:
+            overall = lowest[f]
+    bound = overall + tolerance * abs(overall)
+    for f in range(rows):
+        if lowest[f] <= bound or overall == np.inf:
+            for b in range(cols):
+                if (scores[f, b] if valid[f, b] else np.inf) <= bound:
+                    return f * cols + b
+    return 0

@@ -46,6 +46,10 @@ class ConstantAlpha(boostkit.Calibration):
         return weighted_error(wpos, wneg)
 
     @boostkit.hookimpl
+    def boostkit_partition_criterion(self):
+        return "error"
+
+    @boostkit.hookimpl
     def boostkit_calibrate(self, state, candidate):
         if not candidate.has_rows:  # a distributed fit: eps from the cells' class weights
             return self._from_cells(state, candidate)
@@ -126,6 +130,10 @@ class NewtonAlpha(boostkit.Calibration):
     @boostkit.hookimpl
     def boostkit_partition_loss(self, wpos, wneg):
         return weighted_error(wpos, wneg)
+
+    @boostkit.hookimpl
+    def boostkit_partition_criterion(self):
+        return "error"
 
     @boostkit.hookimpl
     def boostkit_calibrate(self, state, candidate):

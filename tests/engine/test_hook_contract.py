@@ -366,3 +366,88 @@ def test_every_partition_loss_adds_up_over_cells(calibration, n_columns):
     whole = loss(wpos, wneg)
     cell_by_cell = sum(loss(wpos[:, [j]], wneg[:, [j]]) for j in range(4))
     np.testing.assert_allclose(whole, cell_by_cell, rtol=1e-12, atol=1e-15)
+
+
+# -- a named partition criterion is the partition loss ---------------------------------------------
+
+def _named_criteria():
+    """The registered calibrations that name their partition loss."""
+    registry = boostkit.get_registry()
+    return [pytest.param(cls(), id=name)
+            for name, cls in registry.components("calibration").items()
+            if hasattr(cls, "boostkit_partition_criterion")]
+
+
+@pytest.mark.parametrize("calibration", _named_criteria())
+def test_a_named_criterion_gives_the_partition_loss_bit_for_bit(calibration):
+    import inspect
+
+    from boostkit.criteria import CRITERIA
+
+    rng = np.random.default_rng(1)
+    wpos, wneg = rng.random((5, 7, 2)), rng.random((5, 7, 2))
+    wpos[0, 0, 0] = wneg[1, 2, 1] = 0.0
+    named = calibration.boostkit_partition_criterion(
+        **({"n_columns": 1} if "n_columns" in inspect.signature(
+            calibration.boostkit_partition_criterion).parameters else {}))
+    takes_columns = "n_columns" in inspect.signature(calibration.boostkit_partition_loss).parameters
+    answered = calibration.boostkit_partition_loss(
+        wpos=wpos, wneg=wneg, **({"n_columns": 1} if takes_columns else {}))
+    np.testing.assert_array_equal(CRITERIA[named](wpos, wneg), answered)
+
+
+def _partition_components(names_criterion, computes_loss):
+    """A calibration wrapper answering the partition hooks as asked (constant-alpha inside)."""
+
+    class Partitions(boostkit.CalibrationWrapper):
+        name = "test-partitions"
+
+        @boostkit.hookimpl(wrapper=True)
+        def boostkit_calibrate(self, state, candidate):
+            return (yield)
+
+    if names_criterion:
+        Partitions.boostkit_partition_criterion = boostkit.hookimpl(lambda self: "z")
+    if computes_loss:
+        Partitions.boostkit_partition_loss = boostkit.hookimpl(
+            lambda self, wpos, wneg: boostkit.criteria.z_loss(wpos, wneg))
+    return attrs.define(Partitions)
+
+
+@pytest.mark.parametrize("names_criterion, computes_loss", [(True, False), (False, True)])
+def test_a_recipe_where_two_components_answer_the_partition_hooks_is_refused(
+        in_process_plugin, noisy_data, names_criterion, computes_loss):
+    in_process_plugin("test-partitions",
+                      components=[_partition_components(names_criterion, computes_loss)])
+    X, y = noisy_data
+    with pytest.raises(RecipeError, match="boostkit_partition_criterion is answered by"):
+        boostkit.Booster(boostkit.Recipe(
+            name="two-partition-answers", proposal="stump", calibration="constant-alpha",
+            calibration_wrappers=("test-partitions",), reweighting="exponential"),
+            n_rounds=2).fit(X, y)
+
+
+def test_a_criterion_that_is_not_one_of_the_criteria_is_refused(in_process_plugin, noisy_data):
+    @attrs.define
+    class Misnamed(boostkit.Calibration):
+        name = "test-misnamed-criterion"
+        needs = frozenset({"sign-scores"})
+
+        @boostkit.hookimpl
+        def boostkit_partition_criterion(self):
+            return "accuracy"
+
+        @boostkit.hookimpl
+        def boostkit_partition_loss(self, wpos, wneg):
+            return boostkit.criteria.weighted_error(wpos, wneg)
+
+        @boostkit.hookimpl
+        def boostkit_calibrate(self, state, candidate):
+            return boostkit.Calibrated(boostkit.LinearContribution(0.1), 0.1 * candidate.scores,
+                                       (0.1,))
+
+    in_process_plugin("test-misnamed-criterion", components=[Misnamed])
+    X, y = noisy_data
+    with pytest.raises(HookError, match="boostkit_partition_criterion returned 'accuracy'"):
+        boostkit.Booster(proposal="stump", calibration="test-misnamed-criterion",
+                         reweighting="exponential", n_rounds=2).fit(X, y)

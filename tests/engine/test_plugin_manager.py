@@ -199,7 +199,7 @@ def test_trace_prints_round_hook_calls_during_fit(monkeypatch, capsys, noisy_dat
     monkeypatch.setenv("BOOSTKIT_TRACE", "1")
     boostkit.Booster("adaboost", n_rounds=2).fit(X, y)
     err = capsys.readouterr().err
-    for hook in ("boostkit_fit_start", "boostkit_propose", "boostkit_partition_loss",
+    for hook in ("boostkit_fit_start", "boostkit_propose", "boostkit_partition_criterion",
                  "boostkit_calibrate", "boostkit_reweight", "boostkit_should_stop",
                  "boostkit_round_end", "boostkit_fit_end"):
         assert hook in err

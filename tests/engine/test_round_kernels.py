@@ -225,3 +225,71 @@ def test_a_fit_on_threads_with_new_margins_each_round_is_the_serial_fit_to_round
         assert b.weighted_error == pytest.approx(a.weighted_error, rel=1e-12, abs=1e-15)
     np.testing.assert_allclose(threads.decision_function(X), serial.decision_function(X),
                                rtol=1e-12, atol=1e-12)
+
+
+# -- the weighted error of every threshold, summed, scored and chosen in one call ---------------
+
+def numpy_error_cut(hist, valid, tolerance):
+    """The search best_split runs for any loss, written with the numpy weighted error:
+    (flat index, scores, (wneg, wpos) of the chosen cut)."""
+    wneg, wpos = serial_threshold_sums(hist)
+    scores = _sum_cells(np.minimum(wpos, wneg))
+    k = numpy_first_near_minimum(scores, valid, tolerance)
+    if k < 0:
+        return k, scores, None
+    f, b = divmod(k, hist.shape[1] - 1)
+    return k, scores, (wneg[f, b], wpos[f, b])
+
+
+SUMS = st.one_of(st.floats(0.0, 1e3),
+                 st.sampled_from([0.0, 1e-300, 0.25, 0.5, 1.0, np.inf, np.nan]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 9).flatmap(lambda d: st.integers(2, 7).flatmap(lambda b: st.tuples(
+    arrays(np.float64, (d, b, 2), elements=SUMS),
+    arrays(np.bool_, (d, b - 1)),
+    st.sampled_from([0.0, TIE_TOLERANCE, 0.5]),
+))))
+def test_lowest_error_cut_is_the_general_search_with_the_weighted_error(case):
+    from boostkit.kernels.splits import lowest_error_cut
+
+    hist, valid, tolerance = case
+    with np.errstate(invalid="ignore"):
+        expected, expected_scores, expected_sides = numpy_error_cut(hist, valid, tolerance)
+    scores, sides = np.empty(valid.shape), np.empty((2, 2))
+    assert lowest_error_cut(hist, valid, tolerance, scores, sides) == expected
+    assert np.array_equal(scores, expected_scores, equal_nan=True)
+    if expected >= 0:
+        assert np.array_equal(sides[0], expected_sides[0], equal_nan=True)
+        assert np.array_equal(sides[1], expected_sides[1], equal_nan=True)
+
+
+def test_lowest_error_cut_by_hand():
+    from boostkit.kernels.splits import lowest_error_cut
+
+    # Feature 0, bins (neg, pos): (.1, .3) (.2, .0) (.0, .4). Cut after bin 0: left (.1, .3),
+    # right (.2, .4): error .1 + .2 = .3; after bin 1: left (.3, .3), right (0, .4): .3 + 0.
+    # Feature 1: (.5, 0) (0, .5) (0, 0): cut after bin 0 separates the classes, error 0.
+    hist = np.array([[[.1, .3], [.2, .0], [.0, .4]], [[.5, .0], [.0, .5], [.0, .0]]])
+    valid = np.ones((2, 2), dtype=bool)
+    scores, sides = np.empty((2, 2)), np.empty((2, 2))
+    assert lowest_error_cut(hist, valid, TIE_TOLERANCE, scores, sides) == 2
+    np.testing.assert_allclose(scores, [[.3, .3], [0.0, 0.5]])
+    np.testing.assert_array_equal(sides, [[.5, 0.0], [0.0, .5]])  # (neg, pos) x (left, right)
+    valid[1, 0] = False  # masked: feature 0's two cuts tie at .3, the first wins
+    assert lowest_error_cut(hist, valid, TIE_TOLERANCE, scores, sides) == 0
+    assert lowest_error_cut(hist, np.zeros_like(valid), TIE_TOLERANCE, scores, sides) == -1
+
+
+def test_best_split_under_the_weighted_error_is_the_split_of_the_general_search():
+    from boostkit.criteria import weighted_error
+
+    rng = np.random.default_rng(3)
+    hist = rng.exponential(size=(7, 40, 2)) * (rng.random((7, 40, 2)) < 0.8)
+    valid = rng.random((7, 39)) < 0.9
+    fused = boostkit.splits.best_split(hist, valid, weighted_error)
+    general = boostkit.splits.best_split(hist, valid, lambda p, n: weighted_error(p, n))
+    assert (fused.feature, fused.bin, fused.loss, fused.missing_left) == (
+        general.feature, general.bin, general.loss, general.missing_left)
+    assert np.array_equal(fused.wneg, general.wneg) and np.array_equal(fused.wpos, general.wpos)
