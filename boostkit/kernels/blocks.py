@@ -71,6 +71,8 @@ def histogram_threads(codes: np.ndarray, n_jobs: int) -> int:
 def row_threads(n: int, n_jobs: int) -> int:
     """The threads a pass of a few nanoseconds per example runs the :func:`block_bounds` blocks
     of ``n`` examples on: ``n_jobs``, or 1 when the blocks are under :data:`MIN_THREADED_ROWS`."""
+    if n_jobs == 1:
+        return 1
     return n_jobs if n // len(block_bounds(n)) >= MIN_THREADED_ROWS else 1
 
 
