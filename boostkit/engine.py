@@ -31,7 +31,8 @@ from .data import MAX_BINS, TrainingData
 from .errors import DataError, HookError, RecipeError
 from .features import CATEGORICAL_FROM_DTYPE, FeatureSchema
 from .kernels.blocks import row_threads
-from .kernels.boosting import add_contribution, add_contribution_blocks, all_finite, sum_and_min
+from .kernels.boosting import (add_contribution, add_contribution_blocks, all_finite_parallel,
+                               sum_and_min_parallel)
 from .kernels.histogram import cell_class_sums, cell_pair_sums
 from .model import BoostModel
 from .observers import RoundLog
@@ -517,12 +518,12 @@ def potential_factors(log_potential: float | None, previous: float | None
     return z, _exp(log_potential)
 
 
-def _check_array(values, shape: tuple, what: str, owner: str) -> None:
+def _check_array(values, shape: tuple, what: str, owner: str, n_jobs: int = 1) -> None:
     if values is None:
         raise HookError(f"{owner} returned no {what} (None) for a candidate with rows")
     if values.shape != shape:
         raise HookError(f"{owner} returned {what} of shape {values.shape}, expected {shape}")
-    if not (all_finite(values.ravel()) if values.dtype == np.float64
+    if not (all_finite_parallel(values.ravel(), n_jobs) if values.dtype == np.float64
             else np.isfinite(values).all()):
         raise HookError(f"{owner} returned {what} containing NaN or infinite values")
 
@@ -594,19 +595,20 @@ def _best_round(hook, components, state, terms_after: list[int], backfits) -> in
 WEIGHT_SUM_TOLERANCE = 1e-9
 
 
-def _check_distribution(weights: np.ndarray, shape: tuple, owner: str) -> None:
+def _check_distribution(weights: np.ndarray, shape: tuple, owner: str, n_jobs: int = 1) -> None:
     """Refuse float64 ``weights`` that are not a distribution of the fit's ``shape``.
 
     The engine does not normalise them: a rule that forgot to is wrong about its potential too.
-    One pass in the common case (:func:`boostkit.kernels.boosting.sum_and_min`; a NaN makes the
-    sum NaN, which fails the comparison); the details only on error.
+    One pass in the common case (:func:`boostkit.kernels.boosting.sum_and_min`, in blocks on
+    ``n_jobs`` threads for large fits; a NaN makes the sum NaN, which fails the comparison); the
+    details only on error.
     """
     if weights.shape != shape:
         raise HookError(
             f"{owner} returned weights of shape {weights.shape}, expected {shape} (one per "
             "training example, or per (example, class) pair)"
         )
-    total, smallest = sum_and_min(weights.ravel())  # one pass, no temporary
+    total, smallest = sum_and_min_parallel(weights.ravel(), n_jobs)  # one pass, no temporary
     if abs(total - 1.0) <= WEIGHT_SUM_TOLERANCE and smallest >= 0.0:
         return
     flat = weights.ravel()
@@ -691,7 +693,8 @@ def _run(pm, recipe, components, data: TrainingData, validation: ValidationData 
         calibrated = _call(hook, "boostkit_calibrate", components, state=state, candidate=candidate)
         if not isinstance(calibrated, Calibrated):
             raise HookError(f"boostkit_calibrate returned {type(calibrated).__name__}, expected a boostkit.Calibrated")
-        _check_array(calibrated.train_values, shape, "training contributions", "boostkit_calibrate")
+        _check_array(calibrated.train_values, shape, "training contributions", "boostkit_calibrate",
+                     n_jobs)
         change = calibrated.train_values
         if calibrated.replaces is not None:
             if not 0 <= calibrated.replaces < len(contributions):
@@ -699,7 +702,8 @@ def _run(pm, recipe, components, data: TrainingData, validation: ValidationData 
                     f"boostkit_calibrate asked to replace term {calibrated.replaces}, but the model "
                     f"has {len(contributions)} terms"
                 )
-            _check_array(calibrated.removed_values, shape, "removed values", "boostkit_calibrate")
+            _check_array(calibrated.removed_values, shape, "removed values", "boostkit_calibrate",
+                         n_jobs)
             change = calibrated.train_values - calibrated.removed_values
         if row_threads(flat_margin.shape[0], n_jobs) > 1:  # blocks on threads: F_t, a new array
             new_margin, training_error, weighted_error = add_contribution_blocks(
@@ -714,7 +718,7 @@ def _run(pm, recipe, components, data: TrainingData, validation: ValidationData 
         weights = _call(hook, "boostkit_reweight", components, state=state)
         if not isinstance(weights, Weights):
             raise HookError(f"boostkit_reweight returned {type(weights).__name__}, expected boostkit.Weights")
-        _check_distribution(weights.weights, shape, reweighting)
+        _check_distribution(weights.weights, shape, reweighting, n_jobs)
         if weights.log_potential is not None and math.isnan(weights.log_potential):
             raise HookError(f"{reweighting} returned log_potential NaN, expected a number or None")
         z, bound = potential_factors(weights.log_potential, state.log_potential)

@@ -41,8 +41,8 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["block_bounds", "run_blocks", "SpareArrays", "MAX_BLOCKS", "MIN_BLOCK_ROWS",
-           "MIN_THREADED_ROWS", "MIN_THREADED_UPDATES", "histogram_threads", "row_threads"]
+__all__ = ["block_bounds", "run_blocks", "run_blocks_settled", "SpareArrays", "MAX_BLOCKS",
+           "MIN_BLOCK_ROWS", "MIN_THREADED_ROWS", "MIN_THREADED_UPDATES", "histogram_threads", "row_threads"]
 
 #: At most this many blocks: enough that a thread holding one is a small share of the work,
 #: few enough that combining the blocks' results (a histogram each) stays cheap.
@@ -189,8 +189,16 @@ def run_blocks(task: Callable[[int], object], n_tasks: int, n_jobs: int) -> list
     (at once, if the caller got no block), so a thread that is not running holds up nobody. An
     exception in a task is raised in the caller.
     """
+    return run_blocks_settled(task, n_tasks, n_jobs)[0]
+
+
+def run_blocks_settled(task: Callable[[int], object], n_tasks: int, n_jobs: int
+                       ) -> tuple[list, bool]:
+    """:func:`run_blocks`, and whether every run of every task has ended: ``False`` when the
+    caller ran a block again, whose first run may still be going. A task that reads arrays
+    the caller would hand to later calls (:class:`SpareArrays`) may keep them only then."""
     if n_jobs <= 1 or n_tasks <= 1:
-        return [task(k) for k in range(n_tasks)]
+        return [task(k) for k in range(n_tasks)], True
     helpers = min(n_jobs, n_tasks) - 1
     _HELPERS.ensure(helpers)
     job = _Job(task, n_tasks)
@@ -198,11 +206,13 @@ def run_blocks(task: Callable[[int], object], n_tasks: int, n_jobs: int) -> list
         _HELPERS.jobs.put(job)
     start = time.perf_counter()
     ran = job.work()
+    settled = True
     if not job.finished.is_set() and (
             ran == 0 or not job.finished.wait(PATIENCE * (time.perf_counter() - start) / ran)):
         for k in range(n_tasks):
             if not job.delivered[k]:
+                settled = False
                 job.deliver(k, task(k))
     if job.error is not None:
         raise job.error
-    return job.results
+    return job.results, settled

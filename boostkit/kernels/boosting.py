@@ -15,7 +15,8 @@ import math
 import numba
 import numpy as np
 
-from .blocks import MIN_THREADED_ROWS, SpareArrays, block_bounds, row_threads, run_blocks
+from .blocks import (MIN_THREADED_ROWS, SpareArrays, block_bounds, row_threads, run_blocks,
+                     run_blocks_settled)
 from .exponential import CONTRACT, exp_nonpositive
 
 
@@ -162,9 +163,10 @@ def exponential_weights_parallel(margin, y, d1, out, n_jobs):
     The blocks are the ``n_jobs`` equal ranges the margin-loss kernels use
     (:mod:`boostkit.kernels.margin_loss`), so ``margin-loss(loss="exponential")`` keeps giving
     these weights bit for bit on any number of threads. Each block's weights go to an array of
-    its own, divided by the total into ``out`` on the caller's thread (the pass the serial
-    kernel makes in place), so a block run again for a thread that is not running cannot
-    overwrite them.
+    its own, then divided by the total into ``out``, block by block on the threads (the pass
+    the serial kernel makes in place): a block run again for a thread that is not running
+    writes the same quotients into ``out``, and never overwrites the weights before the
+    division. A block's array goes back to the spares only when no division may still read it.
     """
     n = margin.shape[0]
     bounds = [(k * n // n_jobs, (k + 1) * n // n_jobs) for k in range(n_jobs)]
@@ -179,10 +181,19 @@ def exponential_weights_parallel(margin, y, d1, out, n_jobs):
     total = 0.0
     for _, part_total in parts:
         total += part_total
-    for (start, stop), (block, _) in zip(bounds, parts):
-        np.divide(block, total, out=out[start:stop])
-    _SPARE.give(block for block, _ in parts)
+    blocks = [block for block, _ in parts]
+    _, settled = run_blocks_settled(lambda k: _divide_into(blocks[k], total, out, bounds[k][0]),
+                                    n_jobs, threads)
+    if settled:
+        _SPARE.give(blocks)
     return top + np.log(total)
+
+
+@numba.njit(cache=True, nogil=True)
+def _divide_into(block, total, out, start):
+    # out[start:start + len(block)] = block / total: numpy's quotients, on the block's thread.
+    for i in range(block.shape[0]):
+        out[start + i] = block[i] / total
 
 
 @numba.njit(cache=True, nogil=True)
@@ -224,6 +235,33 @@ def all_finite(a):
     for i in range(n4, a.shape[0]):
         s0 += a[i] - a[i]
     return (s0 + s1) + (s2 + s3) == 0.0
+
+
+def sum_and_min_parallel(a, n_jobs):
+    """:func:`sum_and_min` over the blocks of :func:`boostkit.kernels.blocks.block_bounds` on
+    ``n_jobs`` threads: the blocks' sums added in block order (the serial sum up to rounding,
+    which the engine's check allows for) and the least of their minima."""
+    bounds = block_bounds(a.shape[0])
+    threads = row_threads(a.shape[0], n_jobs)
+    if threads == 1:
+        return sum_and_min(a)
+    parts = run_blocks(lambda k: sum_and_min(a[bounds[k][0]:bounds[k][1]]), len(bounds), threads)
+    total, smallest = 0.0, np.inf
+    for part_total, part_min in parts:
+        total += part_total
+        smallest = min(smallest, part_min)
+    return total, smallest
+
+
+def all_finite_parallel(a, n_jobs):
+    """:func:`all_finite` over the blocks of :func:`boostkit.kernels.blocks.block_bounds` on
+    ``n_jobs`` threads."""
+    bounds = block_bounds(a.shape[0])
+    threads = row_threads(a.shape[0], n_jobs)
+    if threads == 1:
+        return all_finite(a)
+    return all(run_blocks(lambda k: all_finite(a[bounds[k][0]:bounds[k][1]]), len(bounds),
+                          threads))
 
 
 @numba.njit(cache=True, nogil=True)

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from boostkit.kernels import blocks, boosting
-from boostkit.kernels.blocks import MAX_BLOCKS, MIN_BLOCK_ROWS, block_bounds, run_blocks
+from boostkit.kernels.blocks import (MAX_BLOCKS, MIN_BLOCK_ROWS, block_bounds, run_blocks,
+                                     run_blocks_settled)
 from boostkit.kernels.boosting import (
     exponential_weights,
     exponential_weights_parallel,
@@ -35,6 +36,7 @@ def where_blocks_run(request, monkeypatch):
     threshold = 0 if request.param == "threads" else 1 << 62
     monkeypatch.setattr(blocks, "MIN_THREADED_UPDATES", threshold)
     monkeypatch.setattr(boosting, "MIN_THREADED_ROWS", threshold)
+    monkeypatch.setattr(blocks, "MIN_THREADED_ROWS", threshold)  # row_threads
     return request.param
 
 
@@ -84,11 +86,19 @@ def test_the_caller_runs_again_a_block_a_stalled_thread_holds():
         return 10 * k
 
     try:
-        assert run_blocks(task, 4, 2) == [0, 10, 20, 30]
+        assert run_blocks_settled(task, 4, 2) == ([0, 10, 20, 30], False)  # the stall goes on
         assert stalled, "the helper thread claimed no block"
         assert not release.is_set()  # returned while the helper was still stalled
     finally:
         release.set()
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2, 3])
+def test_blocks_that_all_ran_once_are_settled(n_jobs):
+    ran = []
+    results, settled = run_blocks_settled(lambda k: ran.append(k) or k, 6, n_jobs)
+    assert results == list(range(6)) and settled
+    assert sorted(ran) == list(range(6))  # each block once: no run can still be going
 
 
 def random_binned(n, d=5, n_bins=20, seed=0):
@@ -227,3 +237,22 @@ def test_small_histograms_run_their_blocks_on_the_callers_thread():
     assert len(block_bounds(small.shape[1])) == 4
     assert blocks.histogram_threads(small, 2) == 1
     assert blocks.histogram_threads(large, 2) == 2
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2, 3])
+def test_the_engine_checks_in_blocks_agree_with_the_serial_kernels(n_jobs, where_blocks_run):
+    from boostkit.kernels.boosting import all_finite, all_finite_parallel, sum_and_min_parallel
+
+    rng = np.random.default_rng(5)
+    w = rng.exponential(size=N)
+    w /= w.sum()
+    total, smallest = sum_and_min_parallel(w, n_jobs)
+    assert total == pytest.approx(sum_and_min(w)[0], rel=1e-13) and smallest == w.min()
+    assert all_finite_parallel(w, n_jobs) and all_finite(w)
+    for bad in (np.nan, np.inf, -np.inf):
+        spoilt = w.copy()
+        spoilt[N - 5] = bad  # in the last block
+        assert not all_finite_parallel(spoilt, n_jobs)
+        assert np.isnan(sum_and_min_parallel(spoilt, n_jobs)[0]) == np.isnan(bad)
+    w[3] = -1e-3
+    assert sum_and_min_parallel(w, n_jobs)[1] == -1e-3
