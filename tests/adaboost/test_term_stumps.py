@@ -42,7 +42,6 @@ def _state(X, y, weights=None, *, loss=None, n_jobs=1) -> boostkit.BoostState:
     data = TrainingData(X if sparse else np.asarray(X, dtype=np.float64), np.asarray(y))
     d1 = data.initial_weights
     hook = None if loss is None else types.SimpleNamespace(
-        boostkit_partition_criterion=lambda n_columns: None,
         boostkit_partition_loss=lambda wpos, wneg, n_columns=1: loss(wpos, wneg))
     return boostkit.BoostState(
         data=data,
