@@ -13,6 +13,9 @@ shared and an absolute time alone says little.
 * threads: each library's per-round time on 1 thread over its time on the others ("speed-up").
 * ``--busy``: another process spins on one core for the whole measurement (what a machine
   shared with other work looks like); run once with and once without to compare.
+* ``--clock cpu`` (one thread only): times are the process's CPU time instead of the wall
+  clock, so the time another process holds the core is not counted: steadier one-thread
+  ratios on a shared machine. Threads' wall time needs the default ``--clock wall``.
 
 Run:  python benchmarks/bench_adaboost.py            (four sizes, ~10 minutes)
       python benchmarks/bench_adaboost.py --busy     (the same, one core kept busy)
@@ -53,10 +56,14 @@ def make_data(n: int, d: int, seed: int = 0):
     return X[:n], y[:n], X[n:], y[n:]
 
 
+#: The clock of every time: ``time.perf_counter`` (wall) or ``time.process_time`` (``--clock cpu``).
+CLOCK = time.perf_counter
+
+
 def timed(fn):
-    start = time.perf_counter()
+    start = CLOCK()
     result = fn()
-    return time.perf_counter() - start, result
+    return CLOCK() - start, result
 
 
 def fit_boostkit(X, y, rounds, n_jobs):
@@ -115,23 +122,26 @@ def bench_size(n, d, rounds, sk_rounds, repeats, jobs_list):
     times: dict[str, list[float]] = {}
     fulls: dict[str, list[float]] = {}
     acc: dict[str, float] = {}
+    models = {}
     for _ in range(repeats):
         for n_jobs in jobs_list:
             for lib, fit in (("boostkit", fit_boostkit), ("lightgbm", fit_lightgbm)):
                 key = f"{lib} ({n_jobs} thr)"
-                t_full, model = timed(lambda: fit(X, y, rounds, n_jobs))
+                t_full, models[key] = timed(lambda: fit(X, y, rounds, n_jobs))
                 t_few, _ = timed(lambda: fit(X, y, few, n_jobs))
                 times.setdefault(key, []).append((t_full - t_few) / (rounds - few))
                 fulls.setdefault(key, []).append(t_full)
-                if lib == "boostkit":
-                    acc[key] = accuracy(model.predict(Xt), yt)
-                    staged = model.staged_predict(Xt)
-                    for t, pred in enumerate(staged, start=1):
-                        if t == sk_rounds:
-                            acc["boostkit@sk"] = accuracy(pred, yt)
-                            break
-                else:
-                    acc[key] = accuracy((model.predict(Xt) > 0.5).astype(int), yt)
+    # Accuracy once every fit is timed: a prediction between timed fits leaves OpenMP threads
+    # spinning (LightGBM's, on every core by default), which took a core from the next fits.
+    for key, model in models.items():
+        if key.startswith("boostkit"):
+            acc[key] = accuracy(model.predict(Xt), yt)
+            for t, pred in enumerate(model.staged_predict(Xt), start=1):
+                if t == sk_rounds:
+                    acc["boostkit@sk"] = accuracy(pred, yt)
+                    break
+        else:
+            acc[key] = accuracy((model.predict(Xt) > 0.5).astype(int), yt)
     if sk_rounds > 0:
         t_sk, model = timed(lambda: fit_sklearn(X, y, sk_rounds))
         times["scikit-learn (1 thr)"] = [t_sk / sk_rounds]
@@ -174,8 +184,15 @@ def main(argv=None):
     parser.add_argument("--jobs", default="1,2", help="thread counts for boostkit and LightGBM")
     parser.add_argument("--busy", action="store_true",
                         help="keep one core spinning in another process while measuring")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="wall time, or the process's CPU time (one thread only)")
     args = parser.parse_args(argv)
     jobs_list = [int(j) for j in args.jobs.split(",")]
+    if args.clock == "cpu":
+        if jobs_list != [1]:
+            parser.error(f"--clock cpu measures one thread (--jobs 1), got --jobs {args.jobs}")
+        global CLOCK
+        CLOCK = time.process_time
 
     # Warm numba's JIT (and the on-disk cache) before timing anything.
     Xw, yw, _, _ = make_data(2000, 10)
@@ -184,7 +201,8 @@ def main(argv=None):
 
     print(f"rounds={args.rounds}, repeats={args.repeats} (medians), "
           f"numba threads available={boostkit.engine.numba.config.NUMBA_NUM_THREADS}, "
-          f"cores={os.cpu_count()}, busy core: {'yes' if args.busy else 'no'}")
+          f"cores={os.cpu_count()}, busy core: {'yes' if args.busy else 'no'}, "
+          f"clock: {args.clock}")
     header = (f"{'size':>12} {'library':>22} {'ms/round':>9} {'fit s':>8} {'x boostkit':>10} "
               f"{'speed-up':>8} {'test acc':>8}")
     summary = []
