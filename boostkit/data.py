@@ -17,7 +17,7 @@ import numpy as np
 
 from .errors import DataError, DataWarning
 from .features import FeatureSchema, is_sparse
-from .kernels.binning import (apply_bins, apply_bins_parallel, column_thresholds,
+from .kernels.binning import (SEARCH_WIDTH, code_bins, code_bins_parallel, column_thresholds,
                               quantile_bins, quantile_bins_parallel)
 from .splits import valid_splits
 
@@ -402,11 +402,16 @@ def bin_features(
         # (a search per value, but the memory of the sample rather than of sorting every row).
         rng = rng if rng is not None else np.random.default_rng(0)
         sample = X[np.sort(rng.choice(np.flatnonzero(weighted), BIN_SAMPLE, replace=False))]
-        missing = np.isnan(X).any(axis=0)
-        thresholds = bin_thresholds(sample, max_bins, n_categories, missing)
-        missing_bin = int(max_bins) if missing.any() else None
-        codes = encode_bins(X, thresholds, missing_bin, max_bins)
-        bin_counts = count_bins(codes, sample_weight, max_bins + (missing_bin is not None))
+        # Column-major: each column's thresholds then read it contiguously, not strided.
+        sample = np.asfortranarray(sample)
+        # NaN never places a threshold: the sample's NaNs only say which columns to filter.
+        thresholds = bin_thresholds(sample, max_bins, n_categories, np.isnan(sample).any(axis=0))
+        # One pass codes the rows, counts the bins and finds the NaNs, coded max_bins: the
+        # missing-value bin if there is one, a code never written if not.
+        codes, bin_counts, n_missing = _code_and_count(X, thresholds, weighted, int(max_bins))
+        missing_bin = int(max_bins) if n_missing.any() else None
+        if missing_bin is None:
+            bin_counts = np.ascontiguousarray(bin_counts[:, :max_bins])
         n_bins = np.array([t.shape[0] + 1 for t in thresholds], dtype=np.int64)
     else:  # one sort of each column gives its thresholds and its codes
         missing_bin = int(max_bins) if np.isnan(X).any() else None
@@ -443,15 +448,32 @@ def encode_bins(X: np.ndarray, thresholds: tuple[np.ndarray, ...], missing_bin: 
                 max_bins: int) -> np.ndarray:
     """The ``(d, n)`` uint8 bin codes of ``X`` under ``thresholds`` (missing values get
     ``missing_bin``): the codes :func:`bin_features` gives, for rows binned elsewhere."""
-    n, d = X.shape
-    offsets = np.zeros(d + 1, dtype=np.int64)
-    offsets[1:] = np.cumsum([t.shape[0] for t in thresholds])
-    flat = np.concatenate(thresholds) if d else np.empty(0)
     n_hist = max_bins + (missing_bin is not None)
+    return _code_and_count(X, thresholds, np.ones(X.shape[0], dtype=bool), n_hist - 1)[0]
+
+
+def _code_and_count(X: np.ndarray, thresholds: tuple[np.ndarray, ...], weighted: np.ndarray,
+                    missing_code: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(codes, bin_counts, n_missing)``: the ``(d, n)`` uint8 bin codes of ``X`` under
+    ``thresholds`` (NaN coded ``missing_code``), the ``(d, missing_code + 1)`` counts of the
+    ``weighted`` rows in each bin, and the number of NaNs of each feature
+    (:func:`boostkit.kernels.binning.code_bins`)."""
+    n, d = X.shape
+    table = np.full((d, SEARCH_WIDTH), np.inf)  # each feature's thresholds, +inf-padded
+    for f, feature_thresholds in enumerate(thresholds):
+        if feature_thresholds.shape[0] >= SEARCH_WIDTH:
+            raise DataError(
+                f"thresholds of feature {f} must number at most {SEARCH_WIDTH - 1} (uint8 codes), "
+                f"got {feature_thresholds.shape[0]}"
+            )
+        table[f, :feature_thresholds.shape[0]] = feature_thresholds
     codes = np.empty((d, n), dtype=np.uint8)
-    binning = apply_bins_parallel if d > 1 and n * d >= PARALLEL_BINNING else apply_bins
-    binning(np.ascontiguousarray(X, dtype=np.float64), flat, offsets, n_hist - 1, codes)
-    return codes
+    bin_counts = np.empty((d, missing_code + 1), dtype=np.int64)
+    n_missing = np.empty(d, dtype=np.int64)
+    coding = code_bins_parallel if n * d >= PARALLEL_BINNING else code_bins
+    coding(np.ascontiguousarray(X, dtype=np.float64), table, weighted, missing_code, codes,
+           bin_counts, n_missing)
+    return codes, bin_counts, n_missing
 
 
 def count_bins(codes: np.ndarray, sample_weight: np.ndarray | None, n_hist: int) -> np.ndarray:

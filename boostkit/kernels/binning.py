@@ -3,7 +3,8 @@
 :func:`quantile_bins` bins a whole training set: each column is sorted once (a radix sort, linear
 in the rows), and the one sorted pass gives its distinct values with their counts, hence its
 quantile thresholds, and then every row's code by a merge with the thresholds (no search per
-value). :func:`apply_bins` codes values against thresholds already known.
+value). :func:`code_bins` codes a large data set against thresholds already known (found on a
+sample of its rows), and :func:`apply_bins` a column.
 """
 
 from __future__ import annotations
@@ -51,12 +52,86 @@ def apply_bins(X, thresholds, offsets, missing_code, out):
         _bin_feature(X, f, thresholds, offsets[f], offsets[f + 1], missing_code, out)
 
 
+# Every feature's thresholds in :func:`code_bins`' search table: a row of SEARCH_WIDTH = 2**8 - 1
+# values, the feature's own (at most 254) followed by +inf, so 8 halvings always end the search.
+SEARCH_WIDTH = 255
+# Rows coded together: their values (256 rows x d features, 40 kB at d = 20) stay in the cache while
+# each feature's codes are found down the tile, where coding feature by feature down the whole of a
+# row-major X read all of it once per feature.
+CODE_TILE = 256
+# Rows of one task of code_bins_parallel (its bin counts are summed after): a number of rows, so
+# the blocks, and the answer, do not depend on the threads.
+CODE_BLOCK = 1 << 16
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _search_row(row, x):
+    """The number of ``row``'s values (:data:`SEARCH_WIDTH`, increasing, +inf-padded) strictly
+    below ``x``: a binary search of 8 fixed halvings without branches (a compare added to the
+    position), which random values cannot mispredict and whose rows overlap in the pipeline.
+    Any answer for NaN (every compare false: 0)."""
+    p = 128 * (row[127] < x)
+    p += 64 * (row[p + 63] < x)
+    p += 32 * (row[p + 31] < x)
+    p += 16 * (row[p + 15] < x)
+    p += 8 * (row[p + 7] < x)
+    p += 4 * (row[p + 3] < x)
+    p += 2 * (row[p + 1] < x)
+    p += row[p] < x
+    return p
+
+
+@numba.njit(cache=True, nogil=True)
+def _code_rows(X, table, weighted, missing_code, codes, bin_counts, n_missing, start, stop):
+    """:func:`code_bins` for rows ``[start, stop)``, adding to ``bin_counts`` and ``n_missing``."""
+    for tile in range(start, stop, CODE_TILE):
+        tile_stop = min(tile + CODE_TILE, stop)
+        for f in range(X.shape[1]):
+            row = table[f]
+            counts = bin_counts[f]
+            missing = 0  # in a register: n_missing[f] in memory would chain the rows' updates
+            for i in range(tile, tile_stop):
+                x = X[i, f]
+                present = x == x
+                code = _search_row(row, x) if present else missing_code
+                codes[f, i] = code
+                counts[code] += weighted[i]
+                missing += not present
+            n_missing[f] += missing
+
+
+@numba.njit(cache=True, nogil=True)
+def code_bins(X, table, weighted, missing_code, codes, bin_counts, n_missing):
+    """Bin every value of ``X`` (``(n, d)``) and count the bins, in one pass over ``X``.
+
+    ``codes[f, i]`` (``(d, n)`` uint8) is the number of thresholds of feature f strictly below
+    ``X[i, f]``, as :func:`apply_bins` gives it (a value equal to a threshold goes to the lower
+    bin), or ``missing_code`` for NaN. Feature f's thresholds are ``table[f]``, increasing, padded
+    with +inf to :data:`SEARCH_WIDTH` values. ``bin_counts[f, b]`` (``(d, missing_code + 1)``,
+    overwritten) is the number of ``weighted`` rows with code b, ``n_missing[f]`` the number of
+    rows (weighted or not) where feature f is NaN. Rows go in tiles of :data:`CODE_TILE`.
+    """
+    bin_counts[:, :] = 0
+    n_missing[:] = 0
+    _code_rows(X, table, weighted, missing_code, codes, bin_counts, n_missing, 0, X.shape[0])
+
+
 @numba.njit(cache=True, nogil=True, parallel=True)
-def apply_bins_parallel(X, thresholds, offsets, missing_code, out):
-    """:func:`apply_bins` with the features spread over numba's threads: worth it for a whole
-    training set, not for one column (waking the threads then costs more than the column)."""
-    for f in numba.prange(X.shape[1]):
-        _bin_feature(X, f, thresholds, offsets[f], offsets[f + 1], missing_code, out)
+def code_bins_parallel(X, table, weighted, missing_code, codes, bin_counts, n_missing):
+    """:func:`code_bins` with blocks of :data:`CODE_BLOCK` rows spread over numba's threads, each
+    counting its own bins (the same answer: the codes are the same and counts are integers)."""
+    n, d = X.shape
+    n_blocks = (n + CODE_BLOCK - 1) // CODE_BLOCK
+    block_counts = np.zeros((n_blocks, d, bin_counts.shape[1]), dtype=np.int64)
+    block_missing = np.zeros((n_blocks, d), dtype=np.int64)
+    for k in numba.prange(n_blocks):
+        _code_rows(X, table, weighted, missing_code, codes, block_counts[k], block_missing[k],
+                   k * CODE_BLOCK, min((k + 1) * CODE_BLOCK, n))
+    bin_counts[:, :] = 0
+    n_missing[:] = 0
+    for k in range(n_blocks):
+        bin_counts += block_counts[k]
+        n_missing += block_missing[k]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -171,13 +246,31 @@ def quantile_thresholds(sorted_values, sorted_rows, placing, max_bins, distinct,
 @numba.njit(cache=True, nogil=True)
 def column_thresholds(values, max_bins, out):
     """:func:`quantile_thresholds` of every value of the 1-D array ``values`` (NaN left out),
-    written into ``out``; returns how many there are."""
+    written into ``out``; returns how many there are.
+
+    Scratch: 24 bytes a value (rows as int32 below 2**31 values: less to move in each pass of
+    the sort), the sort's spare pair of arrays holding the distinct values and their counts.
+    """
     n = values.shape[0]
-    sorted_values, sorted_rows = sort_column(values.reshape((n, 1)), 0, np.empty(n),
-                                             np.empty(n, dtype=np.intp), np.empty(n),
-                                             np.empty(n, dtype=np.intp))
+    if n < 2**31:
+        return _column_thresholds(values, max_bins, out, np.empty(n, dtype=np.int32),
+                                  np.empty(n, dtype=np.int32))
+    return _column_thresholds(values, max_bins, out, np.empty(n, dtype=np.intp),
+                              np.empty(n, dtype=np.intp))
+
+
+@numba.njit(cache=True, nogil=True)
+def _column_thresholds(values, max_bins, out, rows, rows_tmp):
+    n = values.shape[0]
+    keys, keys_tmp = np.empty(n), np.empty(n)
+    sorted_values, sorted_rows = sort_column(values.reshape((n, 1)), 0, keys, rows, keys_tmp,
+                                             rows_tmp)
+    if sorted_values.ctypes.data == keys.ctypes.data:  # the answer is in (keys, rows)
+        distinct, counts = keys_tmp, rows_tmp
+    else:
+        distinct, counts = keys, rows
     return quantile_thresholds(sorted_values, sorted_rows, np.ones(n, dtype=np.bool_),
-                               max_bins, np.empty(n), np.empty(n, dtype=np.int64), out)
+                               max_bins, distinct, counts, out)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -3,6 +3,7 @@ against a naive numpy reference (DESIGN.md, "Data and speed"). Kernels are calle
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -10,10 +11,12 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import boostkit
-from boostkit.data import MAX_BINS, bin_features
+from boostkit.data import MAX_BINS, bin_features, encode_bins
 from boostkit.errors import DataError
-from boostkit.kernels.binning import (column_thresholds, quantile_bins, quantile_bins_parallel,
-                                      sort_column, sort_float32_column)
+from boostkit.kernels.binning import (CODE_BLOCK, CODE_TILE, SEARCH_WIDTH, code_bins,
+                                      code_bins_parallel, column_thresholds, count_below,
+                                      quantile_bins, quantile_bins_parallel, sort_column,
+                                      sort_float32_column)
 from boostkit.kernels.boosting import (
     interleaved_sum,
     add_contribution,
@@ -264,6 +267,136 @@ def test_parallel_binning_equals_serial_binning():
         assert table[f, :n_thresholds[f]].tobytes() == parallel[0][f, :n_thresholds[f]].tobytes()
     np.testing.assert_array_equal(codes, parallel[2])
     np.testing.assert_array_equal(counts, parallel[3])
+
+
+def search_table(thresholds):
+    """code_bins' table: each feature's thresholds padded with +inf to SEARCH_WIDTH values."""
+    table = np.full((len(thresholds), SEARCH_WIDTH), np.inf)
+    for f, t in enumerate(thresholds):
+        table[f, :t.shape[0]] = t
+    return table
+
+
+def run_code_bins(kernel, X, thresholds, weighted, missing_code):
+    """(codes, bin_counts, n_missing) of a code_bins kernel, outputs filled with junk first."""
+    n, d = X.shape
+    codes = np.full((d, n), 77, dtype=np.uint8)
+    bin_counts = np.full((d, missing_code + 1), -5, dtype=np.int64)
+    n_missing = np.full(d, -5, dtype=np.int64)
+    kernel(X, search_table(thresholds), weighted, missing_code, codes, bin_counts, n_missing)
+    return codes, bin_counts, n_missing
+
+
+def naive_code_bins(X, thresholds, weighted, missing_code):
+    """Reference: count_below (the plain binary search) value by value, then counts."""
+    n, d = X.shape
+    codes = np.empty((d, n), dtype=np.uint8)
+    for f, t in enumerate(thresholds):
+        for i in range(n):
+            x = X[i, f]
+            codes[f, i] = missing_code if np.isnan(x) else count_below(t, 0, t.shape[0], x)
+    bin_counts = np.array([np.bincount(c[weighted], minlength=missing_code + 1) for c in codes],
+                          dtype=np.int64).reshape(d, missing_code + 1)
+    return codes, bin_counts, np.isnan(X).sum(axis=0)
+
+
+# Values at the edges of the search: both zeros, infinities, the extremes of float64, subnormals
+# and NaN; thresholds are drawn from the same values, so values fall on thresholds too.
+_edge_values = st.sampled_from([0.0, -0.0, np.inf, -np.inf, 1.7976931348623157e308,
+                                -1.7976931348623157e308, 5e-324, -5e-324, 1.0, -1.0, 2.5])
+
+
+@settings(max_examples=200 if not numba.config.DISABLE_JIT else 40, deadline=None)
+@given(
+    X=hnp.arrays(np.float64, st.tuples(st.integers(1, 3 * CODE_TILE + 5), st.integers(1, 5)),
+                 elements=st.floats(-1e3, 1e3) | _edge_values | st.just(np.nan)),
+    n_thresholds=st.lists(st.sampled_from([0, 1, 2, 3, 127, 128, 200, 253, 254]), min_size=5,
+                          max_size=5),
+    seed=st.integers(0, 2**16),
+    parallel=st.booleans(),
+)
+def test_code_bins_equal_the_binary_search_value_by_value(X, n_thresholds, seed, parallel):
+    """code_bins (tiles of rows, an 8-step search without branches over +inf-padded thresholds,
+    the bins counted in the same pass) gives count_below's codes bit for bit, with NaN coded
+    missing_code, values equal to a threshold in the lower bin, 0 and 254 thresholds."""
+    rng = np.random.default_rng(seed)
+    n, d = X.shape
+    pool = np.concatenate([X[~np.isnan(X)].ravel(), rng.normal(scale=300.0, size=600),
+                           [0.0, np.inf, -np.inf, 1.7976931348623157e308, 5e-324]])
+    thresholds = []
+    for f in range(d):
+        distinct = np.unique(np.where(pool == 0.0, 0.0, pool))  # -0.0 and 0.0: one threshold
+        k = min(n_thresholds[f], distinct.shape[0])
+        thresholds.append(np.sort(rng.choice(distinct, k, replace=False)))
+    weighted = rng.random(n) < 0.7
+    missing_code = int(rng.integers(max(t.shape[0] for t in thresholds) + 1, 256))
+    kernel = code_bins_parallel if parallel else code_bins
+    ours = run_code_bins(kernel, X, thresholds, weighted, missing_code)
+    expected = naive_code_bins(X, thresholds, weighted, missing_code)
+    for got, want in zip(ours, expected):
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("kernel", [code_bins, code_bins_parallel])
+@pytest.mark.parametrize("n", [1, CODE_TILE - 1, CODE_TILE, CODE_TILE + 1, 3 * CODE_TILE + 17])
+@pytest.mark.parametrize("d", [1, 7])
+def test_code_bins_at_the_edges_of_the_row_tiles(kernel, n, d):
+    """Rows in a last, partial tile, one feature, and a number of features that is no multiple
+    of anything: every value coded, none twice, counts of the weighted rows only."""
+    rng = np.random.default_rng(n * 10 + d)
+    X = rng.standard_cauchy(size=(n, d))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    thresholds = [np.unique(rng.standard_cauchy(int(rng.integers(0, SEARCH_WIDTH))))
+                  for _ in range(d)]
+    weighted = rng.random(n) < 0.5
+    ours = run_code_bins(kernel, X, thresholds, weighted, 255)
+    expected = naive_code_bins(X, thresholds, weighted, 255)
+    for got, want in zip(ours, expected):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_code_bins_parallel_counts_every_block():
+    """More rows than one block of code_bins_parallel (the last one partial): the blocks' bin
+    counts and NaN counts add up to code_bins' ones, and the codes are the same."""
+    n = CODE_BLOCK + CODE_TILE + 3
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(n, 2))
+    X[rng.random(X.shape) < 0.01] = np.nan
+    thresholds = [np.sort(rng.normal(size=254)), np.array([-1.0, 0.0, 1.0])]
+    weighted = rng.random(n) < 0.8
+    serial = run_code_bins(code_bins, X, thresholds, weighted, 255)
+    parallel = run_code_bins(code_bins_parallel, X, thresholds, weighted, 255)
+    for a, b in zip(serial, parallel):
+        np.testing.assert_array_equal(a, b)
+    searched = [np.where(np.isnan(X[:, f]), 255, np.searchsorted(t, X[:, f], side="left"))
+                for f, t in enumerate(thresholds)]
+    np.testing.assert_array_equal(serial[0], np.array(searched, dtype=np.uint8))
+    np.testing.assert_array_equal(serial[2], np.isnan(X).sum(axis=0))
+
+
+def test_a_missing_value_in_a_row_of_zero_weight_still_gives_the_missing_bin(monkeypatch):
+    """Above BIN_SAMPLE rows the NaNs are found while coding, over every row: a NaN where the
+    weight is 0 (never sampled, never counted) still makes the missing-value bin."""
+    monkeypatch.setattr(boostkit.data, "BIN_SAMPLE", 300)
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(1000, 2))
+    sample_weight = np.ones(1000)
+    sample_weight[7] = 0.0
+    X[7, 1] = np.nan
+    binned = bin_features(X, 32, sample_weight, np.random.default_rng(3))
+    assert binned.missing_bin == 32
+    assert binned.bin_counts.shape == (2, 33)
+    assert binned.codes[1, 7] == 32 and binned.bin_counts[1, 32] == 0
+    X[7, 1] = 0.5  # no NaN: no missing-value bin
+    binned = bin_features(X, 32, sample_weight, np.random.default_rng(3))
+    assert binned.missing_bin is None and binned.bin_counts.shape == (2, 32)
+    assert binned.bin_counts.sum(axis=1).tolist() == [999, 999]
+
+
+def test_encode_bins_refuses_more_thresholds_than_uint8_codes_hold():
+    thresholds = (np.arange(3.0), np.arange(255.0))
+    with pytest.raises(DataError, match=r"feature 1 must number at most 254.*got 255"):
+        encode_bins(np.zeros((4, 2)), thresholds, None, 255)
 
 
 @pytest.mark.parametrize("max_bins", [0, 1, MAX_BINS + 1, 2.5, "16", None])
