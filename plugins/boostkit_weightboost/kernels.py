@@ -14,8 +14,10 @@
   cuts worth scoring, and C4.5's entropy of all of them at once, within a stated bound;
   :func:`screened_cut_entropy` scores only the cuts that a lower bound (without logarithms)
   cannot rule out, and :func:`near_cuts` gathers those the exact criterion re-scores.
-* :func:`describes_tree`, :func:`fill_rows`: the check that a tree's links make a tree, and a
-  leaf's index written to its rows.
+  :func:`screened_near_cuts` does both in one call.
+* :func:`describes_tree`, :func:`fill_rows`, :func:`fill_split_leaves`: the check that a tree's
+  links make a tree, a leaf's index written to its rows, and the two leaves' indices written to
+  the rows of a split whose children are both leaves.
 
 The regularizer g = exp(-penalty) is chosen by an integer ``kind``: :data:`ABSOLUTE` penalty
 beta |F| (WeightBoost's e^{-|beta F|}, eq. 4), :data:`LOG1P` penalty p ln(1 + beta |F|)
@@ -492,6 +494,14 @@ def screened_cut_entropy(wpos, wneg, valid, out):
     exact entropy; ``lowest`` is their minimum) or a value of at most the exact entropy (up to
     rounding) and above that threshold; inf for the others.
     """
+    lowest, bound, _, _ = _screen_cuts(wpos, wneg, valid, out)
+    return lowest, bound
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _screen_cuts(wpos, wneg, valid, out):
+    # screened_cut_entropy's work; also returns the flat indices of the cuts it scored
+    # (increasing) and the threshold every other valid cut's lower bound exceeds.
     n_cuts = valid.shape[0] * valid.shape[1]
     p = wpos.reshape(2 * n_cuts)  # cut k's left side at 2k, its right side at 2k + 1
     q = wneg.reshape(2 * n_cuts)
@@ -522,7 +532,7 @@ def screened_cut_entropy(wpos, wneg, valid, out):
         if first < 0 or losses[k] < losses[first]:
             first = k
     if first < 0:
-        return np.inf, 0.0
+        return np.inf, 0.0, np.empty(0, dtype=np.intp), np.inf
     # The cut of the smallest bound, scored: its entropy bounds the lowest from above.
     sides_pos = wpos.reshape(n_cuts, 2)
     sides_neg = wneg.reshape(n_cuts, 2)
@@ -531,24 +541,22 @@ def screened_cut_entropy(wpos, wneg, valid, out):
                                sides_neg[first:first + 1].reshape(1, 1, 2), one, np.empty((1, 1)))
     upper = value + bound
     threshold = upper + 2.0 * bound + PRUNE_MARGIN * abs(upper)
+    below = np.empty(n_cuts, dtype=np.intp)  # one pass: the cuts to score, then their sides
     m = 0
     for k in range(n_cuts):
+        below[m] = k
         m += losses[k] <= threshold
-    kept = np.empty(m, dtype=np.intp)
+    kept = below[:m]
     kept_pos = np.empty((1, m, 2))
     kept_neg = np.empty((1, m, 2))
-    j = 0
-    for k in range(n_cuts):
-        if losses[k] <= threshold:
-            kept[j] = k
-            kept_pos[0, j] = sides_pos[k]
-            kept_neg[0, j] = sides_neg[k]
-            j += 1
+    for j in range(m):
+        kept_pos[0, j] = sides_pos[kept[j]]
+        kept_neg[0, j] = sides_neg[kept[j]]
     scored = np.empty((1, m))
     lowest, bound = cut_entropy(kept_pos, kept_neg, np.ones((1, m), dtype=np.bool_), scored)
     for j in range(m):
         losses[kept[j]] = scored[0, j]
-    return lowest, bound
+    return lowest, bound, kept, threshold
 
 
 @numba.njit(cache=True, nogil=True)
@@ -580,8 +588,52 @@ def near_cuts(wpos, wneg, losses, limit, node_pos, node_neg):
     return cuts, pos, neg
 
 
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def screened_near_cuts(wpos, wneg, valid, out, screen, node_pos, node_neg):
+    """:func:`screened_cut_entropy` into ``out``, then :func:`near_cuts` of the cuts within
+    ``2 bound + screen |lowest|`` of its ``lowest``: what the tree learner re-scores with the
+    exact criterion, in one call rather than two (:class:`boostkit_weightboost.trees._Screened`).
+
+    The near cuts are looked for among the scored ones only when that limit is below the
+    threshold every other cut's lower bound exceeds (always, but for rounding in degenerate
+    nodes); else among all cuts. Either way the result is :func:`near_cuts`'.
+    """
+    lowest, bound, kept, threshold = _screen_cuts(wpos, wneg, valid, out)
+    limit = lowest + 2.0 * bound + screen * abs(lowest)
+    if not limit < threshold:
+        return near_cuts(wpos, wneg, out, limit, node_pos, node_neg)
+    flat = out.reshape(-1)
+    m = 0
+    for j in range(kept.shape[0]):
+        m += flat[kept[j]] <= limit
+    cuts = np.empty(m, dtype=np.intp)
+    pos = np.zeros((m + 1, 2))
+    neg = np.zeros((m + 1, 2))
+    sides_pos = wpos.reshape(-1, 2)
+    sides_neg = wneg.reshape(-1, 2)
+    j = 0
+    for k in kept:
+        if flat[k] <= limit:
+            cuts[j] = k
+            pos[j] = sides_pos[k]
+            neg[j] = sides_neg[k]
+            j += 1
+    pos[m, 0] = node_pos
+    neg[m, 0] = node_neg
+    return cuts, pos, neg
+
+
 @numba.njit(cache=True, nogil=True)
 def fill_rows(out, rows, value):
     """``out[rows] = value`` (a leaf's index for its rows)."""
     for k in range(rows.shape[0]):
         out[rows[k]] = value
+
+
+@numba.njit(cache=True, nogil=True)
+def fill_split_leaves(out, feature_codes, rows, cut, left_leaf):
+    """``out[i]`` = ``left_leaf`` for the ``rows`` whose code is ``<= cut``, ``left_leaf + 1`` for
+    the others: a split whose two children are leaves, without their lists of rows."""
+    for k in range(rows.shape[0]):
+        i = rows[k]
+        out[i] = left_leaf + (feature_codes[i] > cut)

@@ -44,17 +44,17 @@ from boostkit.kernels.boosting import take_cells
 from boostkit.splits import (MIN_CATEGORY_COUNT, best_binned_split, best_split,
                              check_min_category_count, histogram)
 
-from .kernels import (describes_tree, fill_rows, near_cuts, node_histogram, screened_cut_entropy,
-                      tree_leaves, valid_cuts)
+from .kernels import (describes_tree, fill_rows, fill_split_leaves, node_histogram,
+                      screened_near_cuts, tree_leaves, valid_cuts)
 from .validators import positive_int
 
 # A split must lower the node's loss by more than this (relative) to be made: ties are not
 # progress, and a node of loss 0 (pure) is never split.
 _MIN_RELATIVE_GAIN = 1e-12
 
-# Losses a kernel scores over all cuts at once, to within a bound it returns
-# (:class:`_Screened`): only the cuts near its minimum are then scored by the loss itself.
-_CUT_KERNELS = {entropy: screened_cut_entropy}
+# Losses a kernel scores over all cuts at once, to within a bound, returning the cuts near its
+# minimum (:class:`_Screened`): only those are then scored by the loss itself.
+_CUT_KERNELS = {entropy: screened_near_cuts}
 # A cut is re-scored exactly when its kernel loss is within twice the kernel's bound plus this
 # (relative) of the kernel's minimum: far above rounding (~1e-15) plus best_split's tie
 # tolerance (1e-12), so every cut that could be the minimum or tie with it is among them.
@@ -248,9 +248,9 @@ def _on_cuts(loss, valid: np.ndarray, node: tuple[float, float] | None = None):
 class _Screened:
     """``loss`` on the valid cuts as best_split ranks them, with ``kernel`` doing most of it.
 
-    The kernel scores every valid cut in one pass, each to within a bound it returns, or with a
-    lower bound far above the minimum (:func:`~boostkit_weightboost.kernels.screened_cut_entropy`);
-    the cuts within twice that bound plus :data:`_SCREEN` (relative) of its minimum get
+    The kernel scores every valid cut in one pass, each to within a bound, or with a lower bound
+    far above the minimum (:func:`~boostkit_weightboost.kernels.screened_near_cuts`), and returns
+    the cuts within twice that bound plus :data:`_SCREEN` (relative) of its minimum: these get
     ``loss``'s own value, the others keep the kernel's. Those others are above the true minimum
     by more than best_split's tie tolerance, so best_split picks the same cut, with the same
     loss, as from ``loss`` everywhere: trees stay bit for bit the same.
@@ -269,10 +269,8 @@ class _Screened:
 
     def __call__(self, wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
         out = np.empty(self.valid.shape)
-        lowest, bound = self.kernel(wpos, wneg, self.valid, out)
         node_pos, node_neg = (0.0, 0.0) if self.node is None else self.node
-        near, pos, neg = near_cuts(wpos, wneg, out,
-                                   lowest + 2.0 * bound + _SCREEN * abs(lowest), node_pos, node_neg)
+        near, pos, neg = self.kernel(wpos, wneg, self.valid, out, _SCREEN, node_pos, node_neg)
         scores = self.loss(pos, neg)  # the near cuts, then the node
         out.reshape(-1)[near] = scores[:-1]
         if self.node is not None:
@@ -293,6 +291,7 @@ class _Node:
     n_counted: int  # examples of positive initial weight
     hist: np.ndarray | None = None  # (d, B, 2) or (d, B, C, 2); None: the node stays a leaf
     counts: np.ndarray | None = None  # (d, B) examples of positive initial weight per bin
+    valid: np.ndarray | None = None  # (d, B - 1) valid cuts, when known before the search
 
 
 @attrs.define
@@ -357,12 +356,14 @@ class TreeLearner(boostkit.Proposal):
                                           validator=check_min_category_count)
     tie_order: Callable | None = attrs.field(
         default=None, validator=attrs.validators.optional(attrs.validators.is_callable()))
-    # Per fit (the training data's): which examples have positive initial weight (uint8) and how
-    # many, and all row indices, the root's rows; see _fit_rows.
+    # Per fit (the training data's, and the leaf size's): which examples have positive initial
+    # weight (uint8) and how many, all row indices (the root's rows), and the root's valid cuts
+    # (from the bin counts, the same every round); see _fit_rows.
     _rows_of: object = attrs.field(init=False, default=None, repr=False, eq=False)
     _positive: np.ndarray | None = attrs.field(init=False, default=None, repr=False, eq=False)
     _all_rows: np.ndarray | None = attrs.field(init=False, default=None, repr=False, eq=False)
     _n_positive: int = attrs.field(init=False, default=0, repr=False, eq=False)
+    _root_valid: np.ndarray | None = attrs.field(init=False, default=None, repr=False, eq=False)
 
     def _valid(self, counts: np.ndarray) -> np.ndarray:
         # A cut right after an empty bin makes the same partition as the cut before that bin,
@@ -384,12 +385,14 @@ class TreeLearner(boostkit.Proposal):
 
     def _fit_rows(self, data) -> tuple[np.ndarray, np.ndarray, int]:
         """``(positive, rows, number positive)`` of the training ``data``, computed once per fit
-        (not per tree)."""
-        if self._rows_of is not data:
+        (not per tree), as is the root's mask of valid cuts (``_root_valid``)."""
+        if (self._rows_of is None or self._rows_of[0] is not data
+                or self._rows_of[1] != self.min_samples_leaf):
             self._positive = (data.sample_weight > 0.0).view(np.uint8)
             self._all_rows = np.arange(data.n_samples)
             self._n_positive = int(np.count_nonzero(self._positive))
-            self._rows_of = data
+            self._root_valid = self._valid(data.binned.bin_counts)
+            self._rows_of = (data, self.min_samples_leaf)
         return self._positive, self._all_rows, self._n_positive
 
     @boostkit.hookimpl
@@ -429,7 +432,7 @@ class TreeLearner(boostkit.Proposal):
         wneg, wpos = (totals[:, 0], totals[:, 1]) if per_class else totals.tolist()
         root = _Node(all_rows, 0, wneg, wpos, -1, True, n_positive)
         if self._splittable(root):
-            root.hist, root.counts = root_hist, binned.bin_counts
+            root.hist, root.counts, root.valid = root_hist, binned.bin_counts, self._root_valid
         feature, threshold, left, right, gains = [], [], [], [], []
         missing_left, category_sets = [], []  # per split node: bool, left categories or None
         leaf_scores, leaf_wneg, leaf_wpos = [], [], []
@@ -442,7 +445,7 @@ class TreeLearner(boostkit.Proposal):
             if split is None:
                 index = -1 - len(leaf_scores)
                 fill_rows(cells, node.rows, len(leaf_scores))
-                leaf_scores.append(1.0 if per_class or node.wpos > node.wneg else -1.0)
+                leaf_scores.append(_leaf_score(node.wpos, node.wneg, per_class))
                 leaf_wneg.append(node.wneg)
                 leaf_wpos.append(node.wpos)
             else:
@@ -454,16 +457,29 @@ class TreeLearner(boostkit.Proposal):
                 category_sets.append(split.categories)
                 left.append(0)
                 right.append(0)
-                children = self._children(node, split, index, codes[split.feature], binned)
-                if split.categories is not None:
-                    threshold.append(0.0)  # unused: the node splits categories
-                elif self.midpoints:
-                    threshold.append(_midpoint(
-                        data.X[:, split.feature], children[0].rows, children[1].rows, positive))
-                else:
+                if self._children_are_leaves(node, binned):
+                    # Popped next, left first, as below, but their rows are never listed, only
+                    # their cells written.
                     threshold.append(split.threshold(binned.thresholds))
-                self._histograms(node, children, node_sums)
-                stack.extend(reversed(children))
+                    leaf = len(leaf_scores)
+                    fill_split_leaves(cells, codes[split.feature], node.rows, split.bin, leaf)
+                    for side in (0, 1):
+                        leaf_scores.append(_leaf_score(split.wpos[side], split.wneg[side],
+                                                       per_class))
+                        leaf_wneg.append(split.wneg[side])
+                        leaf_wpos.append(split.wpos[side])
+                    left[index], right[index] = -1 - leaf, -2 - leaf
+                else:
+                    children = self._children(node, split, index, codes[split.feature], binned)
+                    if split.categories is not None:
+                        threshold.append(0.0)  # unused: the node splits categories
+                    elif self.midpoints:
+                        threshold.append(_midpoint(
+                            data.X[:, split.feature], children[0].rows, children[1].rows, positive))
+                    else:
+                        threshold.append(split.threshold(binned.thresholds))
+                    self._histograms(node, children, node_sums)
+                    stack.extend(reversed(children))
             if node.parent >= 0:
                 (left if node.is_left else right)[node.parent] = index
         tree = DecisionTree(feature, threshold, left, right, leaf_scores, missing_left,
@@ -487,7 +503,7 @@ class TreeLearner(boostkit.Proposal):
         cuts."""
         node_loss = None
         if binned.ordered:
-            valid = self._valid(node.counts)
+            valid = self._valid(node.counts) if node.valid is None else node.valid
             on_cuts = _on_cuts(loss, valid, None if np.ndim(node.wpos) else (node.wpos, node.wneg))
             if node_priority is None:
                 split = best_split(node.hist, valid, on_cuts)
@@ -506,6 +522,12 @@ class TreeLearner(boostkit.Proposal):
         if split.loss < node_loss * (1.0 - _MIN_RELATIVE_GAIN):
             return split, node_loss - split.loss
         return None
+
+    def _children_are_leaves(self, node: _Node, binned) -> bool:
+        """Whether a split of ``node`` makes two leaves that need no list of their rows: the
+        children are at full depth, ordered data (no missing values to route) and thresholds at
+        the bin edges (no midpoints between the children's values)."""
+        return node.depth + 1 == self.max_depth and binned.ordered and not self.midpoints
 
     def _children(self, node: _Node, split, index: int, feature_codes, binned) -> list[_Node]:
         # The children's examples of positive initial weight, from the node's counts per bin.
@@ -541,8 +563,17 @@ class TreeLearner(boostkit.Proposal):
         child.hist, child.counts = node_sums(child.rows)
         if all(wanted):
             other = children[1 - direct]
-            other.hist = np.maximum(node.hist - child.hist, 0.0)
+            # In the parent's array, which its split no longer needs (its counts may be the
+            # training data's bin counts: those are not overwritten).
+            other.hist = np.subtract(node.hist, child.hist, out=node.hist)
+            np.maximum(other.hist, 0.0, out=other.hist)
             other.counts = node.counts - child.counts
+
+
+def _leaf_score(wpos, wneg, per_class: bool) -> float:
+    """A leaf's label: its weighted majority (ties: -1); +1 per class (the calibration gives
+    each leaf its per-class values)."""
+    return 1.0 if per_class or wpos > wneg else -1.0
 
 
 def _node_loss(loss, node: _Node) -> float:
