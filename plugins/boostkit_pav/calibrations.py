@@ -15,13 +15,12 @@ import numpy as np
 
 import boostkit
 from boostkit.criteria import weighted_error, z_loss
-from boostkit.kernels.binning import quantile_thresholds
 from boostkit.kernels.boosting import exponential_weights, take_cells
 from boostkit.kernels.histogram import cell_class_sums
 
 from .contributions import AffineScore, IsotonicSteps, ScoreBins
 from .isotonic import INTERPOLATIONS, bound_probabilities, half_log_odds, isotonic_bins, isotonic_regression
-from .kernels import bin_class_sums, quantile_neighbours
+from .kernels import partition_scores, quantile_edges
 
 __all__ = ["PavCalibration", "SigmoidCalibration", "resolve_epsilon", "minimise_exponential_loss",
            "score_thresholds"]
@@ -83,25 +82,21 @@ def score_thresholds(scores: np.ndarray, sample_weight: np.ndarray, bins: int,
     hold them), so that binning costs O(n) and never a sort of all n.
     """
     rows = _threshold_sample(scores, sample_weight, rng)
-    sample = scores if rows is None else scores[rows]
-    neighbours, cut_below = np.empty(2 * bins), np.empty(2 * bins, dtype=bool)
-    k = quantile_neighbours(sample, bins, neighbours, cut_below)
-    # Every one of the k neighbours its own bin: the engine's thresholds between each two.
-    between = np.empty(max(k - 1, 0))
-    quantile_thresholds(neighbours[:k], np.arange(k), np.ones(k, dtype=bool), max(k, 2),
-                        np.empty(k), np.empty(k, dtype=np.int64), between)
-    return between[cut_below[: max(k - 1, 0)]]
+    out = np.empty(bins - 1)
+    return out[: quantile_edges(scores if rows is None else scores[rows], bins, out)]
 
 
 def _score_bin_sums(scores, weights, is_pos, sample_weight, bins, rng):
     """``(thresholds, cells, wneg, wpos)``: a new hypothesis' partition (:func:`score_thresholds`),
     the bin of every example (a missing score in bin 0) and the weight of each class per bin,
-    from one pass of :func:`~boostkit_pav.kernels.bin_class_sums`."""
-    thresholds = score_thresholds(scores, sample_weight, bins, rng)
+    all from one call of :func:`~boostkit_pav.kernels.partition_scores`."""
+    rows = _threshold_sample(scores, sample_weight, rng)
+    thresholds = np.empty(bins - 1)
     cells = np.empty(scores.shape[0], dtype=np.uint8)
-    sums = np.zeros((thresholds.shape[0] + 1, 2))
-    bin_class_sums(scores, thresholds, weights, is_pos, cells, sums)
-    return thresholds, cells, sums[:, 0], sums[:, 1]
+    sums = np.zeros((bins, 2))
+    n = partition_scores(scores if rows is None else scores[rows], bins, scores, weights, is_pos,
+                         thresholds, cells, sums)
+    return thresholds[:n], cells, sums[: n + 1, 0], sums[: n + 1, 1]
 
 
 class _TermIndex:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-from .kernels import (check_regression_input, interpolate_points, pav_pools, pav_pools_scratch,
+from .kernels import (check_regression_input, interpolate_points, pav_bins, pav_pools_scratch,
                       pool_ties_hashed, sort_pool_ties)
 
 __all__ = [
@@ -143,22 +143,19 @@ def isotonic_bins(wpos: np.ndarray, wneg: np.ndarray, interpolation: str = "midp
 
     Bin j holds the weight ``wpos[j]`` of positive and ``wneg[j]`` of negative examples; PAV runs
     on the bins that hold weight, with the bin index as the parameter, and a bin without weight
-    gets its value by the interpolation of 2.2 over the bin index. O(number of bins).
+    gets its value by the interpolation of 2.2 over the bin index. O(number of bins), in one
+    kernel call (:func:`~boostkit_pav.kernels.pav_bins`).
     """
-    total = wpos + wneg
-    occupied = np.flatnonzero(total > 0)
-    if occupied.shape[0] == 0:
+    if interpolation not in INTERPOLATIONS:
+        raise ValueError(f"interpolation must be one of {INTERPOLATIONS}, got {interpolation!r}")
+    wpos, wneg = np.asarray(wpos, dtype=np.float64), np.asarray(wneg, dtype=np.float64)
+    if wpos.ndim != 1 or wpos.shape != wneg.shape:
+        raise ValueError(f"wpos and wneg must be 1-D arrays of one length, got shapes {wpos.shape}, "
+                         f"{wneg.shape}")
+    out = np.empty(wpos.shape[0])
+    if pav_bins(wpos, wneg, interpolation == "linear", out) == 0:
         raise ValueError("every bin is empty: there is no weight to calibrate on")
-    means = np.ascontiguousarray(wpos[occupied] / total[occupied])
-    weights = np.ascontiguousarray(total[occupied])
-    pool_starts = np.empty(occupied.shape[0] + 1, dtype=np.int64)
-    pool_values = np.empty(occupied.shape[0])
-    n_pools = pav_pools(means, weights, pool_starts, pool_values)
-    fitted = np.repeat(pool_values[:n_pools], np.diff(pool_starts[: n_pools + 1]))
-    if occupied.shape[0] == total.shape[0]:
-        return fitted
-    return interpolate(occupied.astype(np.float64), fitted, np.arange(total.shape[0], dtype=np.float64),
-                       interpolation)
+    return out
 
 
 def bound_probabilities(p: np.ndarray, epsilon: float) -> np.ndarray:

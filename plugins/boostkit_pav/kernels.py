@@ -16,7 +16,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from boostkit.kernels.binning import count_below
+from boostkit.kernels.binning import count_below, quantile_thresholds
 from boostkit.kernels.sorting import N_DIGITS, SIGN, radix_sort
 
 # Fibonacci hashing: multiplying by 2^64 / golden ratio spreads the bits of a float's pattern
@@ -44,6 +44,17 @@ def check_regression_input(scores, weights, targets):
         negative |= w < 0.0
         positive |= w > 0.0
     return finite, negative, positive
+
+
+@numba.njit(cache=True, nogil=True)
+def split_weights(weights, is_pos, pos, neg):
+    """The weights of each class, ``pos = weights * is_pos`` and ``neg = weights - pos`` (the
+    bits of numpy's two passes), written in one pass (000 section 7: Cmass's centroids and
+    naive Bayes' counts weigh each class by D_t)."""
+    for i in range(weights.shape[0]):
+        p = weights[i] * is_pos[i]
+        pos[i] = p
+        neg[i] = weights[i] - p
 
 
 @numba.njit(cache=True, nogil=True)
@@ -261,7 +272,9 @@ def pav_pools_scratch(means, weights, pool_starts, pool_values, links, sums):
 
     For millions of points the caller's arrays are worth it: numpy backs large arrays with huge
     pages, which are first touched far faster than memory allocated inside a kernel. The first
-    queue, every interval in order, is not stored, and a queue touches only the entries it gets.
+    pass, over every point in order, is one scan of the inputs that writes only the intervals
+    it leaves (a point is read as an interval of its own where the paper initialises one), and
+    a queue touches only the entries it gets.
     """
     n = means.shape[0]
     forward = pool_starts
@@ -270,18 +283,39 @@ def pav_pools_scratch(means, weights, pool_starts, pool_values, links, sums):
     queue = links[n: 2 * n]
     next_queue = links[2 * n: 3 * n]
     sum_wp = sums
-    for k in range(n):
-        forward[k] = k + 1
-        backward[k] = k - 1
-        sum_w[k] = weights[k]
-        sum_wp[k] = weights[k] * means[k]
-    queue_length = n
-    every_interval = True  # the first pass examines every interval, in order
+    # The first pass: every interval in order, each pooled with its successors while they are
+    # adjacent violators. Its successors are single points not yet examined, so their sums are
+    # read from the inputs, and only the intervals it leaves get pointers and sums.
+    next_length = 0
+    previous = -1
+    k = 0
+    while k < n:
+        total_w = weights[k]
+        total_wp = weights[k] * means[k]
+        j = k + 1
+        while j < n:
+            w = weights[j]
+            wp = w * means[j]
+            if total_wp * w < wp * total_w:  # mean(k) < mean(j): no violation
+                break
+            total_w += w
+            total_wp += wp
+            j += 1
+        forward[k] = j
+        backward[k] = previous
+        sum_w[k] = total_w
+        sum_wp[k] = total_wp
+        if j > k + 1 and previous >= 0:
+            queue[next_length] = previous
+            next_length += 1
+        previous = k
+        k = j
+    queue_length = next_length
     while queue_length > 0:
         marker = 0
         next_length = 0
         for position in range(queue_length):
-            k = position if every_interval else queue[position]
+            k = queue[position]
             pooled = False
             if marker <= k:
                 while forward[k] != n:
@@ -302,7 +336,6 @@ def pav_pools_scratch(means, weights, pool_starts, pool_values, links, sums):
                 next_length += 1
         queue, next_queue = next_queue, queue
         queue_length = next_length
-        every_interval = False
     # Read the pools out in place: pool j is written at index j <= k, the start of its
     # interval, after the interval's forward pointer and sums are read.
     n_pools = 0
@@ -346,12 +379,49 @@ def interpolate_points(points, values, s, linear, out):
             out[i] = 0.5 * (values[lo - 1] + values[lo])
 
 
+@numba.njit(cache=True, nogil=True)
+def pav_bins(wpos, wneg, linear, out):
+    """p per bin of an ordered partition by PAV over its bins (000 section 5, eq. 39): bin b
+    holds the weight ``wpos[b]`` of positive and ``wneg[b]`` of negative examples. The bins
+    that hold weight are the points of :func:`pav_pools`, at their bin index, with weight
+    ``wpos + wneg`` and target ``wpos / (wpos + wneg)``; a bin without weight gets its value by
+    :func:`interpolate_points` over the bin index (``linear`` or midpoint). Writes p into
+    ``out`` (as long as ``wpos``) and returns the number of bins that hold weight; with none,
+    0 and ``out`` untouched."""
+    n_bins = wpos.shape[0]
+    occupied = np.empty(n_bins)
+    means = np.empty(n_bins)
+    weights = np.empty(n_bins)
+    k = 0
+    for b in range(n_bins):
+        total = wpos[b] + wneg[b]
+        if total > 0.0:
+            occupied[k] = b
+            means[k] = wpos[b] / total
+            weights[k] = total
+            k += 1
+    if k == 0:
+        return 0
+    pool_starts = np.empty(k + 1, dtype=np.int64)
+    pool_values = np.empty(k)
+    n_pools = pav_pools(means[:k], weights[:k], pool_starts, pool_values)
+    fitted = out if k == n_bins else np.empty(k)
+    for j in range(n_pools):
+        fitted[pool_starts[j]: pool_starts[j + 1]] = pool_values[j]
+    if k < n_bins:
+        interpolate_points(occupied[:k], fitted, np.arange(n_bins).astype(np.float64), linear, out)
+    return k
+
+
 # Buckets per threshold in the lookup table of bin_class_sums: a score's bucket, one multiply
 # away, leaves a handful of thresholds at most to compare with where the bins are evenly spread.
 _BUCKETS_PER_THRESHOLD = 8
+# At most this many thresholds in one bucket are compared with a score one by one (see _bin_of).
+_COMPARED_THRESHOLDS = 8
 
 # Values per bucket of sort_finite (on average): most buckets then hold zero to three values,
 # which insertion sort orders at once; larger ones (a heavy tail's crowd) go to np.sort first.
+# quantile_neighbours sorts its buckets of at most _INSERTION_SORT values by _rank_sort.
 _VALUES_PER_BUCKET = 1
 _INSERTION_SORT = 32
 # Values per bucket of quantile_neighbours, which sorts only ~2 max_bins buckets: fewer buckets
@@ -393,8 +463,15 @@ def _bucket_starts(values, values_per_bucket):
     m = 0
     for i in range(values.shape[0]):
         x = values[i]
-        if x == x:
-            m += 1
+        m += x == x
+        # No branch on NaN, which fails both comparisons: the loop runs at a compare per value.
+        low = x if x < low else low
+        high = x if x > high else high
+    if low == -np.inf or high == np.inf:  # the range of the finite values only
+        low = np.inf
+        high = -np.inf
+        for i in range(values.shape[0]):
+            x = values[i]
             if x - x == 0.0:  # finite
                 low = min(low, x)
                 high = max(high, x)
@@ -417,15 +494,19 @@ def _bucket_starts(values, values_per_bucket):
 def _deal(values, buckets, starts, chosen, out):
     """Write the values of the ``chosen`` buckets into ``out`` at their bucket's place
     (:func:`_bucket_starts`), in no order inside a bucket. -0.0 is written as +0.0, the value
-    it equals."""
-    fill = starts[:-1].copy()
+    it equals. ``out`` needs one slot more than the values when a bucket is not chosen."""
+    # No branch on the bucket (chosen or not is as unpredictable as the value): the values of
+    # the buckets not chosen are all written to the last slot, which stays in cache.
+    spare = out.shape[0] - 1
+    fill = np.empty(starts.shape[0] - 1, dtype=np.int64)
+    for b in range(fill.shape[0]):
+        fill[b] = starts[b] if chosen[b] else spare
     for i in range(values.shape[0]):
         x = values[i]
         if x == x:
             b = buckets[i]
-            if chosen[b]:
-                out[fill[b]] = x + 0.0  # -0.0 + 0.0 is +0.0
-                fill[b] += 1
+            out[fill[b]] = x + 0.0  # -0.0 + 0.0 is +0.0
+            fill[b] += chosen[b]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -438,6 +519,33 @@ def _insertion_sort(values, lo, hi):
             values[k] = values[k - 1]
             k -= 1
         values[k] = x
+
+
+@numba.njit(cache=True, nogil=True)
+def _rank_sort(values, lo, hi, scratch):
+    """Sort ``values[lo:hi]`` (not NaN, at most ``scratch``'s length) in place by placing
+    each value at its rank: the values below it, and the equal ones before it. Quadratic, but
+    its comparisons are summed, not branched on, so a short run of unpredictable values sorts
+    with no mispredicted branch (an insertion sort mispredicts about once per value)."""
+    m = hi - lo
+    scratch[:m] = values[lo:hi]
+    for i in range(m):
+        x = scratch[i]
+        rank = 0
+        for j in range(m):
+            rank += scratch[j] < x
+        for j in range(i):
+            rank += scratch[j] == x
+        values[lo + rank] = x
+
+
+@numba.njit(cache=True, nogil=True)
+def _least_first(values, lo, hi):
+    """Swap the least of ``values[lo:hi]`` (not NaN, at least one) to ``values[lo]``."""
+    least = lo
+    for j in range(lo + 1, hi):
+        least = j if values[j] < values[least] else least
+    values[lo], values[least] = values[least], values[lo]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -488,11 +596,12 @@ def quantile_neighbours(values, max_bins, out, cut_below):
 
     The values are counted into equal-width buckets, and only the buckets holding a cut's
     position, each with the next occupied bucket (which holds the value after when v_q ends
-    its own), are filled and sorted. Equal values share a bucket, so more occupied buckets
-    than ``max_bins`` prove more distinct values; with fewer, all the values are sorted
-    (:func:`sort_finite`) and the distinct values counted.
+    its own), are filled: the first sorted, the others with only their least value brought
+    first. Equal values share a bucket, so more occupied buckets than ``max_bins`` prove more
+    distinct values; with fewer, all the values are sorted (:func:`sort_finite`) and the
+    distinct values counted.
     """
-    sorted_values = np.empty(values.shape[0])
+    sorted_values = np.empty(values.shape[0] + 1)  # a spare slot for _deal
     m, buckets, starts = _bucket_starts(values, _VALUES_PER_SELECTED_BUCKET)
     n_buckets = starts.shape[0] - 1
     occupied = 0
@@ -518,6 +627,9 @@ def quantile_neighbours(values, max_bins, out, cut_below):
         starts = np.array([0, m], dtype=np.int64)
     else:
         chosen = np.zeros(n_buckets, dtype=np.bool_)
+        holds_cut = np.zeros(n_buckets, dtype=np.bool_)
+        picked = np.empty(2 * max_bins, dtype=np.int64)  # the chosen buckets, listed once
+        n_picked = 0
         b = 0
         for q in range(1, max_bins):
             j = _cut_position(m, q, max_bins)
@@ -525,19 +637,28 @@ def quantile_neighbours(values, max_bins, out, cut_below):
                 continue
             while starts[b + 1] <= j:
                 b += 1
+            if not chosen[b]:
+                picked[n_picked] = b
+                n_picked += 1
             chosen[b] = True
+            holds_cut[b] = True
             following = b + 1
             while following < n_buckets and starts[following + 1] == starts[following]:
                 following += 1
-            if following < n_buckets:
+            if following < n_buckets and not chosen[following]:
+                picked[n_picked] = following
+                n_picked += 1
                 chosen[following] = True
         _deal(values, buckets, starts, chosen, sorted_values)
-        for b in range(n_buckets):
-            if chosen[b]:
-                if starts[b + 1] - starts[b] > _INSERTION_SORT:
-                    sorted_values[starts[b]:starts[b + 1]].sort()
-                else:
-                    _insertion_sort(sorted_values, starts[b], starts[b + 1])
+        scratch = np.empty(_INSERTION_SORT)
+        for t in range(n_picked):
+            b = picked[t]
+            if not holds_cut[b]:  # only the bucket after a cut's: its least value is read
+                _least_first(sorted_values, starts[b], starts[b + 1])
+            elif starts[b + 1] - starts[b] > _INSERTION_SORT:
+                sorted_values[starts[b]:starts[b + 1]].sort()
+            else:
+                _rank_sort(sorted_values, starts[b], starts[b + 1], scratch)
     b = 0
     cut = False  # a cut made already, after the value last_cut
     last_cut = 0.0
@@ -567,6 +688,42 @@ def quantile_neighbours(values, max_bins, out, cut_below):
 
 
 @numba.njit(cache=True, nogil=True)
+def _edge_table(thresholds, low, scale, n_buckets):
+    """``(below, padded, widest)`` for finding the bin of a score by its bucket among
+    ``n_buckets`` (:func:`_bucket` with ``low`` and ``scale``): ``below[b]``, the number of
+    ``thresholds`` in buckets before b (all below any score of bucket b; those of later buckets
+    are all above it); ``widest``, the most thresholds in one bucket; ``padded``, the
+    thresholds followed by ``widest`` infinities (:func:`_bin_of`)."""
+    n_thresholds = thresholds.shape[0]
+    below = np.zeros(n_buckets + 1, dtype=np.int64)
+    for j in range(n_thresholds):
+        below[_bucket(thresholds[j], low, scale, n_buckets) + 1] += 1
+    widest = 0
+    for b in range(n_buckets):
+        widest = max(widest, below[b + 1])
+        below[b + 1] += below[b]
+    padded = np.full(n_thresholds + widest, np.inf)
+    padded[:n_thresholds] = thresholds
+    return below, padded, widest
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _bin_of(x, b, below, padded, widest):
+    """The number of thresholds strictly below ``x`` (not NaN) of bucket ``b``
+    (:func:`_edge_table`): those of earlier buckets, plus a comparison with each of the
+    ``widest`` thresholds from there on. Those of later buckets, or the padding, are above x
+    and add nothing, so the count needs no search and the loop no data-dependent branch (a
+    score's bin is as unpredictable as the score); a search when buckets are crowded."""
+    lo = below[b]
+    if widest > _COMPARED_THRESHOLDS:
+        return count_below(padded, lo, below[b + 1], x)
+    cell = lo
+    for j in range(widest):
+        cell += padded[lo + j] < x
+    return cell
+
+
+@numba.njit(cache=True, nogil=True)
 def bin_class_sums(scores, thresholds, weights, is_pos, cells, sums):
     """Bin the scores and sum the weight of each class per bin, in one pass (000 section 5).
 
@@ -585,17 +742,50 @@ def bin_class_sums(scores, thresholds, weights, is_pos, cells, sums):
         n_buckets = _BUCKETS_PER_THRESHOLD * n_thresholds
         low = thresholds[0]
         scale = _bucket_scale(low, thresholds[n_thresholds - 1], n_buckets)
-    # below[b]: the thresholds in buckets before b (all of them below any score in bucket b).
-    below = np.zeros(n_buckets + 1, dtype=np.int64)
-    for j in range(n_thresholds):
-        below[_bucket(thresholds[j], low, scale, n_buckets) + 1] += 1
-    for b in range(n_buckets):
-        below[b + 1] += below[b]
+    below, padded, widest = _edge_table(thresholds, low, scale, n_buckets)
     for i in range(scores.shape[0]):
         x = scores[i]
         cell = 0
         if x == x:
-            b = _bucket(x, low, scale, n_buckets)
-            cell = count_below(thresholds, below[b], below[b + 1], x)
+            cell = _bin_of(x, _bucket(x, low, scale, n_buckets), below, padded, widest)
         cells[i] = cell
         sums[cell, is_pos[i]] += weights[i]
+
+
+@numba.njit(cache=True, nogil=True)
+def _thresholds_of_neighbours(neighbours, cut_below, k, out):
+    """The engine's thresholds between the ``k`` neighbours of :func:`quantile_neighbours`
+    (``quantile_thresholds`` of them, every one its own bin: the midpoint of each two) where
+    ``cut_below`` marks a cut, written into ``out``; returns their number."""
+    between = np.empty(max(k - 1, 0))
+    quantile_thresholds(neighbours[:k], np.arange(k), np.ones(k, dtype=np.bool_), max(k, 2),
+                        np.empty(k), np.empty(k, dtype=np.int64), between)
+    n_out = 0
+    for j in range(k - 1):
+        if cut_below[j]:
+            out[n_out] = between[j]
+            n_out += 1
+    return n_out
+
+
+@numba.njit(cache=True, nogil=True)
+def quantile_edges(values, max_bins, out):
+    """``boostkit.kernels.binning.quantile_thresholds`` of the values of ``values`` that are not
+    NaN (every one placing, at most ``max_bins`` bins), from :func:`quantile_neighbours`: no
+    sort of all of them. Writes the thresholds into ``out`` (length >= ``max_bins`` - 1) and
+    returns their number."""
+    neighbours = np.empty(2 * max_bins)
+    cut_below = np.empty(2 * max_bins, dtype=np.bool_)
+    k = quantile_neighbours(values, max_bins, neighbours, cut_below)
+    return _thresholds_of_neighbours(neighbours, cut_below, k, out)
+
+
+@numba.njit(cache=True, nogil=True)
+def partition_scores(sample, max_bins, scores, weights, is_pos, thresholds, cells, sums):
+    """:func:`quantile_edges` of ``sample`` into ``thresholds`` (length >= ``max_bins`` - 1),
+    then :func:`bin_class_sums` of ``scores`` on them into ``cells`` and ``sums``
+    (``(max_bins, 2)``, zeroed by the caller): a new hypothesis' partition and the class weights
+    of its bins in one call (000 section 5). Returns the number of thresholds."""
+    n_thresholds = quantile_edges(sample, max_bins, thresholds)
+    bin_class_sums(scores, thresholds[:n_thresholds], weights, is_pos, cells, sums)
+    return n_thresholds

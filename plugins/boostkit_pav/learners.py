@@ -24,6 +24,8 @@ import numpy as np
 import boostkit
 from boostkit.data import is_sparse
 
+from .kernels import split_weights
+
 __all__ = [
     "ScoreColumn",
     "ScoreColumns",
@@ -56,6 +58,14 @@ def _with_data(X, data: np.ndarray):
 def _entry_rows(X) -> np.ndarray:
     """The row of each stored entry of the CSR matrix X."""
     return np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+
+
+def _class_weights(state) -> tuple[np.ndarray, np.ndarray]:
+    """``(pos, neg)``: the weights D_t of the positive examples and of the negative ones (the
+    other class's entries 0)."""
+    pos, neg = np.empty(state.data.n_samples), np.empty(state.data.n_samples)
+    split_weights(state.weights, state.data.is_pos, pos, neg)
+    return pos, neg
 
 
 def _sign(instance, attribute, value):
@@ -222,9 +232,8 @@ class Cmass(boostkit.Proposal):
 
     @boostkit.hookimpl
     def boostkit_propose(self, state):
-        X, weights = state.data.X, state.weights
-        pos = weights * state.data.is_pos
-        neg = weights - pos
+        X = state.data.X
+        pos, neg = _class_weights(state)
         pos_total, neg_total = pos.sum(), neg.sum()
         if pos_total <= 0 or neg_total <= 0:
             return None
@@ -320,9 +329,7 @@ class BinaryNaiveBayes(boostkit.Proposal):
 
     @boostkit.hookimpl
     def boostkit_propose(self, state):
-        weights = state.weights
-        pos = weights * state.data.is_pos
-        neg = weights - pos
+        pos, neg = _class_weights(state)
         w_pos, w_neg = pos.sum(), neg.sum()
         if w_pos <= 0 or w_neg <= 0:
             return None

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from sklearn.isotonic import IsotonicRegression
 
 from boostkit_pav.isotonic import isotonic_bins, isotonic_regression
-from boostkit_pav.kernels import interpolate_points, pav_pools
+from boostkit_pav.kernels import interpolate_points, pav_bins, pav_pools, split_weights
 from pooling_reference import pool_ties
 
 
@@ -223,3 +223,64 @@ def test_binned_pav_equals_pav_on_the_occupied_bins_with_exact_fractions():
     p = isotonic_bins(np.array(wpos, dtype=float), np.array(wneg, dtype=float))
     # 3/4 > 1/4: pooled with the next until increasing: (3 + 1 + 2) / 12 = 1/2 for all three
     assert p.tolist() == [0.5, 0.5, 0.5]
+
+
+def reference_bins(wpos, wneg, linear):
+    """Binned PAV by numpy around :func:`pav_pools`: the occupied bins' points, PAV, the pool
+    values repeated, and the empty bins interpolated over the bin index."""
+    total = wpos + wneg
+    occupied = np.flatnonzero(total > 0)
+    starts, values = run_pav(wpos[occupied] / total[occupied], total[occupied])
+    fitted = np.repeat(values, np.diff(starts))
+    if occupied.shape[0] == total.shape[0]:
+        return fitted
+    out = np.empty(total.shape[0])
+    interpolate_points(occupied.astype(np.float64), fitted, np.arange(total.shape[0], dtype=np.float64),
+                       linear, out)
+    return out
+
+
+bin_weights = st.lists(st.tuples(st.sampled_from([0.0, 0.0, 0.1, 0.5, 1.0, 3.0]),
+                                 st.sampled_from([0.0, 0.0, 0.2, 0.5, 1.0, 2.5])),
+                       min_size=1, max_size=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(bin_weights, st.booleans())
+def test_pav_bins_equals_numpy_around_pav_pools_bit_for_bit(pairs, linear):
+    wpos = np.array([p for p, _ in pairs])
+    wneg = np.array([n for _, n in pairs])
+    out = np.full(wpos.shape[0], np.nan)
+    occupied = pav_bins(wpos, wneg, linear, out)
+    assert occupied == np.count_nonzero(wpos + wneg > 0)
+    if occupied == 0:
+        assert np.isnan(out).all()  # untouched; isotonic_bins raises
+        with pytest.raises(ValueError, match="every bin is empty"):
+            isotonic_bins(wpos, wneg)
+        return
+    assert out.tobytes() == reference_bins(wpos, wneg, linear).tobytes()
+    # and the pools are those of the naive PAV on the occupied bins
+    total = wpos + wneg
+    kept = total > 0
+    starts, values = naive_pav(wpos[kept] / total[kept], total[kept])
+    np.testing.assert_allclose(out[kept], np.repeat(values, np.diff(starts)), rtol=1e-12)
+
+
+def test_pav_bins_reads_strided_class_sums():
+    sums = np.array([[0.3, 0.1], [0.0, 0.0], [0.1, 0.3], [0.1, 0.1]])
+    out = np.empty(4)
+    pav_bins(sums[:, 1], sums[:, 0], False, out)
+    assert out.tobytes() == reference_bins(sums[:, 1].copy(), sums[:, 0].copy(), False).tobytes()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.one_of(st.floats(0.0, 1e300), st.sampled_from([0.0, -0.0, 5e-324])),
+                          st.integers(0, 1)), max_size=200))
+def test_split_weights_is_numpy_multiply_and_subtract(rows):
+    weights = np.array([w for w, _ in rows], dtype=np.float64)
+    is_pos = np.array([c for _, c in rows], dtype=np.uint8)
+    pos, neg = np.empty(weights.shape[0]), np.empty(weights.shape[0])
+    split_weights(weights, is_pos, pos, neg)
+    expected_pos = weights * is_pos
+    assert pos.tobytes() == expected_pos.tobytes()
+    assert neg.tobytes() == (weights - expected_pos).tobytes()

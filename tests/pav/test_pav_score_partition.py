@@ -1,5 +1,6 @@
 """How the ``pav`` calibration cuts a new hypothesis' scores into quantile bins (000 section 5)
-without a comparison sort: the bucket sort, the edges it gives, and the bucketed binning.
+without a comparison sort: the bucket sort, the edges it gives, the bucketed binning, and the
+kernel that does both in one call.
 
 Each is compared with a naive reference: ``np.sort``, the engine's ``bin_features`` (the edges it
 gives one column) and a per-example ``np.searchsorted``; the edges and sums bit for bit. Run
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 from boostkit.data import bin_features
 from boostkit_pav.calibrations import score_thresholds
-from boostkit_pav.kernels import bin_class_sums, sort_finite
+from boostkit_pav.kernels import _least_first, _rank_sort, bin_class_sums, partition_scores, sort_finite
 
 # Values of every kind the scores of a round can hold: ties, both zeros, infinities, NaN, huge
 # and tiny magnitudes, and a crowd within one bucket's width.
@@ -128,3 +129,63 @@ def test_score_thresholds_are_the_engine_edges_of_the_threshold_sample(n, zero_w
     if rows.shape[0] > 20_000:
         rows = np.random.default_rng(7).choice(rows, 20_000, replace=False)
     assert got.tobytes() == reference_edges(scores[rows], 255).tobytes()
+
+
+@pytest.mark.parametrize("per_cluster", [2, 5, 8, 9, 40])
+def test_bin_class_sums_with_edges_sharing_buckets(per_cluster):
+    # Clusters of edges closer than a bucket's width: a score is compared with each edge of its
+    # bucket (up to 8 of them), or searched among them (more).
+    rng = np.random.default_rng(per_cluster)
+    centres = np.sort(rng.normal(size=240 // per_cluster))
+    thresholds = np.unique((centres[:, None] + 1e-7 * np.arange(per_cluster)).ravel())
+    scores = np.concatenate((rng.choice(thresholds, 500), rng.choice(thresholds, 500) + 5e-8,
+                             rng.normal(size=4000), [np.nan, np.inf, -np.inf]))
+    weights = rng.exponential(size=scores.shape[0])
+    is_pos = (rng.random(scores.shape[0]) < 0.5).astype(np.uint8)
+    cells = np.empty(scores.shape[0], dtype=np.uint8)
+    sums = np.zeros((thresholds.shape[0] + 1, 2))
+    bin_class_sums(scores, thresholds, weights, is_pos, cells, sums)
+    expected_cells, expected_sums = naive_bin_class_sums(scores, thresholds, weights, is_pos)
+    assert (cells == expected_cells).all()
+    assert sums.tobytes() == expected_sums.tobytes()
+
+
+@settings(max_examples=200, deadline=None)
+@given(score_lists, st.sampled_from([2, 3, 17, 255]), st.booleans())
+def test_partition_scores_is_the_engine_edges_then_the_naive_bin_sums(values, bins, subsample):
+    scores = np.array(values, dtype=np.float64)
+    sample = scores[::2] if subsample else scores
+    rng = np.random.default_rng(len(values))
+    weights = rng.exponential(size=scores.shape[0])
+    is_pos = (rng.random(scores.shape[0]) < 0.5).astype(np.uint8)
+    thresholds = np.empty(bins - 1)
+    cells = np.empty(scores.shape[0], dtype=np.uint8)
+    sums = np.zeros((bins, 2))
+    n = partition_scores(sample, bins, scores, weights, is_pos, thresholds, cells, sums)
+    edges = reference_edges(sample, bins)
+    assert thresholds[:n].tobytes() == edges.tobytes()
+    expected_cells, expected_sums = naive_bin_class_sums(scores, edges, weights, is_pos)
+    assert (cells == expected_cells).all()
+    assert sums[: n + 1].tobytes() == expected_sums.tobytes()
+    assert not sums[n + 1:].any()
+
+
+# What the quantile kernel sorts: a bucket's values as dealt (no NaN, -0.0 made +0.0).
+sortable = st.lists(st.one_of(st.floats(-1e6, 1e6).map(lambda x: x + 0.0),
+                              st.sampled_from([0.0, 1.0, -1.0, np.inf, -np.inf])),
+                    min_size=1, max_size=32)
+
+
+@settings(max_examples=300, deadline=None)
+@given(sortable, st.integers(0, 3))
+def test_rank_sort_and_least_first_against_np_sort(values, offset):
+    values = np.array(values, dtype=np.float64)
+    padded = np.concatenate((np.full(offset, 7.0), values, [7.0]))
+    ranked = padded.copy()
+    _rank_sort(ranked, offset, offset + values.shape[0], np.empty(32))
+    assert ranked[offset: offset + values.shape[0]].tobytes() == np.sort(values).tobytes()
+    assert (ranked[:offset] == 7.0).all() and ranked[-1] == 7.0  # nothing outside touched
+    least = padded.copy()
+    _least_first(least, offset, offset + values.shape[0])
+    assert least[offset] == values.min()
+    assert np.sort(least[offset: offset + values.shape[0]]).tobytes() == np.sort(values).tobytes()

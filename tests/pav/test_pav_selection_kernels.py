@@ -97,3 +97,69 @@ def test_pav_in_the_callers_scratch_is_pav_bit_for_bit(points, spare):
     assert k2 == k
     assert starts2[: k + 1].tolist() == starts[: k + 1].tolist()
     assert values2[:k].tobytes() == values[:k].tobytes()
+
+
+def queue_pav(means, weights):
+    """000 section 2.1 step by step, in Python: pointers and sums initialised for every point,
+    the first queue every interval in order, then the queues of the predecessors of the
+    intervals that grew, each pass skipping the entries swallowed during it."""
+    n = len(means)
+    forward = list(range(1, n + 1))
+    backward = list(range(-1, n - 1))
+    sum_w = [float(w) for w in weights]
+    sum_wp = [float(w) * float(m) for m, w in zip(means, weights)]
+    queue = list(range(n))
+    while queue:
+        marker, next_queue = 0, []
+        for k in queue:
+            pooled = False
+            if marker <= k:
+                while forward[k] != n:
+                    j = forward[k]
+                    if sum_wp[k] * sum_w[j] < sum_wp[j] * sum_w[k]:
+                        break
+                    sum_w[k] += sum_w[j]
+                    sum_wp[k] += sum_wp[j]
+                    forward[k] = forward[j]
+                    if forward[k] < n:
+                        backward[forward[k]] = k
+                    marker = forward[k]
+                    pooled = True
+            if pooled and backward[k] >= 0:
+                next_queue.append(backward[k])
+        queue = next_queue
+    starts, values, k = [], [], 0
+    while k < n:
+        starts.append(k)
+        values.append(sum_wp[k] / sum_w[k])
+        k = forward[k]
+    return starts + [n], values
+
+
+@settings(max_examples=300, deadline=None)
+@given(weighted_points)
+def test_pav_kernel_is_the_queue_algorithm_of_section_2_1_bit_for_bit(points):
+    # The kernel's first pass reads the inputs in one scan instead of initialising every
+    # point's pointers and sums first: the same pools, the same sums in the same order.
+    means, weights = (np.array(v, dtype=np.float64) for v in points)
+    n = means.shape[0]
+    starts, values = np.empty(n + 1, dtype=np.int64), np.empty(n)
+    k = pav_pools(means, weights, starts, values)
+    expected_starts, expected_values = queue_pav(means, weights)
+    assert starts[: k + 1].tolist() == expected_starts
+    assert values[:k].tobytes() == np.array(expected_values, dtype=np.float64).tobytes()
+
+
+@pytest.mark.parametrize("shape", ["random", "decreasing", "sawtooth"])
+def test_pav_kernel_is_the_queue_algorithm_on_long_inputs(shape):
+    rng = np.random.default_rng(11)
+    n = 5_000
+    means = {"random": (rng.random(n) < np.linspace(0.1, 0.9, n)).astype(np.float64),
+             "decreasing": np.linspace(1.0, 0.0, n),
+             "sawtooth": np.tile(np.linspace(0.0, 1.0, 50)[::-1], n // 50)}[shape]
+    weights = rng.exponential(size=n) + 0.01
+    starts, values = np.empty(n + 1, dtype=np.int64), np.empty(n)
+    k = pav_pools(means, weights, starts, values)
+    expected_starts, expected_values = queue_pav(means, weights)
+    assert starts[: k + 1].tolist() == expected_starts
+    assert values[:k].tobytes() == np.array(expected_values, dtype=np.float64).tobytes()
