@@ -60,7 +60,14 @@ def make_data(n: int, d: int, seed: int = 0):
 CLOCK = time.perf_counter
 
 
+#: Pause before each timed fit: OpenMP threads of the fit before (LightGBM's, numba's) spin for
+#: about 10 ms after it (measured: 9-10 ms of CPU after a two-thread LightGBM fit), taking a
+#: core from whatever is timed next.
+SETTLE = 0.05
+
+
 def timed(fn):
+    time.sleep(SETTLE)
     start = CLOCK()
     result = fn()
     return CLOCK() - start, result
