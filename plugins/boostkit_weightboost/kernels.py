@@ -566,18 +566,23 @@ def near_cuts(wpos, wneg, losses, limit, node_pos, node_neg):
     ``(d, B - 1, 2)``), the last row being the node itself as a cell and an empty one:
     ``[node_pos, 0]`` and ``[node_neg, 0]``. What the tree learner re-scores with the exact
     criterion, in one call (:class:`boostkit_weightboost.trees._Screened`)."""
-    n_cuts = losses.size
-    flat = losses.reshape(n_cuts)
+    return _cuts_within(np.arange(losses.size), wpos, wneg, losses, limit, node_pos, node_neg)
+
+
+@numba.njit(cache=True, nogil=True)
+def _cuts_within(candidates, wpos, wneg, losses, limit, node_pos, node_neg):
+    # near_cuts' answer among the flat indices ``candidates`` (increasing).
+    flat = losses.reshape(-1)
     m = 0
-    for k in range(n_cuts):
+    for k in candidates:
         m += flat[k] <= limit
     cuts = np.empty(m, dtype=np.intp)
     pos = np.zeros((m + 1, 2))
     neg = np.zeros((m + 1, 2))
-    sides_pos = wpos.reshape(n_cuts, 2)
-    sides_neg = wneg.reshape(n_cuts, 2)
+    sides_pos = wpos.reshape(-1, 2)
+    sides_neg = wneg.reshape(-1, 2)
     j = 0
-    for k in range(n_cuts):
+    for k in candidates:
         if flat[k] <= limit:
             cuts[j] = k
             pos[j] = sides_pos[k]
@@ -602,25 +607,7 @@ def screened_near_cuts(wpos, wneg, valid, out, screen, node_pos, node_neg):
     limit = lowest + 2.0 * bound + screen * abs(lowest)
     if not limit < threshold:
         return near_cuts(wpos, wneg, out, limit, node_pos, node_neg)
-    flat = out.reshape(-1)
-    m = 0
-    for j in range(kept.shape[0]):
-        m += flat[kept[j]] <= limit
-    cuts = np.empty(m, dtype=np.intp)
-    pos = np.zeros((m + 1, 2))
-    neg = np.zeros((m + 1, 2))
-    sides_pos = wpos.reshape(-1, 2)
-    sides_neg = wneg.reshape(-1, 2)
-    j = 0
-    for k in kept:
-        if flat[k] <= limit:
-            cuts[j] = k
-            pos[j] = sides_pos[k]
-            neg[j] = sides_neg[k]
-            j += 1
-    pos[m, 0] = node_pos
-    neg[m, 0] = node_neg
-    return cuts, pos, neg
+    return _cuts_within(kept, wpos, wneg, out, limit, node_pos, node_neg)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -101,11 +101,8 @@ def test_bin_class_sums_equals_the_naive_reference_on_any_edges(edges, scores):
     assert sums.tobytes() == expected_sums.tobytes()
 
 
-def test_bin_class_sums_with_crowded_edges_searches_inside_the_bucket():
-    # 250 edges within 1e-9 of each other and 4 far apart: almost every edge in one bucket.
-    rng = np.random.default_rng(5)
-    thresholds = np.sort(np.concatenate((1.0 + 1e-9 * rng.random(250), [-1e6, -5.0, 7.0, 1e6])))
-    scores = np.concatenate((1.0 + 1e-9 * rng.random(3000), rng.normal(size=3000) * 1e3))
+def assert_bins_as_naive(scores, thresholds, rng):
+    """bin_class_sums of ``scores`` (random weights and classes) is naive_bin_class_sums'."""
     weights = rng.exponential(size=scores.shape[0])
     is_pos = (rng.random(scores.shape[0]) < 0.5).astype(np.uint8)
     cells = np.empty(scores.shape[0], dtype=np.uint8)
@@ -114,6 +111,14 @@ def test_bin_class_sums_with_crowded_edges_searches_inside_the_bucket():
     expected_cells, expected_sums = naive_bin_class_sums(scores, thresholds, weights, is_pos)
     assert (cells == expected_cells).all()
     assert sums.tobytes() == expected_sums.tobytes()
+
+
+def test_bin_class_sums_with_crowded_edges_searches_inside_the_bucket():
+    # 250 edges within 1e-9 of each other and 4 far apart: almost every edge in one bucket.
+    rng = np.random.default_rng(5)
+    thresholds = np.sort(np.concatenate((1.0 + 1e-9 * rng.random(250), [-1e6, -5.0, 7.0, 1e6])))
+    scores = np.concatenate((1.0 + 1e-9 * rng.random(3000), rng.normal(size=3000) * 1e3))
+    assert_bins_as_naive(scores, thresholds, rng)
 
 
 @pytest.mark.parametrize("n, zero_weights", [(5_000, False), (5_000, True), (30_000, False)])
@@ -140,14 +145,7 @@ def test_bin_class_sums_with_edges_sharing_buckets(per_cluster):
     thresholds = np.unique((centres[:, None] + 1e-7 * np.arange(per_cluster)).ravel())
     scores = np.concatenate((rng.choice(thresholds, 500), rng.choice(thresholds, 500) + 5e-8,
                              rng.normal(size=4000), [np.nan, np.inf, -np.inf]))
-    weights = rng.exponential(size=scores.shape[0])
-    is_pos = (rng.random(scores.shape[0]) < 0.5).astype(np.uint8)
-    cells = np.empty(scores.shape[0], dtype=np.uint8)
-    sums = np.zeros((thresholds.shape[0] + 1, 2))
-    bin_class_sums(scores, thresholds, weights, is_pos, cells, sums)
-    expected_cells, expected_sums = naive_bin_class_sums(scores, thresholds, weights, is_pos)
-    assert (cells == expected_cells).all()
-    assert sums.tobytes() == expected_sums.tobytes()
+    assert_bins_as_naive(scores, thresholds, rng)
 
 
 @settings(max_examples=200, deadline=None)
