@@ -358,7 +358,7 @@ def _apply(shard: Shard, term: ShardTerm) -> tuple[float, float, float]:
         raise HookError(f"shard {shard.index}: the term's values give shape {change.shape}, "
                         f"expected {shard.margin.shape}")
     previous_scale = shard.log_scale
-    training_error, weighted_error = add_contribution(
+    training_error, weighted_error, _, _ = add_contribution(
         shard.margin.ravel(), change.ravel(), shard.y.ravel(), shard.initial_weights.ravel(),
         shard.weights.ravel())
     answer = _shard_weights(shard)

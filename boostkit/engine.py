@@ -88,6 +88,13 @@ class BoostState:
         The model's terms so far (a back-fitting calibration finds the term it re-fits here).
     log_potential:
         log sum_i D_1(i) L(y_i, F(x_i)) reported by the reweighting, or ``None``.
+    least_margin:
+        min_i y_i F_t(x_i) over the examples (or pairs) of positive initial weight (inf if
+        none), measured by the engine as it adds round t's contribution, so from
+        ``boostkit_reweight`` on in round t; ``None`` before the first round and in a
+        distributed fit. An exponential reweighting subtracts its negation before
+        exponentiating (:func:`boostkit.kernels.boosting.exponential_distribution`) without a
+        pass of its own to find it.
     validation:
         The fit's :class:`boostkit.validation.ValidationData` (the ``eval_set``, or the rows held
         out for ``boostkit_validation_fraction``) with its running margins, or ``None``.
@@ -109,6 +116,7 @@ class BoostState:
     hypotheses: list = attrs.Factory(list)
     contributions: list = attrs.Factory(list)
     log_potential: float | None = 0.0
+    least_margin: float | None = None
     validation: ValidationData | None = None
     initial_weights: np.ndarray | None = None
     histogram: np.ndarray | None = None
@@ -518,13 +526,15 @@ def potential_factors(log_potential: float | None, previous: float | None
     return z, _exp(log_potential)
 
 
-def _check_array(values, shape: tuple, what: str, owner: str, n_jobs: int = 1) -> None:
+def _check_array(values, shape: tuple, what: str, owner: str, n_jobs: int = 1, *,
+                 finite: bool = True) -> None:
+    """Refuse ``values`` that are missing or not of ``shape``, or (if ``finite``) not finite."""
     if values is None:
         raise HookError(f"{owner} returned no {what} (None) for a candidate with rows")
     if values.shape != shape:
         raise HookError(f"{owner} returned {what} of shape {values.shape}, expected {shape}")
-    if not (all_finite_parallel(values.ravel(), n_jobs) if values.dtype == np.float64
-            else np.isfinite(values).all()):
+    if finite and not (all_finite_parallel(values.ravel(), n_jobs) if values.dtype == np.float64
+                       else np.isfinite(values).all()):
         raise HookError(f"{owner} returned {what} containing NaN or infinite values")
 
 
@@ -693,8 +703,10 @@ def _run(pm, recipe, components, data: TrainingData, validation: ValidationData 
         calibrated = _call(hook, "boostkit_calibrate", components, state=state, candidate=candidate)
         if not isinstance(calibrated, Calibrated):
             raise HookError(f"boostkit_calibrate returned {type(calibrated).__name__}, expected a boostkit.Calibrated")
+        # The values' finiteness is counted in the pass that adds them to the margins (one pass
+        # fewer); the fit stops there if any is not.
         _check_array(calibrated.train_values, shape, "training contributions", "boostkit_calibrate",
-                     n_jobs)
+                     n_jobs, finite=calibrated.replaces is not None)
         change = calibrated.train_values
         if calibrated.replaces is not None:
             if not 0 <= calibrated.replaces < len(contributions):
@@ -706,13 +718,18 @@ def _run(pm, recipe, components, data: TrainingData, validation: ValidationData 
                          n_jobs)
             change = calibrated.train_values - calibrated.removed_values
         if row_threads(flat_margin.shape[0], n_jobs) > 1:  # blocks on threads: F_t, a new array
-            new_margin, training_error, weighted_error = add_contribution_blocks(
-                flat_margin, change.ravel(), flat_y, flat_d1, state.weights.ravel(), n_jobs)
+            new_margin, training_error, weighted_error, least_margin, finite = (
+                add_contribution_blocks(flat_margin, change.ravel(), flat_y, flat_d1,
+                                        state.weights.ravel(), n_jobs))
             if new_margin is not flat_margin:
                 state.margin, flat_margin = new_margin.reshape(shape), new_margin
         else:
-            training_error, weighted_error = add_contribution(
+            training_error, weighted_error, least_margin, finite = add_contribution(
                 flat_margin, change.ravel(), flat_y, flat_d1, state.weights.ravel())
+        if not finite:
+            raise HookError("boostkit_calibrate returned training contributions containing NaN "
+                            "or infinite values")
+        state.least_margin = least_margin
         if validation is not None:
             _update_validation(validation, t, candidate.hypothesis, calibrated, state)
         weights = _call(hook, "boostkit_reweight", components, state=state)

@@ -42,7 +42,8 @@ def interleaved_sum(a):
 @numba.njit(cache=True, nogil=True)
 def _add_block(margin, contribution, y, d1, weights, out, start, stop):
     # out[i] = margin[i] + contribution[i] over [start, stop) (``out`` may be ``margin``: the
-    # update in place), and the block's (training error, weighted error).
+    # update in place), and the block's (training error, weighted error, least margin, whether
+    # every contribution is finite).
     margin = margin[start:stop]
     contribution = contribution[start:stop]
     y = y[start:stop]
@@ -51,25 +52,37 @@ def _add_block(margin, contribution, y, d1, weights, out, start, stop):
     out = out[start:stop]
     train_err = 0.0
     werr = 0.0
+    least = np.inf
+    finite = 0.0
     # Branch-free: whether an example is misclassified is data-dependent and unpredictable, so
-    # the comparisons are turned into 0/1 factors (2-5x faster on real data than if/else).
+    # the comparisons are turned into 0/1 factors and selects (2-5x faster on real data than
+    # if/else). The least margin and the finiteness check ride along on values already loaded:
+    # each would otherwise be a pass of its own over the examples.
     for i in range(stop - start):
         c = contribution[i]
+        finite += c - c  # 0 for a finite c, NaN for inf and NaN (a sum, not a count: cheaper)
         m = margin[i] + c
         out[i] = m
-        train_err += d1[i] * (y[i] * m <= 0.0)
+        ym = y[i] * m
+        train_err += d1[i] * (ym <= 0.0)
+        counted = ym if d1[i] > 0.0 else np.inf
+        least = counted if counted < least else least
         yc = y[i] * c
         werr += weights[i] * ((yc < 0.0) + 0.5 * (yc == 0.0))
-    return train_err, werr
+    return train_err, werr, least, finite == 0.0
 
 
 @numba.njit(cache=True, nogil=True)
 def add_contribution(margin, contribution, y, d1, weights):
     """Add this round's contribution to the margins and measure the round, in one pass.
 
-    ``margin`` (F_{t-1} -> F_t) is updated in place. Returns ``(training_error, weighted_error)``:
-    sum_i D_1(i) [y_i F_t(x_i) <= 0], and sum_i D_t(i) [y_i c_t(x_i) < 0] plus half the
-    D_t-weight of the examples where c_t(x_i) = 0 (an abstention is a coin flip).
+    ``margin`` (F_{t-1} -> F_t) is updated in place. Returns ``(training_error, weighted_error,
+    least_margin, finite)``: sum_i D_1(i) [y_i F_t(x_i) <= 0]; sum_i D_t(i) [y_i c_t(x_i) <
+    0] plus half the D_t-weight of the examples where c_t(x_i) = 0 (an abstention is a coin
+    flip); min_i y_i F_t(x_i) over the examples of positive D_1 (inf if none), the first such
+    minimum (so its negation is, bit for bit, the largest exponent -y_i F_t(x_i) that
+    :func:`exponential_weights` subtracts); and whether every contribution is finite (if not,
+    the margins are not to be used).
     """
     return _add_block(margin, contribution, y, d1, weights, margin, 0, margin.shape[0])
 
@@ -77,7 +90,8 @@ def add_contribution(margin, contribution, y, d1, weights):
 def add_contribution_blocks(margin, contribution, y, d1, weights, n_jobs):
     """:func:`add_contribution` over the blocks of :func:`boostkit.kernels.blocks.block_bounds`,
     the blocks' errors added in block order (the same for every ``n_jobs > 1``; equal to the
-    serial sums up to rounding). Returns ``(new_margin, training_error, weighted_error)``.
+    serial sums up to rounding; the least margin and the check are exact). Returns
+    ``(new_margin, training_error, weighted_error, least_margin, finite)``.
 
     Blocks of at least :data:`~boostkit.kernels.blocks.MIN_THREADED_ROWS` examples run on
     ``n_jobs`` threads, and then write F_t into a new array: a block may be run twice
@@ -94,10 +108,14 @@ def add_contribution_blocks(margin, contribution, y, d1, weights, n_jobs):
         lambda k: _add_block(margin, contribution, y, d1, weights, out, *bounds[k]),
         len(bounds), threads)
     train_err = werr = 0.0
-    for part_train, part_werr in parts:
+    least = np.inf
+    finite = True
+    for part_train, part_werr, part_least, part_finite in parts:
         train_err += part_train
         werr += part_werr
-    return out, train_err, werr
+        least = part_least if part_least < least else least  # the first least, as serially
+        finite = finite and part_finite
+    return out, train_err, werr, least, finite
 
 
 @numba.njit(cache=True, nogil=True)
@@ -135,9 +153,16 @@ def exponential_weights(margin, y, d1, out):
     subtracted before exponentiating), so thousands of rounds never overflow. ``out`` receives
     the normalised weights; returns log sum_i D_1(i) exp(-y_i F_t(x_i)), the log of prod_s Z_s.
     """
-    n = margin.shape[0]
-    top = _max_exponent(margin, y, d1, 0, n)
-    total = _exp_block(margin, y, d1, top, out, 0, n)
+    top = _max_exponent(margin, y, d1, 0, margin.shape[0])
+    return shifted_exponential_weights(margin, y, d1, top, out)
+
+
+@numba.njit(cache=True, nogil=True)
+def shifted_exponential_weights(margin, y, d1, top, out):
+    """:func:`exponential_weights` given its largest exponent ``top`` = max_i -y_i F_t(x_i) over
+    the examples of positive initial weight (the negated least margin that
+    :func:`add_contribution` measures as it updates the margins): one pass fewer."""
+    total = _exp_block(margin, y, d1, top, out, 0, margin.shape[0])
     out /= total
     return top + np.log(total)
 
@@ -155,7 +180,7 @@ def _exp_block_into(margin, y, d1, top, block, start, stop):
 _SPARE = SpareArrays()
 
 
-def exponential_weights_parallel(margin, y, d1, out, n_jobs):
+def exponential_weights_parallel(margin, y, d1, out, n_jobs, top=None):
     """:func:`exponential_weights` in ``n_jobs`` blocks of examples on ``n_jobs`` threads
     (:func:`boostkit.kernels.blocks.run_blocks`): the largest exponent of all blocks, then each
     block's weights (the serial kernel's, bit for bit) and sum, the sums added in block order.
@@ -167,13 +192,16 @@ def exponential_weights_parallel(margin, y, d1, out, n_jobs):
     the serial kernel makes in place): a block run again for a thread that is not running
     writes the same quotients into ``out``, and never overwrites the weights before the
     division. A block's array goes back to the spares only when no division may still read it.
+    Given ``top`` (as for :func:`shifted_exponential_weights`), the pass that finds it is skipped.
     """
     n = margin.shape[0]
     bounds = [(k * n // n_jobs, (k + 1) * n // n_jobs) for k in range(n_jobs)]
     # Small blocks are run on the caller's thread (the same blocks, so the same numbers): waking
     # another thread costs more than their work.
     threads = n_jobs if n // n_jobs >= MIN_THREADED_ROWS else 1
-    top = max(run_blocks(lambda k: _max_exponent(margin, y, d1, *bounds[k]), n_jobs, threads))
+    if top is None:
+        top = max(run_blocks(lambda k: _max_exponent(margin, y, d1, *bounds[k]), n_jobs,
+                             threads))
     parts = run_blocks(
         lambda k: _exp_block_into(margin, y, d1, top,
                                   _SPARE.take((bounds[k][1] - bounds[k][0],)), *bounds[k]),
@@ -192,8 +220,11 @@ def exponential_weights_parallel(margin, y, d1, out, n_jobs):
 @numba.njit(cache=True, nogil=True)
 def _divide_into(block, total, out, start):
     # out[start:start + len(block)] = block / total: numpy's quotients, on the block's thread.
+    # Through a slice: indexing ``out`` at start + i kept LLVM from vectorising the divisions
+    # (4x slower, at the divider's scalar pace).
+    quotients = out[start:start + block.shape[0]]
     for i in range(block.shape[0]):
-        out[start + i] = block[i] / total
+        quotients[i] = block[i] / total
 
 
 @numba.njit(cache=True, nogil=True)
@@ -363,16 +394,24 @@ def take_cells(table, cells):
     return out
 
 
-def exponential_distribution(margin, y, d1, n_jobs: int = 1):
+def exponential_distribution(margin, y, d1, n_jobs: int = 1, least_margin: float | None = None):
     """``(weights, log_potential)``: :func:`exponential_weights` into a new array, on ``n_jobs``
-    threads when ``n_jobs > 1``. The entry point for reweightings built on exp(-y F)."""
+    threads when ``n_jobs > 1``. The entry point for reweightings built on exp(-y F).
+
+    ``least_margin``, when given, must be min_i y_i F(x_i) over the examples of positive
+    initial weight (``BoostState.least_margin``, which the engine measures as it updates the
+    margins): the pass that finds the largest exponent is then skipped, with the same weights.
+    """
     out = np.empty(margin.shape[0])
+    top = None if least_margin is None else -least_margin
     # Below MIN_THREADED_ROWS examples per thread the serial kernel (one block): waking other
     # threads costs more than the work. margin_loss_terms follows the same rule.
     if n_jobs > 1 and margin.shape[0] // n_jobs >= MIN_THREADED_ROWS:
-        log_potential = exponential_weights_parallel(margin, y, d1, out, n_jobs)
-    else:
+        log_potential = exponential_weights_parallel(margin, y, d1, out, n_jobs, top)
+    elif top is None:
         log_potential = exponential_weights(margin, y, d1, out)
+    else:
+        log_potential = shifted_exponential_weights(margin, y, d1, top, out)
     return out, float(log_potential)
 
 

@@ -29,10 +29,11 @@ class ExponentialReweighting(boostkit.Reweighting):
 
     @boostkit.hookimpl
     def boostkit_reweight(self, state):
-        # Pairs are examples of one binary problem: the kernel sees the flattened arrays.
+        # Pairs are examples of one binary problem: the kernel sees the flattened arrays. The
+        # engine's least margin gives the largest exponent without a pass to find it.
         weights, log_potential = exponential_distribution(
             state.margin.ravel(), state.data.y.ravel(), state.initial_weights.ravel(),
-            state.n_jobs
+            state.n_jobs, state.least_margin
         )
         return boostkit.Weights(weights.reshape(state.margin.shape), log_potential)
 

@@ -469,9 +469,13 @@ def test_add_contribution_matches_reference():
     d1[-30:] = 0.0
     d1 /= d1.sum()
     weights = rng.dirichlet(np.ones(n))
+    margin[-1] = -100.0 * y[-1] - contribution[-1]  # the least margin, but of D_1 = 0
     expected_margin = margin + contribution
-    training_error, weighted_error = add_contribution(margin, contribution, y, d1, weights)
+    training_error, weighted_error, least_margin, finite = add_contribution(
+        margin, contribution, y, d1, weights)
     np.testing.assert_array_equal(margin, expected_margin)  # updated in place
+    assert least_margin == (y * expected_margin)[d1 > 0].min()  # examples of D_1 = 0 left out
+    assert finite
     yc = y * contribution
     assert training_error == pytest.approx(d1[y * expected_margin <= 0].sum(), rel=1e-12)
     expected_weighted_error = weights[yc < 0].sum() + 0.5 * weights[yc == 0].sum()

@@ -451,3 +451,24 @@ def test_a_criterion_that_is_not_one_of_the_criteria_is_refused(in_process_plugi
     with pytest.raises(HookError, match="boostkit_partition_criterion returned 'accuracy'"):
         boostkit.Booster(proposal="stump", calibration="test-misnamed-criterion",
                          reweighting="exponential", n_rounds=2).fit(X, y)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_contributions_that_are_not_finite_stop_the_fit_naming_the_calibration(
+        in_process_plugin, noisy_data, bad):
+    # Counted in the pass that adds them to the margins, not in a pass of their own.
+    @attrs.define
+    class NotFinite(boostkit.Calibration):
+        name = "not-finite"
+
+        @boostkit.hookimpl
+        def boostkit_calibrate(self, state, candidate):
+            values = np.where(candidate.scores > 0, bad, -0.5)
+            return boostkit.Calibrated(boostkit.LinearContribution(0.5), values, (0.5,))
+
+    in_process_plugin("not-finite", components=[NotFinite])
+    X, y = noisy_data
+    with pytest.raises(HookError, match="boostkit_calibrate returned training contributions "
+                                        "containing NaN or infinite values"):
+        boostkit.Booster(proposal=("stump", {"criterion": "error"}), calibration="not-finite",
+                         reweighting="exponential", n_rounds=3).fit(X, y)

@@ -189,10 +189,10 @@ def test_margin_update_in_blocks_gives_the_serial_margins_and_errors_to_rounding
     w = rng.exponential(size=n)
     w /= w.sum()
     serial = margin.copy()
-    train_err, werr = boosting.add_contribution(serial, change, y, d1, w)
+    train_err, werr, least, finite = boosting.add_contribution(serial, change, y, d1, w)
     before = margin.copy()
-    new, blocks_train, blocks_werr = boosting.add_contribution_blocks(margin, change, y, d1, w,
-                                                                       n_jobs)
+    new, blocks_train, blocks_werr, blocks_least, blocks_finite = (
+        boosting.add_contribution_blocks(margin, change, y, d1, w, n_jobs))
     assert new.tobytes() == serial.tobytes()  # F_t itself is one addition per example
     # On threads F_t is a new array and F_{t-1} is left alone (a block may run twice).
     assert (new is not margin) == on_threads
@@ -200,8 +200,9 @@ def test_margin_update_in_blocks_gives_the_serial_margins_and_errors_to_rounding
         assert margin.tobytes() == before.tobytes()
     assert blocks_train == pytest.approx(train_err, rel=1e-12)
     assert blocks_werr == pytest.approx(werr, rel=1e-12)
+    assert (blocks_least, blocks_finite) == (least, finite) == ((y * serial).min(), True)
     again = boosting.add_contribution_blocks(before.copy(), change, y, d1, w, 5)
-    assert again[1:] == (blocks_train, blocks_werr)  # blocks fixed by n, not n_jobs
+    assert again[1:] == (blocks_train, blocks_werr, blocks_least, blocks_finite)
 
 
 def test_a_fit_on_threads_with_new_margins_each_round_is_the_serial_fit_to_rounding(monkeypatch):
@@ -293,3 +294,47 @@ def test_best_split_under_the_weighted_error_is_the_split_of_the_general_search(
     assert (fused.feature, fused.bin, fused.loss, fused.missing_left) == (
         general.feature, general.bin, general.loss, general.missing_left)
     assert np.array_equal(fused.wneg, general.wneg) and np.array_equal(fused.wpos, general.wpos)
+
+
+MARGINS = st.one_of(st.floats(-50, 50), st.sampled_from([0.0, -0.0, 1e-300, -1e-300, 30.0, -30.0]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 40).flatmap(lambda n: st.tuples(
+    arrays(np.float64, n, elements=MARGINS),
+    arrays(np.float64, n, elements=st.sampled_from([0.0, -0.0, 0.5, -1.25, 3.0])),
+    arrays(np.float64, n, elements=st.sampled_from([-1.0, 1.0])),
+    arrays(np.float64, n, elements=st.sampled_from([0.0, 0.25, 1.0, 2.0])),
+)))
+def test_the_least_margin_of_the_update_shifts_the_exponential_weights_bit_for_bit(case):
+    from boostkit.kernels import boosting
+
+    margin, change, y, d1 = case
+    w = np.full(margin.shape, 1.0 / margin.shape[0])
+    _, _, least, finite = boosting.add_contribution(margin, change, y, d1, w)
+    assert finite
+    counted = d1 > 0
+    assert least == ((y * margin)[counted].min() if counted.any() else np.inf)
+    # Its negation is the largest exponent the weights subtract: the same weights, bit for bit.
+    expected, shifted = np.empty_like(margin), np.empty_like(margin)
+    with np.errstate(all="ignore"):  # no D_1 > 0: weights 0/0, the same NaN both ways
+        log_potential = boosting.exponential_weights(margin, y, d1, expected)
+        assert boosting.shifted_exponential_weights(margin, y, d1, -least, shifted) == \
+            pytest.approx(log_potential, rel=0, abs=0, nan_ok=True)
+    assert shifted.tobytes() == expected.tobytes()
+    # And through the entry point, serial or in blocks.
+    for n_jobs in (1, 3):
+        weights, potential = boosting.exponential_distribution(margin, y, d1, n_jobs, least)
+        if counted.any():
+            assert weights.tobytes() == expected.tobytes() and potential == log_potential
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_the_margin_update_finds_a_contribution_that_is_not_finite(bad):
+    from boostkit.kernels import boosting
+
+    margin, y, d1 = np.zeros(5), np.ones(5), np.full(5, 0.2)
+    assert boosting.add_contribution(margin, np.array([0.5, -1.0, 0.0, 1.0, 2.0]), y, d1, d1)[3]
+    assert not boosting.add_contribution(margin, np.array([0.5, bad, 0.0, 1.0, 2.0]), y, d1,
+                                         d1)[3]
+

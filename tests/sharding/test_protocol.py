@@ -343,6 +343,7 @@ def test_shard_weights_of_a_reweighting_normalise_to_its_weights(loss):
 
     state = State()
     state.margin, state.initial_weights, state.n_jobs = margin, d1, 1
+    state.least_margin = None  # not measured: the rule finds its largest exponent itself
     state.data = State()
     state.data.y = y
     whole = rule.boostkit_reweight(state)
