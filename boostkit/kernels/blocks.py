@@ -24,7 +24,18 @@ pair histograms, the exponential weights) split the examples into a fixed list o
 The price is Python's GIL, which a thread holds while it claims or hands in a block: on a
 machine loaded beyond its cores, a thread descheduled while holding it holds up the others for
 a time slice, so there two threads are about as fast as one, not faster
-(``docs/performance.md``).
+(``docs/performance.md``). And a pass at the memory's pace gains little from a second thread
+wherever the memory, not the core, is what limits it.
+
+So each pass keeps its :class:`Pace` (per call site, the task's code, and number of examples):
+the wall time of its calls on threads and on the caller's thread alone, and it runs the next
+call the faster way, trying the other way now and then (after a number of calls that doubles
+while the choice holds) to see whether the machine has changed. Both ways run the same blocks
+in the same order, so they give the same numbers. Where threads pay, they are used; where they
+do not, as on a busy machine or in a pass that the memory bandwidth limits, a pass costs about
+its serial time. (Judging a call on threads by the CPU time of the caller's own blocks would
+need no serial calls, but that time grows with the memory traffic of the other thread: it
+called a pass at the memory's pace 1.9x faster on threads where it was 1.06x.)
 
 The blocks never depend on which thread ran which block, so results are the same from run to
 run; the histograms' blocks (:func:`block_bounds`) depend on the number of examples only, so
@@ -41,8 +52,9 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["block_bounds", "run_blocks", "run_blocks_settled", "SpareArrays", "MAX_BLOCKS",
-           "MIN_BLOCK_ROWS", "MIN_THREADED_ROWS", "MIN_THREADED_UPDATES", "histogram_threads", "row_threads"]
+__all__ = ["block_bounds", "run_blocks", "run_blocks_settled", "Pace", "SpareArrays", "ADAPTIVE",
+           "MAX_BLOCKS", "MIN_BLOCK_ROWS", "MIN_THREADED_ROWS", "MIN_THREADED_UPDATES",
+           "histogram_threads", "row_threads"]
 
 #: At most this many blocks: enough that a thread holding one is a small share of the work,
 #: few enough that combining the blocks' results (a histogram each) stays cheap.
@@ -60,6 +72,9 @@ MIN_THREADED_ROWS = 1 << 16
 #: A block still out after this many times the caller's time per block is run again by the
 #: caller.
 PATIENCE = 1.5
+#: Whether each call site's :class:`Pace` may move its blocks to the caller's thread when threads
+#: do not pay (tests that must exercise the threads turn it off).
+ADAPTIVE = True
 
 
 def histogram_threads(codes: np.ndarray, n_jobs: int) -> int:
@@ -113,6 +128,84 @@ class SpareArrays:
         if shape != self.shape:  # one shape only: the fit in progress
             self.shape, self.free = shape, []
         self.free.extend(arrays)
+
+
+class Pace:
+    """Whether one pass runs its blocks on threads or on the caller's thread, from their times.
+
+    :meth:`use_threads` chooses the way whose calls have been faster, once both are known (the
+    first four calls alternate, threads first; the first call each way is not counted: it pays
+    for the first use of threads and arrays), except on a try of
+    the other way, due :data:`FIRST_TRY` calls after the last change of choice and then after
+    twice as many calls each time a try confirms the choice (up to :data:`MAX_TRY`).
+    :meth:`record` keeps each way's time as the mean of its last time and the new one.
+    """
+
+    #: Calls between a change of choice and the next try of the other way.
+    FIRST_TRY = 8
+    #: The most calls between two tries.
+    MAX_TRY = 512
+
+    __slots__ = ("times", "warm", "calls", "next_try", "interval", "trying")
+
+    def __init__(self):
+        self.times: list = [None, None]  # seconds per call: [on the caller's thread, on threads]
+        self.warm = [False, False]  # whether a call has been made that way
+        self.calls = 0
+        self.interval = self.FIRST_TRY
+        self.next_try = 0
+        self.trying = False
+
+    def faster_on_threads(self) -> bool:
+        """The current choice: threads unless a call on the caller's thread was faster."""
+        serial, threaded = self.times
+        return serial is None or threaded is None or threaded < serial
+
+    def use_threads(self) -> bool:
+        """Whether the next call runs on threads."""
+        self.calls += 1
+        serial, threaded = self.times
+        if serial is None or threaded is None:  # alternate until both are known
+            return self.calls % 2 == 1
+        choice = threaded < serial
+        self.trying = self.calls >= self.next_try
+        return not choice if self.trying else choice
+
+    def record(self, on_threads: bool, elapsed: float) -> None:
+        """Keep the time of a call just made (``on_threads`` or not)."""
+        if not self.warm[on_threads]:
+            self.warm[on_threads] = True
+            return
+        known = None not in self.times  # a choice was made before this call
+        before = self.faster_on_threads()
+        last = self.times[on_threads]
+        self.times[on_threads] = elapsed if last is None else 0.5 * (last + elapsed)
+        if None in self.times:
+            return
+        changed = known and self.faster_on_threads() != before
+        if changed:
+            self.interval = self.FIRST_TRY
+        elif self.trying:  # the try confirmed the choice: try less often
+            self.interval = min(2 * self.interval, self.MAX_TRY)
+        if self.trying or changed or not known:
+            self.next_try = self.calls + self.interval + 1
+        self.trying = False
+
+
+#: Each pass's pace, by (the task's code, the number of examples); kept for the last
+#: :data:`MAX_PACES` passes seen.
+_PACES: dict = {}
+MAX_PACES = 64
+
+
+def _pace(task: Callable, size: int) -> Pace:
+    key = (task.__code__, size)
+    pace = _PACES.get(key)
+    if pace is None:
+        if len(_PACES) >= MAX_PACES:
+            _PACES.clear()  # a process that has fitted many sizes starts afresh
+        pace = _PACES.setdefault(key, Pace())
+    return pace
 
 
 class _Job:
@@ -179,7 +272,7 @@ class _Helpers:
 _HELPERS = _Helpers()
 
 
-def run_blocks(task: Callable[[int], object], n_tasks: int, n_jobs: int) -> list:
+def run_blocks(task: Callable[[int], object], n_tasks: int, n_jobs: int, size: int = 0) -> list:
     """``[task(0), ..., task(n_tasks - 1)]``, run on ``n_jobs`` threads (the caller's included).
 
     ``task(k)`` must release the GIL for its work (a ``nogil`` numba kernel) to run in parallel,
@@ -187,24 +280,31 @@ def run_blocks(task: Callable[[int], object], n_tasks: int, n_jobs: int) -> list
     same block, at the same time, and a late run may outlive this call. The caller runs again
     a block that another thread has held for ``PATIENCE`` times the caller's own time per block
     (at once, if the caller got no block), so a thread that is not running holds up nobody. An
-    exception in a task is raised in the caller.
+    exception in a task is raised in the caller. ``size`` (the number of examples the blocks
+    cover) tells the pass's :class:`Pace` calls of one fit from those of another: with
+    :data:`ADAPTIVE`, all blocks run on the caller's thread when that has been faster.
     """
-    return run_blocks_settled(task, n_tasks, n_jobs)[0]
+    return run_blocks_settled(task, n_tasks, n_jobs, size)[0]
 
 
-def run_blocks_settled(task: Callable[[int], object], n_tasks: int, n_jobs: int
+def run_blocks_settled(task: Callable[[int], object], n_tasks: int, n_jobs: int, size: int = 0
                        ) -> tuple[list, bool]:
     """:func:`run_blocks`, and whether every run of every task has ended: ``False`` when the
     caller ran a block again, whose first run may still be going. A task that reads arrays
     the caller would hand to later calls (:class:`SpareArrays`) may keep them only then."""
     if n_jobs <= 1 or n_tasks <= 1:
         return [task(k) for k in range(n_tasks)], True
+    pace = _pace(task, size) if ADAPTIVE else None
+    start = time.perf_counter()
+    if pace is not None and not pace.use_threads():
+        results = [task(k) for k in range(n_tasks)]
+        pace.record(False, time.perf_counter() - start)
+        return results, True
     helpers = min(n_jobs, n_tasks) - 1
     _HELPERS.ensure(helpers)
     job = _Job(task, n_tasks)
     for _ in range(helpers):
         _HELPERS.jobs.put(job)
-    start = time.perf_counter()
     ran = job.work()
     settled = True
     if not job.finished.is_set() and (
@@ -215,4 +315,6 @@ def run_blocks_settled(task: Callable[[int], object], n_tasks: int, n_jobs: int
                 job.deliver(k, task(k))
     if job.error is not None:
         raise job.error
+    if pace is not None:
+        pace.record(True, time.perf_counter() - start)
     return job.results, settled

@@ -106,7 +106,7 @@ def add_contribution_blocks(margin, contribution, y, d1, weights, n_jobs):
     out = np.empty_like(margin) if threads > 1 else margin
     parts = run_blocks(
         lambda k: _add_block(margin, contribution, y, d1, weights, out, *bounds[k]),
-        len(bounds), threads)
+        len(bounds), threads, margin.shape[0])
     train_err = werr = 0.0
     least = np.inf
     finite = True
@@ -201,17 +201,17 @@ def exponential_weights_parallel(margin, y, d1, out, n_jobs, top=None):
     threads = n_jobs if n // n_jobs >= MIN_THREADED_ROWS else 1
     if top is None:
         top = max(run_blocks(lambda k: _max_exponent(margin, y, d1, *bounds[k]), n_jobs,
-                             threads))
+                             threads, n))
     parts = run_blocks(
         lambda k: _exp_block_into(margin, y, d1, top,
                                   _SPARE.take((bounds[k][1] - bounds[k][0],)), *bounds[k]),
-        n_jobs, threads)
+        n_jobs, threads, n)
     total = 0.0
     for _, part_total in parts:
         total += part_total
     blocks = [block for block, _ in parts]
     _, settled = run_blocks_settled(lambda k: _divide_into(blocks[k], total, out, bounds[k][0]),
-                                    n_jobs, threads)
+                                    n_jobs, threads, n)
     if settled:
         _SPARE.give(blocks)
     return top + np.log(total)
@@ -272,11 +272,12 @@ def sum_and_min_parallel(a, n_jobs):
     """:func:`sum_and_min` over the blocks of :func:`boostkit.kernels.blocks.block_bounds` on
     ``n_jobs`` threads: the blocks' sums added in block order (the serial sum up to rounding,
     which the engine's check allows for) and the least of their minima."""
-    bounds = block_bounds(a.shape[0])
     threads = row_threads(a.shape[0], n_jobs)
     if threads == 1:
         return sum_and_min(a)
-    parts = run_blocks(lambda k: sum_and_min(a[bounds[k][0]:bounds[k][1]]), len(bounds), threads)
+    bounds = block_bounds(a.shape[0])
+    parts = run_blocks(lambda k: sum_and_min(a[bounds[k][0]:bounds[k][1]]), len(bounds), threads,
+                       a.shape[0])
     total, smallest = 0.0, np.inf
     for part_total, part_min in parts:
         total += part_total
@@ -287,12 +288,12 @@ def sum_and_min_parallel(a, n_jobs):
 def all_finite_parallel(a, n_jobs):
     """:func:`all_finite` over the blocks of :func:`boostkit.kernels.blocks.block_bounds` on
     ``n_jobs`` threads."""
-    bounds = block_bounds(a.shape[0])
     threads = row_threads(a.shape[0], n_jobs)
     if threads == 1:
         return all_finite(a)
+    bounds = block_bounds(a.shape[0])
     return all(run_blocks(lambda k: all_finite(a[bounds[k][0]:bounds[k][1]]), len(bounds),
-                          threads))
+                          threads, a.shape[0]))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -351,7 +352,7 @@ def cell_sign_error_parallel(cells, table, y, weights, n_jobs):
         return cell_sign_error(cells, table, y, weights)
     threads = row_threads(cells.shape[0], n_jobs)
     parts = run_blocks(lambda k: _cell_sign_error_block(cells, table, y, weights, *bounds[k]),
-                       len(bounds), threads)
+                       len(bounds), threads, cells.shape[0])
     eps, bad, outside = 0.0, 0, 0
     for part_eps, part_bad, part_outside in parts:
         eps += part_eps

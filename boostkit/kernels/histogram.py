@@ -207,7 +207,7 @@ def class_histogram_parallel(codes, weights, is_pos, out, n_jobs):
     shape = _groups_shape(codes.shape[0], out.shape[2])
     parts = run_blocks(
         lambda k: _fill_groups(codes, weights, is_pos, _SPARE.take(shape), *bounds[k]),
-        len(bounds), histogram_threads(codes, n_jobs))
+        len(bounds), histogram_threads(codes, n_jobs), codes.size)
     total = parts[0]  # this call's own array: a late run of block 0 fills another
     for part in parts[1:]:
         np.add(total, part, out=total)
@@ -481,7 +481,7 @@ def pair_histogram_parallel(codes, signed, out, n_jobs):
     bounds = block_bounds(codes.shape[1])
     n_bins = out.shape[1]
     parts = run_blocks(lambda k: pair_histogram_block(codes, signed, n_bins, *bounds[k]),
-                       len(bounds), histogram_threads(codes, n_jobs))
+                       len(bounds), histogram_threads(codes, n_jobs), codes.size * signed.shape[1])
     out[:] = parts[0]
     for part in parts[1:]:
         np.add(out, part, out=out)

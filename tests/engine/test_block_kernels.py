@@ -37,6 +37,7 @@ def where_blocks_run(request, monkeypatch):
     monkeypatch.setattr(blocks, "MIN_THREADED_UPDATES", threshold)
     monkeypatch.setattr(boosting, "MIN_THREADED_ROWS", threshold)
     monkeypatch.setattr(blocks, "MIN_THREADED_ROWS", threshold)  # row_threads
+    monkeypatch.setattr(blocks, "ADAPTIVE", False)  # threads every call, even where they lose
     return request.param
 
 
@@ -256,3 +257,86 @@ def test_the_engine_checks_in_blocks_agree_with_the_serial_kernels(n_jobs, where
         assert np.isnan(sum_and_min_parallel(spoilt, n_jobs)[0]) == np.isnan(bad)
     w[3] = -1e-3
     assert sum_and_min_parallel(w, n_jobs)[1] == -1e-3
+
+
+def _calls(pace, n, threads_time, serial_time):
+    """Make ``n`` calls through ``pace`` taking the given times; the ways they ran."""
+    ways = []
+    for _ in range(n):
+        on_threads = pace.use_threads()
+        pace.record(on_threads, threads_time if on_threads else serial_time)
+        ways.append("T" if on_threads else "S")
+    return "".join(ways)
+
+
+def test_a_pace_runs_the_faster_way_and_tries_the_other_less_often_while_it_stays_slower():
+    pace = blocks.Pace()
+    first = blocks.Pace.FIRST_TRY
+    # Two calls each way (the first ones not counted), then threads (faster), with a try of
+    # the caller's thread after 8 calls, then 16, 32, ...
+    ways = _calls(pace, 4 + first + 1 + 2 * first + 1, threads_time=1.0, serial_time=2.0)
+    assert ways == "TSTS" + "T" * first + "S" + "T" * 2 * first + "S"
+    assert pace.interval == 4 * first
+
+
+def test_the_first_call_each_way_is_not_counted():
+    pace = blocks.Pace()
+    pace.use_threads()
+    pace.record(True, 100.0)  # threads started, arrays first touched: not a fair time
+    pace.use_threads()
+    pace.record(False, 2.0)
+    assert pace.times == [None, None]
+    assert _calls(pace, 3, threads_time=1.0, serial_time=2.0) == "TST"
+
+
+def test_a_pace_moves_to_the_callers_thread_when_threads_become_slower_and_back():
+    pace = blocks.Pace()
+    first = blocks.Pace.FIRST_TRY
+    _calls(pace, 4 + first + 1, threads_time=1.0, serial_time=2.0)  # threads, tried once
+    # The machine gets busy: calls on threads now take 4.0. The mean of 1.0 and 4.0 is above
+    # the caller's 2.0 at once: the next calls run on the caller's thread, trying threads
+    # after FIRST_TRY calls.
+    ways = _calls(pace, 1 + first + 1, threads_time=4.0, serial_time=2.0)
+    assert ways == "T" + "S" * first + "T"
+    assert pace.interval == 2 * first  # the try confirmed the caller's thread
+    # Quiet again: the next try of threads wins, and threads stay.
+    ways = _calls(pace, 2 * first + 1 + 4, threads_time=0.5, serial_time=2.0)
+    assert ways == "S" * (2 * first) + "T" + "TTTT"
+    assert pace.interval == first
+
+
+def test_paces_are_kept_per_pass_and_size(monkeypatch):
+    monkeypatch.setattr(blocks, "_PACES", {})
+
+    def task(k):
+        return k
+
+    run_blocks(task, 4, 2, size=100)
+    run_blocks(task, 4, 2, size=200)
+    run_blocks(lambda k: k, 4, 2, size=100)
+    assert len(blocks._PACES) == 3
+    assert blocks._PACES[(task.__code__, 100)].calls == 1
+
+
+def test_a_pass_that_is_faster_on_the_callers_thread_runs_there_with_the_same_results(
+        monkeypatch):
+    monkeypatch.setattr(blocks, "_PACES", {})
+    caller = threading.get_ident()
+    where = []
+
+    def task(k):
+        where.append(threading.get_ident())
+        return k * k
+
+    pace = blocks._pace(task, 6)
+    _calls(pace, 4, threads_time=5.0, serial_time=1.0)  # threads took 5 s, the caller alone 1 s
+    for _ in range(blocks.Pace.FIRST_TRY - 1):
+        assert run_blocks_settled(task, 6, 2, size=6) == ([k * k for k in range(6)], True)
+    assert set(where) == {caller}
+
+
+def test_pacing_off_keeps_every_call_on_threads(monkeypatch):
+    monkeypatch.setattr(blocks, "ADAPTIVE", False)
+    monkeypatch.setattr(blocks, "_PACES", {})
+    run_blocks(lambda k: k, 4, 2)
+    assert not blocks._PACES

@@ -180,6 +180,7 @@ def test_margin_update_in_blocks_gives_the_serial_margins_and_errors_to_rounding
     from boostkit.kernels.blocks import MAX_BLOCKS, MIN_BLOCK_ROWS
 
     monkeypatch.setattr(blocks, "MIN_THREADED_ROWS", 0 if on_threads else 1 << 62)
+    monkeypatch.setattr(blocks, "ADAPTIVE", False)  # threads every call, even where they lose
     n = MAX_BLOCKS * MIN_BLOCK_ROWS + 77
     rng = np.random.default_rng(n_jobs)
     margin = rng.normal(size=n)
@@ -212,6 +213,7 @@ def test_a_fit_on_threads_with_new_margins_each_round_is_the_serial_fit_to_round
     monkeypatch.setattr(boosting, "MIN_THREADED_ROWS", 0)
     monkeypatch.setattr(blocks, "MIN_THREADED_ROWS", 0)
     monkeypatch.setattr(blocks, "MIN_THREADED_UPDATES", 0)
+    monkeypatch.setattr(blocks, "ADAPTIVE", False)
     rng = np.random.default_rng(5)
     X = rng.normal(size=(3 * 8192, 4))
     y = np.where(X[:, 0] + 0.5 * X[:, 1] + rng.normal(size=X.shape[0]) > 0, 1, -1)
