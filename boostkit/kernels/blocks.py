@@ -135,9 +135,9 @@ class Pace:
 
     :meth:`use_threads` chooses the way whose calls have been faster, once both are known (the
     first four calls alternate, threads first; the first call each way is not counted: it pays
-    for the first use of threads and arrays), except on a try of
-    the other way, due :data:`FIRST_TRY` calls after the last change of choice and then after
-    twice as many calls each time a try confirms the choice (up to :data:`MAX_TRY`).
+    for the first use of threads and arrays), except on a try of the other way, due
+    :data:`FIRST_TRY` calls after the last change of choice and then after twice as many calls
+    each time a try confirms the choice (up to :data:`MAX_TRY`).
     :meth:`record` keeps each way's time as the mean of its last time and the new one.
     """
 
