@@ -94,22 +94,37 @@ def fingerprints(names=None) -> dict[str, dict[str, str]]:
     return out
 
 
-# Matrix products (PAV-AdaBoost's Cmass directions, X @ w) go to OpenBLAS, whose kernels differ
-# by CPU (AVX2 against AVX-512 sum in other orders). The fingerprints are taken, and checked, with
-# OpenBLAS pinned to its AVX2 kernels, which every x86-64 machine of the CI runs, so they say
-# whether boostkit's results moved and not which CPU ran them.
+# Two libraries choose their code by CPU, and their choices sum or round differently:
+# * matrix products (PAV-AdaBoost's Cmass directions, X @ w) go to OpenBLAS, whose AVX2 and
+#   AVX-512 kernels sum in other orders: pinned to its AVX2 kernels, which every x86-64 machine
+#   of the CI runs;
+# * numpy's ufuncs (np.exp and np.log in the sigmoid calibration, the naive-Bayes and score
+#   columns, PN-space's calibration and reweighting) have AVX-512 versions whose last bits
+#   differ from the others' (the fingerprints of four algorithms using them, taken on an AVX-512
+#   machine, differed on an AVX2 one): pinned to numpy's baseline code by disabling every
+#   feature it dispatches on (NPY_DISABLE_CPU_FEATURES).
+# numba's kernels compile for the CPU too, but keep the order of their sums and call the C
+# library's exp and log: the other thirteen fingerprints were the same on both machines.
+# So the fingerprints say whether boostkit's results moved, and not which CPU ran them.
 PINNED_BLAS = {"OPENBLAS_CORETYPE": "Haswell", "OPENBLAS_NUM_THREADS": "1"}
 
 
+def pinned_environment() -> dict[str, str]:
+    """:data:`PINNED_BLAS`, and numpy held to its baseline code on this CPU."""
+    from numpy._core._multiarray_umath import __cpu_dispatch__
+
+    return {**PINNED_BLAS, "NPY_DISABLE_CPU_FEATURES": " ".join(__cpu_dispatch__)}
+
+
 def pinned_fingerprints(names) -> dict[str, dict[str, str]]:
-    """:func:`fingerprints` computed in a fresh interpreter with :data:`PINNED_BLAS` (OpenBLAS
-    reads it once, when numpy is first imported)."""
+    """:func:`fingerprints` computed in a fresh interpreter with :func:`pinned_environment`
+    (OpenBLAS and numpy read it once, when numpy is first imported)."""
     import os
     import subprocess
 
     code = ("import json, sys; from binary_reference import fingerprints; "
             "print(json.dumps(fingerprints(sys.argv[1:])))")
-    env = {**os.environ, **PINNED_BLAS}
+    env = {**os.environ, **pinned_environment()}
     done = subprocess.run([sys.executable, "-c", code, *names], cwd=HERE, env=env,
                           capture_output=True, text=True, check=True)
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -133,7 +148,9 @@ def saved_file_predictions() -> dict[str, str]:
 
 
 if __name__ == "__main__":
-    names = sorted(boostkit.get_registry().algorithms())
+    # The algorithms of the stored reference (the binary ones of boostkit 0.1), or all.
+    names = (sorted(json.loads(REFERENCE.read_text())["models"]) if REFERENCE.exists()
+             else sorted(boostkit.get_registry().algorithms()))
     reference = {"models": pinned_fingerprints(names), "saved_files": saved_file_predictions()}
     REFERENCE.write_text(json.dumps(reference, indent=1, sort_keys=True) + "\n")
     print(f"wrote {REFERENCE}", file=sys.stderr)

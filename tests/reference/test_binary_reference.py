@@ -1,9 +1,9 @@
 """Binary results never move: today's models, bit for bit, and today's model files.
 
 Every registered algorithm is fitted on the same seeded spambase rows and fingerprinted
-(:mod:`binary_reference`, in a fresh interpreter with OpenBLAS pinned to its AVX2 kernels, so
-that the CPU's BLAS code path cannot pass for a change); the fingerprints must equal the stored
-ones. The model files saved by
+(:mod:`binary_reference`, in a fresh interpreter with OpenBLAS pinned to its AVX2 kernels and
+numpy to its baseline code, so that the CPU's code paths cannot pass for a change); the
+fingerprints must equal the stored ones. The model files saved by
 boostkit 0.1 must load and give the same decision function to the last bit.
 """
 
@@ -36,7 +36,8 @@ def data():
 
 @pytest.fixture(scope="module")
 def today():
-    """Every stored algorithm's fingerprint now, with OpenBLAS pinned as when they were stored."""
+    """Every stored algorithm's fingerprint now, with OpenBLAS and numpy pinned as when they
+    were stored."""
     return pinned_fingerprints(sorted(STORED["models"]))
 
 
