@@ -31,7 +31,8 @@ So each pass keeps its :class:`Pace` (per call site, the task's code, and number
 the wall time of its calls on threads and on the caller's thread alone, and it runs the next
 call the faster way, trying the other way now and then (after a number of calls that doubles
 while the choice holds) to see whether the machine has changed. Both ways run the same blocks
-in the same order, so they give the same numbers. Where threads pay, they are used; where they
+in the same order, or the pass's serial form of them (``alone``: a histogram adds each block
+to its total at once instead of keeping an array per block), so they give the same numbers. Where threads pay, they are used; where they
 do not, as on a busy machine or in a pass that the memory bandwidth limits, a pass costs about
 its serial time. (Judging a call on threads by the CPU time of the caller's own blocks would
 need no serial calls, but that time grows with the memory traffic of the other thread: it
@@ -272,7 +273,8 @@ class _Helpers:
 _HELPERS = _Helpers()
 
 
-def run_blocks(task: Callable[[int], object], n_tasks: int, n_jobs: int, size: int = 0) -> list:
+def run_blocks(task: Callable[[int], object], n_tasks: int, n_jobs: int, size: int = 0,
+               alone: Callable[[], list] | None = None) -> list:
     """``[task(0), ..., task(n_tasks - 1)]``, run on ``n_jobs`` threads (the caller's included).
 
     ``task(k)`` must release the GIL for its work (a ``nogil`` numba kernel) to run in parallel,
@@ -283,21 +285,32 @@ def run_blocks(task: Callable[[int], object], n_tasks: int, n_jobs: int, size: i
     exception in a task is raised in the caller. ``size`` (the number of examples the blocks
     cover) tells the pass's :class:`Pace` calls of one fit from those of another: with
     :data:`ADAPTIVE`, all blocks run on the caller's thread when that has been faster.
+
+    ``alone`` is the blocks' serial form, for a pass whose blocks cost more one after another
+    than one call over them all (each block's histogram in an array of its own, combined
+    afterwards): whenever every block would run on the caller's thread, ``alone()`` runs
+    instead, and its list is returned in place of the blocks' results. It must give what the
+    caller makes of those results, bit for bit: the one combined histogram, say, as a list of
+    one, which the caller's combining leaves as it is.
     """
-    return run_blocks_settled(task, n_tasks, n_jobs, size)[0]
+    return run_blocks_settled(task, n_tasks, n_jobs, size, alone)[0]
 
 
-def run_blocks_settled(task: Callable[[int], object], n_tasks: int, n_jobs: int, size: int = 0
-                       ) -> tuple[list, bool]:
+def run_blocks_settled(task: Callable[[int], object], n_tasks: int, n_jobs: int, size: int = 0,
+                       alone: Callable[[], list] | None = None) -> tuple[list, bool]:
     """:func:`run_blocks`, and whether every run of every task has ended: ``False`` when the
     caller ran a block again, whose first run may still be going. A task that reads arrays
     the caller would hand to later calls (:class:`SpareArrays`) may keep them only then."""
+
+    def on_the_callers_thread() -> list:
+        return [task(k) for k in range(n_tasks)] if alone is None else alone()
+
     if n_jobs <= 1 or n_tasks <= 1:
-        return [task(k) for k in range(n_tasks)], True
+        return on_the_callers_thread(), True
     pace = _pace(task, size) if ADAPTIVE else None
     start = time.perf_counter()
     if pace is not None and not pace.use_threads():
-        results = [task(k) for k in range(n_tasks)]
+        results = on_the_callers_thread()
         pace.record(False, time.perf_counter() - start)
         return results, True
     helpers = min(n_jobs, n_tasks) - 1

@@ -118,6 +118,38 @@ def _fill_groups(codes, weights, is_pos, groups, start, stop):
 
 
 @numba.njit(cache=True, nogil=True)
+def _fill_blocks_in_order(codes, weights, is_pos, total, scratch, bounds):
+    # Overwrites ``total`` with what _fill_groups gives for each block (row k of ``bounds``:
+    # start, stop) added in block order, as class_histogram_parallel combines them; returns it.
+    # The blocks' serial form: each block's sums are added to the total as soon as they are
+    # made, in ``scratch``, instead of one array per block combined afterwards. A block of one
+    # tile is summed a group of features at a time into one 16 KB row of ``scratch``, which
+    # stays in the core's first-level cache. At 100 000 x 100 (eight 400 KB block histograms):
+    # 7.0-7.6 ms per block array, 6.8-7.2 ms this way, 6.5-7.1 ms for class_histogram's single
+    # sum (minima of 21 calls, four runs).
+    _fill_groups(codes, weights, is_pos, total, bounds[0, 0], bounds[0, 1])
+    for k in range(1, bounds.shape[0]):
+        start, stop = bounds[k, 0], bounds[k, 1]
+        if stop - start <= _TILE and codes.strides[1] == 1:  # as _fill_groups sums one tile
+            row = scratch[0]
+            for g in range(total.shape[0]):
+                row[:] = 0.0
+                _accumulate_group(codes, weights, is_pos, row, g * _GROUP, start, stop)
+                _add_into(total[g], row)
+        else:
+            _add_into(total.reshape(-1),
+                      _fill_groups(codes, weights, is_pos, scratch, start, stop).reshape(-1))
+    return total
+
+
+@numba.njit(cache=True, nogil=True)
+def _add_into(total, part):
+    # total += part, element by element (np.add's numbers, without its dispatch in a loop).
+    for i in range(total.shape[0]):
+        total[i] += part[i]
+
+
+@numba.njit(cache=True, nogil=True)
 def _groups_to_out(groups, out):
     # out[f, b, c] = the sum of feature f, bin b, column c in the group histograms.
     d, n_bins, n_columns = out.shape
@@ -199,15 +231,26 @@ def class_histogram_parallel(codes, weights, is_pos, out, n_jobs):
     block order, so the result depends on the number of examples only, not on ``n_jobs`` or on
     which thread ran which block; it differs from :func:`class_histogram`'s in the last bits
     (one sum per block, then their sum). ``out`` (``(d, n_bins, n_columns)``) is overwritten.
+    Where the blocks run on the caller's thread (too few updates to repay threads, or threads
+    slower, :class:`~boostkit.kernels.blocks.Pace`), each block's histogram is added to the
+    total as soon as it is summed: the same numbers, without an array per block.
     """
     bounds = block_bounds(codes.shape[1])
     if len(bounds) == 1:  # one block: the serial histogram itself
         class_histogram_block(codes, weights, is_pos, out, 0, codes.shape[1])
         return
     shape = _groups_shape(codes.shape[0], out.shape[2])
+
+    def in_order() -> list:  # the blocks on the caller's thread, one after another
+        scratch = _SPARE.take(shape)
+        total = _fill_blocks_in_order(codes, weights, is_pos, _SPARE.take(shape), scratch,
+                                      np.array(bounds, dtype=np.intp))
+        _SPARE.give([scratch])
+        return [total]
+
     parts = run_blocks(
         lambda k: _fill_groups(codes, weights, is_pos, _SPARE.take(shape), *bounds[k]),
-        len(bounds), histogram_threads(codes, n_jobs), codes.size)
+        len(bounds), histogram_threads(codes, n_jobs), codes.size, alone=in_order)
     total = parts[0]  # this call's own array: a late run of block 0 fills another
     for part in parts[1:]:
         np.add(total, part, out=total)

@@ -17,6 +17,7 @@ from boostkit.kernels.boosting import (
     sum_and_min,
 )
 from boostkit.kernels.histogram import (
+    _TILE,
     class_histogram,
     class_histogram_block,
     class_histogram_parallel,
@@ -340,3 +341,46 @@ def test_pacing_off_keeps_every_call_on_threads(monkeypatch):
     monkeypatch.setattr(blocks, "_PACES", {})
     run_blocks(lambda k: k, 4, 2)
     assert not blocks._PACES
+
+
+def test_the_serial_form_runs_in_place_of_the_blocks_on_the_callers_thread(monkeypatch):
+    monkeypatch.setattr(blocks, "_PACES", {})
+    ran = []
+
+    def task(k):
+        ran.append(k)
+        return k
+
+    def alone():
+        return [sum(range(6))]
+
+    assert run_blocks(task, 6, 1, alone=alone) == [15]  # one thread: the serial form
+    assert run_blocks_settled(task, 6, 2, size=6, alone=alone) == ([0, 1, 2, 3, 4, 5], True)
+    assert run_blocks_settled(task, 6, 2, size=6, alone=alone) == ([15], True)  # paced: caller
+    assert ran == [0, 1, 2, 3, 4, 5]  # the blocks ran once, on threads; never with the form
+
+
+@pytest.mark.parametrize("n_rows, strided", [
+    (N, False),  # blocks of one tile, summed a group of features at a time
+    (3 * MIN_BLOCK_ROWS + 5, False),
+    (MAX_BLOCKS * (_TILE + 1000), False),  # blocks of two tiles
+    (N, True),  # codes not adjacent in memory
+])
+def test_class_histogram_parallel_on_the_callers_thread_is_the_blocks_added_in_order(
+        monkeypatch, n_rows, strided):
+    # The serial form of the paced pass, chosen where threads were slower, against the same
+    # blocks summed on threads: bit for bit, with stale spare arrays from the calls before.
+    monkeypatch.setattr(blocks, "_PACES", {})
+    monkeypatch.setattr(blocks, "MIN_THREADED_UPDATES", 0)
+    codes, weights, is_pos = random_binned(n_rows)
+    if strided:
+        codes = np.asfortranarray(codes)
+    on_threads = np.empty((codes.shape[0], 20, 2))
+    class_histogram_parallel(codes, weights, is_pos, on_threads, 2)  # a pace's first call
+    (pace,) = blocks._PACES.values()
+    _calls(pace, 3, threads_time=5.0, serial_time=1.0)  # now the caller's thread is faster
+    for _ in range(3):
+        alone = np.full_like(on_threads, np.nan)
+        class_histogram_parallel(codes, weights, is_pos, alone, 2)
+        np.testing.assert_array_equal(alone, on_threads)
+    assert not pace.faster_on_threads() and pace.calls == 7
