@@ -520,11 +520,22 @@ def pair_histogram_parallel(codes, signed, out, n_jobs):
     """:func:`pair_histogram` over the blocks of examples of
     :func:`boostkit.kernels.blocks.block_bounds` on ``n_jobs`` threads, the blocks' histograms
     added in block order, as :func:`class_histogram_parallel` does (so the two agree bit for bit
-    where both apply). ``out`` is overwritten."""
+    where both apply). ``out`` is overwritten. On the caller's thread, each block's histogram is
+    added to the total as soon as it is summed, in one spare array instead of one per block."""
     bounds = block_bounds(codes.shape[1])
     n_bins = out.shape[1]
+
+    def in_order() -> list:  # the blocks on the caller's thread, one after another
+        total = pair_histogram_block(codes, signed, n_bins, *bounds[0])
+        part = np.empty_like(total)
+        for start, stop in bounds[1:]:
+            pair_histogram(codes[:, start:stop], signed[start:stop], part)
+            np.add(total, part, out=total)
+        return [total]
+
     parts = run_blocks(lambda k: pair_histogram_block(codes, signed, n_bins, *bounds[k]),
-                       len(bounds), histogram_threads(codes, n_jobs), codes.size * signed.shape[1])
+                       len(bounds), histogram_threads(codes, n_jobs), codes.size * signed.shape[1],
+                       alone=in_order)
     out[:] = parts[0]
     for part in parts[1:]:
         np.add(out, part, out=out)
