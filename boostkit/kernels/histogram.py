@@ -124,9 +124,9 @@ def _fill_blocks_in_order(codes, weights, is_pos, total, scratch, bounds):
     # The blocks' serial form: each block's sums are added to the total as soon as they are
     # made, in ``scratch``, instead of one array per block combined afterwards. A block of one
     # tile is summed a group of features at a time into one 16 KB row of ``scratch``, which
-    # stays in the core's first-level cache. At 100 000 x 100 (eight 400 KB block histograms):
-    # 7.0-7.6 ms per block array, 6.8-7.2 ms this way, 6.5-7.1 ms for class_histogram's single
-    # sum (minima of 21 calls, four runs).
+    # stays in the core's first-level cache. At 100 000 x 100 this is within 0.3 ms of
+    # class_histogram's single sum, where an array per block (eight of 400 KB) cost 0.8 to
+    # 2.2 ms more (docs/performance.md).
     _fill_groups(codes, weights, is_pos, total, bounds[0, 0], bounds[0, 1])
     for k in range(1, bounds.shape[0]):
         start, stop = bounds[k, 0], bounds[k, 1]
