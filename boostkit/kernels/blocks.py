@@ -32,11 +32,12 @@ the wall time of its calls on threads and on the caller's thread alone, and it r
 call the faster way, trying the other way now and then (after a number of calls that doubles
 while the choice holds) to see whether the machine has changed. Both ways run the same blocks
 in the same order, or the pass's serial form of them (``alone``: a histogram adds each block
-to its total at once instead of keeping an array per block), so they give the same numbers. Where threads pay, they are used; where they
-do not, as on a busy machine or in a pass that the memory bandwidth limits, a pass costs about
-its serial time. (Judging a call on threads by the CPU time of the caller's own blocks would
-need no serial calls, but that time grows with the memory traffic of the other thread: it
-called a pass at the memory's pace 1.9x faster on threads where it was 1.06x.)
+to its total at once instead of keeping an array per block), so they give the same numbers.
+Where threads pay, they are used; where they do not, as on a busy machine or in a pass that
+the memory bandwidth limits, a pass costs about its serial time. (Judging a call on threads by
+the CPU time of the caller's own blocks would need no serial calls, but that time grows with
+the memory traffic of the other thread: it called a pass at the memory's pace 1.9x faster on
+threads where it was 1.06x.)
 
 The blocks never depend on which thread ran which block, so results are the same from run to
 run; the histograms' blocks (:func:`block_bounds`) depend on the number of examples only, so
