@@ -111,7 +111,10 @@ PINNED_BLAS = {"OPENBLAS_CORETYPE": "Haswell", "OPENBLAS_NUM_THREADS": "1"}
 
 def pinned_environment() -> dict[str, str]:
     """:data:`PINNED_BLAS`, and numpy held to its baseline code on this CPU."""
-    from numpy._core._multiarray_umath import __cpu_dispatch__
+    try:
+        from numpy._core._multiarray_umath import __cpu_dispatch__
+    except ImportError:  # numpy < 2 (pyproject allows 1.24)
+        from numpy.core._multiarray_umath import __cpu_dispatch__
 
     return {**PINNED_BLAS, "NPY_DISABLE_CPU_FEATURES": " ".join(__cpu_dispatch__)}
 
