@@ -82,6 +82,16 @@ class Split:
     missing_left: bool = False
     categories: np.ndarray | None = attrs.field(default=None, eq=False)
 
+    @classmethod
+    def at_cut(cls, feature: int, bin: int, loss: float, wneg: np.ndarray, wpos: np.ndarray, *,
+               weight_columns: int | None = None) -> Split:
+        """The split of a threshold cut of ordered data, found by a search of one's own: its
+        ``missing_left`` the heavier side (over the first ``weight_columns`` per-class
+        columns, when given), as :func:`best_split` sets it. ``wneg``/``wpos`` are the sides'
+        class weights, ``(2,)`` or ``(2, C)``, and are kept, not copied."""
+        return cls(int(feature), int(bin), float(loss), wneg, wpos,
+                   _more_weight_left(wneg, wpos, weight_columns))
+
     def threshold(self, thresholds: tuple[np.ndarray, ...]) -> float:
         """The raw-value threshold of a cut (``BinnedData.thresholds``): values ``<=`` it go
         left; ``inf`` for the cut after a feature's last bin of values (all values | missing)."""
@@ -204,8 +214,8 @@ def best_split(hist: np.ndarray, valid: np.ndarray, loss: PartitionLoss, *,
         if k < 0:
             return None
         feature, b = divmod(k, n_bins - 1)
-        return Split(feature, b, float(scores[feature, b]), sides[0], sides[1],
-                     _more_weight_left(sides[0], sides[1], weight_columns))
+        return Split.at_cut(feature, b, scores[feature, b], sides[0], sides[1],
+                            weight_columns=weight_columns)
     if hist.ndim == 4:
         wneg = np.empty((d, n_bins - 1, 2, hist.shape[2]))
         wpos = np.empty_like(wneg)
@@ -235,9 +245,8 @@ def best_split(hist: np.ndarray, valid: np.ndarray, loss: PartitionLoss, *,
         candidates = np.flatnonzero(tied.any(axis=1))
         feature = candidates[np.argmin(priority[candidates])]
         b = int(np.argmax(tied[feature]))
-    side_neg, side_pos = wneg[feature, b].copy(), wpos[feature, b].copy()
-    return Split(int(feature), int(b), float(scores[feature, b]), side_neg, side_pos,
-                 _more_weight_left(side_neg, side_pos, weight_columns))
+    return Split.at_cut(feature, b, scores[feature, b], wneg[feature, b].copy(),
+                        wpos[feature, b].copy(), weight_columns=weight_columns)
 
 
 def class_ratio_keys(wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:

@@ -13,8 +13,8 @@
   what the tree learner computes at every node: its class histogram and example counts, the
   cuts worth scoring, and C4.5's entropy of all of them at once, within a stated bound;
   :func:`screened_cut_entropy` scores only the cuts that a lower bound (without logarithms)
-  cannot rule out, and :func:`near_cuts` gathers those the exact criterion re-scores.
-  :func:`screened_near_cuts` does both in one call.
+  cannot rule out, and :func:`entropy_split` is a node's whole search: the sides of every cut,
+  the screen, the criterion's own value of the cuts near the lowest, and the choice.
 * :func:`describes_tree`, :func:`fill_rows`, :func:`fill_split_leaves`: the check that a tree's
   links make a tree, a leaf's index written to its rows, and the two leaves' indices written to
   the rows of a split whose children are both leaves.
@@ -31,11 +31,15 @@ module); on one machine they give the same numbers in every run, at fit and at p
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 
 from boostkit.kernels.boosting import exponential_distribution, interleaved_sum
 from boostkit.kernels.exponential import CONTRACT, exp_nonpositive
+from boostkit.kernels.histogram import threshold_class_sums
+from boostkit.kernels.splits import first_near_minimum
 
 ABSOLUTE = 0
 LOG1P = 1
@@ -480,28 +484,22 @@ PRUNE_MARGIN = 1e-6
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
 def screened_cut_entropy(wpos, wneg, valid, out):
-    """:func:`cut_entropy` where it matters, a lower bound elsewhere; returns ``(lowest, bound)``.
+    """:func:`cut_entropy` where it matters, a lower bound elsewhere; returns ``(lowest, bound,
+    scored, threshold)``.
 
     Arguments as for :func:`cut_entropy`. Every valid cut first gets the lower bound
     4 ln 2 sum_sides W+ W- / W of its entropy (no logarithm, one division). The cut of the
     smallest bound is scored by :func:`cut_entropy`; its value plus the bound is at least the
-    lowest entropy, ``upper``. Only the cuts whose lower bound is at most
+    lowest entropy, ``upper``. Only the cuts whose lower bound is at most ``threshold`` =
     ``upper + 2 bound + PRUNE_MARGIN |upper|`` are scored (a few per cent in most boosted
-    nodes; more where the classes are unbalanced, where the bound is looser);
-    the others keep their lower bound, which exceeds ``lowest + 2 bound`` by
-    :data:`PRUNE_MARGIN` relative: they can be neither the minimum nor tied with it. So ``out``
-    holds, for every valid cut, either the :func:`cut_entropy` value (within ``bound`` of the
-    exact entropy; ``lowest`` is their minimum) or a value of at most the exact entropy (up to
-    rounding) and above that threshold; inf for the others.
+    nodes; more where the classes are unbalanced, where the bound is looser); ``scored`` lists
+    their flat indices, increasing. The others keep their lower bound, which exceeds ``lowest +
+    2 bound`` by :data:`PRUNE_MARGIN` relative: they can be neither the minimum nor tied with it.
+    So ``out`` holds, for every valid cut, either the :func:`cut_entropy` value (within
+    ``bound`` of the exact entropy; ``lowest`` is their minimum) or a value of at most the exact
+    entropy (up to rounding) and above ``threshold``; inf for the others. Without a valid cut:
+    ``(inf, 0.0, [], inf)``.
     """
-    lowest, bound, _, _ = _screen_cuts(wpos, wneg, valid, out)
-    return lowest, bound
-
-
-@numba.njit(cache=True, nogil=True, error_model="numpy")
-def _screen_cuts(wpos, wneg, valid, out):
-    # screened_cut_entropy's work; also returns the flat indices of the cuts it scored
-    # (increasing) and the threshold every other valid cut's lower bound exceeds.
     n_cuts = valid.shape[0] * valid.shape[1]
     p = wpos.reshape(2 * n_cuts)  # cut k's left side at 2k, its right side at 2k + 1
     q = wneg.reshape(2 * n_cuts)
@@ -559,55 +557,87 @@ def _screen_cuts(wpos, wneg, valid, out):
     return lowest, bound, kept, threshold
 
 
-@numba.njit(cache=True, nogil=True)
-def near_cuts(wpos, wneg, losses, limit, node_pos, node_neg):
-    """``(cuts, pos, neg)``: the flat indices of the cuts whose ``losses`` are at most
-    ``limit``, and their sides' class weights as ``(m + 1, 2)`` arrays (``wpos``/``wneg`` are
-    ``(d, B - 1, 2)``), the last row being the node itself as a cell and an empty one:
-    ``[node_pos, 0]`` and ``[node_neg, 0]``. What the tree learner re-scores with the exact
-    criterion, in one call (:class:`boostkit_weightboost.trees._Screened`)."""
-    return _cuts_within(np.arange(losses.size), wpos, wneg, losses, limit, node_pos, node_neg)
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _cell_entropy(p, q):
+    # One cell's W+ ln(W+/W) + W- ln(W-/W), an empty class adding 0.0: the operations of
+    # boostkit.criteria.entropy, in its order, with the C library's ln (math.log, compiled or
+    # not), which is numpy's unless numpy runs its own SIMD ln (then the last bit may differ).
+    total = p + q
+    return ((p * math.log(p / total) if p > 0.0 else 0.0)
+            + (q * math.log(q / total) if q > 0.0 else 0.0))
 
 
 @numba.njit(cache=True, nogil=True)
-def _cuts_within(candidates, wpos, wneg, losses, limit, node_pos, node_neg):
-    # near_cuts' answer among the flat indices ``candidates`` (increasing).
-    flat = losses.reshape(-1)
-    m = 0
-    for k in candidates:
-        m += flat[k] <= limit
-    cuts = np.empty(m, dtype=np.intp)
-    pos = np.zeros((m + 1, 2))
-    neg = np.zeros((m + 1, 2))
-    sides_pos = wpos.reshape(-1, 2)
-    sides_neg = wneg.reshape(-1, 2)
-    j = 0
-    for k in candidates:
-        if flat[k] <= limit:
-            cuts[j] = k
-            pos[j] = sides_pos[k]
-            neg[j] = sides_neg[k]
-            j += 1
-    pos[m, 0] = node_pos
-    neg[m, 0] = node_neg
-    return cuts, pos, neg
+def _first_by_priority(losses, valid, priority, tolerance):
+    # best_split's choice given a priority: among the cuts within tolerance (relative) of the
+    # lowest, the feature of the lowest priority (the first of equal ones), its lowest cut.
+    d, n_cuts = losses.shape
+    lowest = np.inf
+    for f in range(d):
+        for b in range(n_cuts):
+            if valid[f, b] and losses[f, b] < lowest:
+                lowest = losses[f, b]
+    bound = lowest + tolerance * abs(lowest)
+    best, best_b = -1, -1
+    for f in range(d):
+        if best >= 0 and not priority[f] < priority[best]:
+            continue
+        for b in range(n_cuts):
+            if (losses[f, b] if valid[f, b] else np.inf) <= bound:
+                best, best_b = f, b
+                break
+    return -1 if best < 0 else best * n_cuts + best_b
 
 
 @numba.njit(cache=True, nogil=True, error_model="numpy")
-def screened_near_cuts(wpos, wneg, valid, out, screen, node_pos, node_neg):
-    """:func:`screened_cut_entropy` into ``out``, then :func:`near_cuts` of the cuts within
-    ``2 bound + screen |lowest|`` of its ``lowest``: what the tree learner re-scores with the
-    exact criterion, in one call rather than two (:class:`boostkit_weightboost.trees._Screened`).
+def entropy_split(hist, valid, priority, tolerance, screen, node_pos, node_neg, sides):
+    """The cut of lowest C4.5 entropy in a tree node, as :func:`boostkit.splits.best_split`
+    chooses it with :func:`boostkit.criteria.entropy`, in one call; returns ``(cut, loss,
+    node_loss)``.
 
-    The near cuts are looked for among the scored ones only when that limit is below the
-    threshold every other cut's lower bound exceeds (always, but for rounding in degenerate
-    nodes); else among all cuts. Either way the result is :func:`near_cuts`'.
+    ``hist`` is the node's ``(d, B, 2)`` class histogram, ``valid`` its ``(d, B - 1)`` cuts worth
+    scoring, ``priority`` the ``(d,)`` rank of the features among tied cuts (empty: the lowest
+    feature), ``tolerance`` best_split's tie tolerance, ``node_pos``/``node_neg`` the node's
+    class weights. The class weights of every cut's sides
+    (:func:`boostkit.kernels.histogram.threshold_class_sums`) are screened
+    (:func:`screened_cut_entropy`); the cuts within ``2 bound + screen |lowest|`` of its
+    ``lowest`` get the criterion's own value, the others keep the screen's, which lies above the
+    true minimum by more than the tie tolerance: the choice is best_split's with the criterion on
+    every cut. ``cut`` is the flat index ``feature * (B - 1) + bin`` (-1: no valid cut), ``loss``
+    its entropy, ``node_loss`` the node's as one cell; ``sides`` (``(2, 2)``) receives the cut's
+    ``(wneg, wpos)`` of its (left, right) sides.
     """
-    lowest, bound, kept, threshold = _screen_cuts(wpos, wneg, valid, out)
+    d, n_bins = hist.shape[0], hist.shape[1]
+    node_loss = -(_cell_entropy(node_pos, node_neg) + 0.0)  # one cell and an empty one
+    if d * (n_bins - 1) == 0:
+        return -1, np.inf, node_loss
+    wneg = np.empty((d, n_bins - 1, 2))
+    wpos = np.empty((d, n_bins - 1, 2))
+    threshold_class_sums(hist, wneg, wpos)
+    losses = np.empty((d, n_bins - 1))
+    lowest, bound, scored, threshold = screened_cut_entropy(wpos, wneg, valid, losses)
+    if lowest == np.inf:
+        return -1, np.inf, node_loss
     limit = lowest + 2.0 * bound + screen * abs(lowest)
-    if not limit < threshold:
-        return near_cuts(wpos, wneg, out, limit, node_pos, node_neg)
-    return _cuts_within(kept, wpos, wneg, out, limit, node_pos, node_neg)
+    flat = losses.reshape(-1)
+    sides_pos = wpos.reshape(-1, 2)
+    sides_neg = wneg.reshape(-1, 2)
+    # Near the lowest are only scored cuts, unless rounding in a degenerate node reaches past
+    # the screen's threshold: then every cut is looked at.
+    near = scored if limit < threshold else np.arange(flat.shape[0])
+    for k in near:
+        if flat[k] <= limit:
+            flat[k] = -(_cell_entropy(sides_pos[k, 0], sides_neg[k, 0])
+                        + _cell_entropy(sides_pos[k, 1], sides_neg[k, 1]))
+    if priority.shape[0]:
+        cut = _first_by_priority(losses, valid, priority, tolerance)
+    else:
+        cut = first_near_minimum(losses, valid, tolerance)
+    if cut < 0:
+        return -1, np.inf, node_loss
+    sides[0] = sides_neg[cut]
+    sides[1] = sides_pos[cut]
+    return cut, flat[cut], node_loss
 
 
 @numba.njit(cache=True, nogil=True)

@@ -6,7 +6,7 @@ bin of every feature come from :func:`boostkit.splits.histogram` (the engine's k
 root and from :func:`~boostkit_weightboost.kernels.node_histogram` (the same sums, in the same
 order, over a node's rows in place) below it, :func:`boostkit.splits.best_split` scores every
 cut with the partition loss (the calibration's, or an explicit ``criterion`` such as C4.5's
-entropy, which a kernel screens: :class:`_Screened`), and
+entropy, whose whole search is one kernel: :func:`_entropy_split`), and
 :func:`~boostkit_weightboost.kernels.valid_cuts` keeps the cuts that leave examples on both
 sides. Because the losses of :mod:`boostkit.criteria` are sums over cells, minimising each
 node's split minimises the tree's loss greedily. The histogram of the larger child is its
@@ -41,23 +41,20 @@ import boostkit
 from boostkit.capabilities import CATEGORICAL_FEATURES, MISSING_VALUES
 from boostkit.criteria import check_criterion, entropy, partition_loss
 from boostkit.kernels.boosting import take_cells
-from boostkit.splits import (MIN_CATEGORY_COUNT, best_binned_split, best_split,
-                             check_min_category_count, histogram)
+from boostkit.splits import (MIN_CATEGORY_COUNT, TIE_TOLERANCE, Split, best_binned_split,
+                             best_split, check_min_category_count, histogram)
 
-from .kernels import (describes_tree, fill_rows, fill_split_leaves, node_histogram,
-                      screened_near_cuts, tree_leaves, valid_cuts)
+from .kernels import (describes_tree, entropy_split, fill_rows, fill_split_leaves,
+                      node_histogram, tree_leaves, valid_cuts)
 from .validators import positive_int
 
 # A split must lower the node's loss by more than this (relative) to be made: ties are not
 # progress, and a node of loss 0 (pure) is never split.
 _MIN_RELATIVE_GAIN = 1e-12
 
-# Losses a kernel scores over all cuts at once, to within a bound, returning the cuts near its
-# minimum (:class:`_Screened`): only those are then scored by the loss itself.
-_CUT_KERNELS = {entropy: screened_near_cuts}
-# A cut is re-scored exactly when its kernel loss is within twice the kernel's bound plus this
-# (relative) of the kernel's minimum: far above rounding (~1e-15) plus best_split's tie
-# tolerance (1e-12), so every cut that could be the minimum or tie with it is among them.
+# A cut is re-scored exactly when its screened entropy is within twice the screen's bound plus
+# this (relative) of the lowest: far above rounding (~1e-15) plus best_split's tie tolerance
+# (1e-12), so every cut that could be the minimum or tie with it is among them.
 _SCREEN = 1e-9
 
 
@@ -227,14 +224,8 @@ class DecisionTree(boostkit.WeakHypothesis):
         return f"tree of {self.n_cells} leaves, root {label} <= {self.threshold[0]:.6g}"
 
 
-def _on_cuts(loss, valid: np.ndarray, node: tuple[float, float] | None = None):
-    """``loss`` evaluated on the ``valid`` cuts only, inf elsewhere (as best_split masks it).
-
-    A loss with a kernel in :data:`_CUT_KERNELS` is screened instead (:class:`_Screened`), which
-    also scores the ``node``'s own ``(W+, W-)`` if given."""
-    kernel = _CUT_KERNELS.get(loss)
-    if kernel is not None:
-        return _Screened(loss, kernel, valid, node)
+def _on_cuts(loss, valid: np.ndarray):
+    """``loss`` evaluated on the ``valid`` cuts only, inf elsewhere (as best_split masks it)."""
 
     def loss_on_valid_cuts(wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
         out = np.full(valid.shape, np.inf)
@@ -244,38 +235,37 @@ def _on_cuts(loss, valid: np.ndarray, node: tuple[float, float] | None = None):
     return loss_on_valid_cuts
 
 
-@attrs.define
-class _Screened:
-    """``loss`` on the valid cuts as best_split ranks them, with ``kernel`` doing most of it.
+def _entropy_split(hist: np.ndarray, valid: np.ndarray, priority, node_pos: float,
+                   node_neg: float) -> tuple[Split | None, float]:
+    """``(split, node's loss)``: :func:`boostkit.splits.best_split` of a two-class node with the
+    C4.5 entropy (:func:`boostkit.criteria.entropy`), and the node's own entropy, from one call
+    of :func:`~boostkit_weightboost.kernels.entropy_split`.
 
-    The kernel scores every valid cut in one pass, each to within a bound, or with a lower bound
-    far above the minimum (:func:`~boostkit_weightboost.kernels.screened_near_cuts`), and returns
-    the cuts within twice that bound plus :data:`_SCREEN` (relative) of its minimum: these get
-    ``loss``'s own value, the others keep the kernel's. Those others are above the true minimum
-    by more than best_split's tie tolerance, so best_split picks the same cut, with the same
-    loss, as from ``loss`` everywhere: trees stay bit for bit the same.
-
-    Given the node's totals ``node = (W+, W-)``, the same call of ``loss`` scores the node as a
-    partition of one cell and an empty one, into ``node_loss``: one call of the criterion per
-    node rather than two. The empty cell adds 0.0, which leaves the sum as the one cell's alone
-    (a sum of -0.0 becomes +0.0, equal in every comparison).
+    The kernel screens the cuts with a bound and scores with the criterion's own formula only
+    those that could be the minimum or tie with it, so the same cut wins, with the same loss,
+    as from the criterion on every cut (to the last bit where numpy's ln is the C library's;
+    where numpy runs its own SIMD ln, such as on AVX-512 CPUs, losses and gains may differ from
+    it in the last bit, never the choice beyond a tie within rounding).
     """
+    if priority is None:
+        priority = np.empty(0)
+    else:
+        priority = np.asarray(priority, dtype=np.float64)
+        if priority.shape != (hist.shape[0],):
+            raise ValueError(f"priority must rank the {hist.shape[0]} features of hist, got "
+                             f"shape {priority.shape}")
+    sides = np.empty((2, 2))
+    cut, loss, node_loss = entropy_split(hist, valid, priority, TIE_TOLERANCE, _SCREEN,
+                                         node_pos, node_neg, sides)
+    if cut < 0:
+        return None, node_loss
+    feature, b = divmod(cut, hist.shape[1] - 1)
+    return Split.at_cut(feature, b, loss, sides[0], sides[1]), node_loss
 
-    loss: Callable
-    kernel: Callable
-    valid: np.ndarray
-    node: tuple[float, float] | None = None
-    node_loss: float | None = None
 
-    def __call__(self, wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
-        out = np.empty(self.valid.shape)
-        node_pos, node_neg = (0.0, 0.0) if self.node is None else self.node
-        near, pos, neg = self.kernel(wpos, wneg, self.valid, out, _SCREEN, node_pos, node_neg)
-        scores = self.loss(pos, neg)  # the near cuts, then the node
-        out.reshape(-1)[near] = scores[:-1]
-        if self.node is not None:
-            self.node_loss = float(scores[-1])
-        return out
+#: Losses whose whole split search in a two-class node is one kernel: ``search(hist, valid,
+#: priority, node_pos, node_neg)`` gives what best_split would, with the node's own loss.
+_SPLIT_SEARCHES = {entropy: _entropy_split}
 
 
 @attrs.define
@@ -504,13 +494,12 @@ class TreeLearner(boostkit.Proposal):
         node_loss = None
         if binned.ordered:
             valid = self._valid(node.counts) if node.valid is None else node.valid
-            on_cuts = _on_cuts(loss, valid, None if np.ndim(node.wpos) else (node.wpos, node.wneg))
-            if node_priority is None:
-                split = best_split(node.hist, valid, on_cuts)
+            priority = None if node_priority is None else node_priority(node.counts, node.depth)
+            search = None if np.ndim(node.wpos) else _SPLIT_SEARCHES.get(loss)
+            if search is not None:
+                split, node_loss = search(node.hist, valid, priority, node.wpos, node.wneg)
             else:
-                split = best_split(node.hist, valid, on_cuts,
-                                   priority=node_priority(node.counts, node.depth))
-            node_loss = getattr(on_cuts, "node_loss", None)
+                split = best_split(node.hist, valid, _on_cuts(loss, valid), priority=priority)
         else:
             split = best_binned_split(node.hist, node.counts, loss, binned,
                                       min_leaf=self.min_samples_leaf,

@@ -1,9 +1,12 @@
 """The kernels that shorten a WeightBoost round against naive references (also run with
-NUMBA_DISABLE_JIT=1): the screened entropy and its near cuts in one call (against the exact
-entropy and against its two steps), the cells of a split into two leaves, and whole trees grown
-with and without the two-leaf shortcut (bit for bit)."""
+NUMBA_DISABLE_JIT=1): a node's whole entropy search in one call (against the engine's
+best_split with the criterion on every cut, with and without a priority among tied features),
+the cells of a split into two leaves, and whole trees grown with and without the two-leaf
+shortcut (bit for bit)."""
 
 from __future__ import annotations
+
+import math
 
 import attrs
 import numpy as np
@@ -13,76 +16,62 @@ from hypothesis import strategies as st
 
 import boostkit
 import boostkit_weightboost.trees as trees
-from boostkit.kernels.histogram import threshold_class_sums
-from boostkit_weightboost.kernels import (fill_split_leaves, near_cuts, screened_cut_entropy,
-                                          screened_near_cuts, valid_cuts)
+from boostkit.criteria import entropy
+from boostkit.splits import TIE_TOLERANCE, best_split
+from boostkit_weightboost.kernels import entropy_split, fill_split_leaves, valid_cuts
 
 
-def reference_screened_near_cuts(wpos, wneg, valid, screen, node_pos, node_neg):
-    """The cuts whose exact-enough entropy (every valid cut scored by the naive formula, no
-    screening) is near the minimum, with their sides' weights and the node's row after them."""
-    total = wpos + wneg
-    with np.errstate(invalid="ignore", divide="ignore"):
-        terms = (np.where(wpos > 0, wpos * np.log(wpos / total), 0.0)
-                 + np.where(wneg > 0, wneg * np.log(wneg / total), 0.0))
-    exact = np.where(valid, -terms.sum(axis=-1), np.inf).reshape(-1)
-    lowest = exact.min()
-    near = np.flatnonzero(exact <= lowest + screen * abs(lowest) + 1e-11 * wpos.sum(axis=-1).max()
-                          + 1e-11 * wneg.sum(axis=-1).max())
-    return near, exact
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.booleans(), st.floats(0.0, 0.9))
-def test_screened_near_cuts_hold_the_minimum_and_its_ties(seed, duplicate, empty):
-    rng = np.random.default_rng(seed)
-    hist = rng.exponential(size=(4, 20, 2)) * (rng.random((4, 20, 2)) >= empty)
-    if duplicate:
-        hist[3] = hist[1]  # cuts of exactly equal entropy: both must be near
-    wneg = np.empty((4, 19, 2))
-    wpos = np.empty_like(wneg)
-    threshold_class_sums(hist, wneg, wpos)
-    valid = np.empty((4, 19), dtype=bool)
-    valid_cuts(rng.integers(0, 3, size=(4, 20)), 1, valid)
-    out = np.empty((4, 19))
-    cuts, pos, neg = screened_near_cuts(wpos, wneg, valid, out, 1e-9, 0.25, 0.5)
-
-    if not valid.any():
-        assert cuts.shape == (0,)
-        return
-    near, exact = reference_screened_near_cuts(wpos, wneg, valid, 1e-9, 0.25, 0.5)
-    best = exact.min()
-    ties = np.flatnonzero(exact <= best + 1e-12 * abs(best))
-    # Every cut of the minimum (and its ties) is near; nothing far from it is.
-    assert set(ties.tolist()) <= set(cuts.tolist()) <= set(near.tolist())
-    assert cuts.tolist() == sorted(cuts.tolist())
-    assert pos.tolist() == wpos.reshape(-1, 2)[cuts].tolist() + [[0.25, 0.0]]
-    assert neg.tolist() == wneg.reshape(-1, 2)[cuts].tolist() + [[0.5, 0.0]]
+def libm_entropy(wpos, wneg):
+    """criteria.entropy of one partition's cells, term by term in its order, with the C
+    library's ln (Python's math.log), which the kernel uses."""
+    cells = [(p * math.log(p / (p + q)) if p > 0 else 0.0)
+             + (q * math.log(q / (p + q)) if q > 0 else 0.0) for p, q in zip(wpos, wneg)]
+    return -(cells[0] + cells[1])
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.booleans(), st.floats(0.0, 0.9),
-       st.sampled_from([1.0, 1e-160, 1e150, 0.0]))
-def test_screened_near_cuts_are_the_screen_then_near_cuts(seed, duplicate, empty, scale):
-    # The one call against its two steps, on weights so small or large that products leave the
-    # normal range (or no weight at all), where the limit may reach past the scored cuts.
+       st.sampled_from([1.0, 1e-160, 1e150, 0.0]), st.booleans())
+def test_entropy_split_is_best_split_with_the_criterion(seed, duplicate, empty, scale,
+                                                        prioritised):
+    # Bins without weight of one class or of both (no weight at all with scale 0), weights
+    # whose products leave the normal range, and cuts of exactly equal entropy (a duplicated
+    # feature), with the lowest feature or a priority deciding among ties.
     rng = np.random.default_rng(seed)
     hist = scale * rng.exponential(size=(4, 30, 2)) * (rng.random((4, 30, 2)) >= empty)
     if duplicate:
         hist[2] = hist[0]
-    wneg = np.empty((4, 29, 2))
-    wpos = np.empty_like(wneg)
-    threshold_class_sums(hist, wneg, wpos)
     valid = np.empty((4, 29), dtype=bool)
     valid_cuts(rng.integers(0, 3, size=(4, 30)), 1, valid)
-    out, expected_out = np.empty((4, 29)), np.empty((4, 29))
-    cuts, pos, neg = screened_near_cuts(wpos, wneg, valid, out, 1e-9, 0.25, 0.5)
-    lowest, bound = screened_cut_entropy(wpos, wneg, valid, expected_out)
-    expected = near_cuts(wpos, wneg, expected_out, lowest + 2.0 * bound + 1e-9 * abs(lowest),
-                         0.25, 0.5)
-    assert out.tobytes() == expected_out.tobytes()
-    for got, want in zip((cuts, pos, neg), expected):
-        assert got.tobytes() == want.tobytes()
+    priority = rng.permutation(4).astype(np.float64) if prioritised else None
+    node_neg, node_pos = hist[0].sum(axis=0)
+    sides = np.empty((2, 2))
+    cut, loss, node_loss = entropy_split(hist, valid, np.empty(0) if priority is None
+                                         else priority, TIE_TOLERANCE, trees._SCREEN,
+                                         node_pos, node_neg, sides)
+
+    expected = best_split(hist, valid, trees._on_cuts(entropy, valid), priority=priority)
+    assert node_loss == libm_entropy([node_pos, 0.0], [node_neg, 0.0])
+    assert node_loss == pytest.approx(float(entropy(np.array([node_pos, 0.0]),
+                                                    np.array([node_neg, 0.0]))), rel=1e-14)
+    if expected is None:
+        assert cut == -1
+        return
+    assert divmod(cut, 29) == (expected.feature, expected.bin)
+    assert sides[0].tolist() == expected.wneg.tolist()
+    assert sides[1].tolist() == expected.wpos.tolist()
+    assert loss == libm_entropy(sides[1], sides[0])
+    assert loss == pytest.approx(expected.loss, rel=1e-14)
+
+
+def test_entropy_split_of_a_node_without_cuts():
+    sides = np.empty((2, 2))
+    for hist in (np.ones((3, 1, 2)), np.zeros((0, 5, 2))):
+        valid = np.ones((hist.shape[0], hist.shape[1] - 1), dtype=bool)
+        cut, loss, node_loss = entropy_split(hist, valid, np.empty(0), TIE_TOLERANCE,
+                                             trees._SCREEN, 1.0, 1.0, sides)
+        assert (cut, loss) == (-1, np.inf)
+        assert node_loss == pytest.approx(2.0 * math.log(2.0))
 
 
 def reference_split_leaves(out, codes, rows, cut, left_leaf):
