@@ -149,9 +149,12 @@ class DecisionTree(boostkit.WeakHypothesis):
                 f"category_left must have one row per split node ({n_split}), got shape "
                 f"{self.category_left.shape}"
             )
-        if not self.category_left[self.categorical].any(axis=1).all():
+        # Cheap first tests: a tree is built every round (numpy's reductions cost microseconds).
+        if (self.categorical.any()
+                and not self.category_left[self.categorical].any(axis=1).all()):
             raise ValueError("every categorical split node must send some category left")
-        if not all(a.ndim == 1 for a in (self.feature, self.threshold, self.left, self.right)):
+        if not (self.feature.ndim == self.threshold.ndim == self.left.ndim == self.right.ndim
+                == 1):
             raise ValueError("feature, threshold, left and right must be 1-D")
         if not (self.threshold.shape[0] == self.left.shape[0] == self.right.shape[0] == n_split):
             raise ValueError(
@@ -168,7 +171,7 @@ class DecisionTree(boostkit.WeakHypothesis):
                 "left/right do not describe a tree: every split node but the root and every leaf "
                 "must be the child of exactly one earlier split node"
             )
-        if (self.feature < 0).any():
+        if n_split and self.feature.min() < 0:
             raise ValueError("feature indices must be >= 0")
 
     @property
