@@ -15,9 +15,10 @@
   :func:`screened_cut_entropy` scores only the cuts that a lower bound (without logarithms)
   cannot rule out, and :func:`entropy_split` is a node's whole search: the sides of every cut,
   the screen, the criterion's own value of the cuts near the lowest, and the choice.
-* :func:`describes_tree`, :func:`fill_rows`, :func:`fill_split_leaves`: the check that a tree's
-  links make a tree, a leaf's index written to its rows, and the two leaves' indices written to
-  the rows of a split whose children are both leaves.
+* :func:`describes_tree`, :func:`fill_rows`, :func:`fill_split_leaves`, :func:`sibling_sums`:
+  the check that a tree's links make a tree, a leaf's index written to its rows, the two
+  leaves' indices written to the rows of a split whose children are both leaves, and a child's
+  histogram as its parent's minus its sibling's.
 
 The regularizer g = exp(-penalty) is chosen by an integer ``kind``: :data:`ABSOLUTE` penalty
 beta |F| (WeightBoost's e^{-|beta F|}, eq. 4), :data:`LOG1P` penalty p ln(1 + beta |F|)
@@ -706,6 +707,24 @@ def entropy_split(hist, valid, priority, tolerance, screen, node_pos, node_neg, 
     sides[0] = sides_neg[cut]
     sides[1] = sides_pos[cut]
     return cut, flat[cut], node_loss
+
+
+@numba.njit(cache=True, nogil=True)
+def sibling_sums(hist, child_hist, counts, child_counts, sibling_counts):
+    """A child's histogram and counts from its parent's and its sibling's: ``hist`` (the
+    parent's ``(d, B, 2)``) becomes ``max(hist - child_hist, 0)`` in place (0 against rounding,
+    NaN kept, -0.0 made 0.0, as ``np.maximum`` does), and ``sibling_counts`` receives ``counts -
+    child_counts``."""
+    h = hist.reshape(-1)
+    c = child_hist.reshape(-1)
+    for k in range(h.shape[0]):
+        x = h[k] - c[k]
+        h[k] = x if (x > 0.0 or x != x) else 0.0
+    n = counts.reshape(-1)
+    m = child_counts.reshape(-1)
+    out = sibling_counts.reshape(-1)
+    for k in range(n.shape[0]):
+        out[k] = n[k] - m[k]
 
 
 @numba.njit(cache=True, nogil=True)

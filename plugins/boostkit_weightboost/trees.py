@@ -45,7 +45,7 @@ from boostkit.splits import (MIN_CATEGORY_COUNT, TIE_TOLERANCE, Split, best_binn
                              best_split, check_min_category_count, histogram)
 
 from .kernels import (describes_tree, entropy_split, fill_rows, fill_split_leaves,
-                      node_histogram, tree_leaves, valid_cuts)
+                      node_histogram, sibling_sums, tree_leaves, valid_cuts)
 from .validators import positive_int
 
 # A split must lower the node's loss by more than this (relative) to be made: ties are not
@@ -251,7 +251,7 @@ def _entropy_split(hist: np.ndarray, valid: np.ndarray, priority, node_pos: floa
     it in the last bit, never the choice beyond a tie within rounding).
     """
     if priority is None:
-        priority = np.empty(0)
+        priority = _NO_PRIORITY
     else:
         priority = np.asarray(priority, dtype=np.float64)
         if priority.shape != (hist.shape[0],):
@@ -265,6 +265,8 @@ def _entropy_split(hist: np.ndarray, valid: np.ndarray, priority, node_pos: floa
     feature, b = divmod(cut, hist.shape[1] - 1)
     return Split.at_cut(feature, b, loss, sides[0], sides[1]), node_loss
 
+
+_NO_PRIORITY = np.empty(0)  # entropy_split's "no priority": the lowest feature wins ties
 
 #: Losses whose whole split search in a two-class node is one kernel: ``search(hist, valid,
 #: priority, node_pos, node_neg)`` gives what best_split would, with the node's own loss.
@@ -557,9 +559,9 @@ class TreeLearner(boostkit.Proposal):
             other = children[1 - direct]
             # In the parent's array, which its split no longer needs (its counts may be the
             # training data's bin counts: those are not overwritten).
-            other.hist = np.subtract(node.hist, child.hist, out=node.hist)
-            np.maximum(other.hist, 0.0, out=other.hist)
-            other.counts = node.counts - child.counts
+            other.counts = np.empty_like(node.counts)
+            sibling_sums(node.hist, child.hist, node.counts, child.counts, other.counts)
+            other.hist = node.hist
 
 
 def _leaf_score(wpos, wneg, per_class: bool) -> float:
@@ -578,6 +580,8 @@ def _node_loss(loss, node: _Node) -> float:
 def _category_nodes(category_sets: list) -> tuple[np.ndarray, np.ndarray]:
     """``(categorical, category_left)`` of :class:`DecisionTree` from the left categories of
     every split node (``None`` for a threshold node)."""
+    if all(c is None for c in category_sets):  # ordered data: no categorical split
+        return np.zeros(len(category_sets), dtype=bool), np.zeros((len(category_sets), 0), bool)
     categorical = np.array([c is not None for c in category_sets], dtype=bool)
     width = max((int(c[-1]) + 1 for c in category_sets if c is not None), default=0)
     category_left = np.zeros((len(category_sets), width), dtype=bool)

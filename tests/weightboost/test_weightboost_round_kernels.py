@@ -1,8 +1,8 @@
 """The kernels that shorten a WeightBoost round against naive references (also run with
 NUMBA_DISABLE_JIT=1): a node's whole entropy search in one call (against the engine's
 best_split with the criterion on every cut, with and without a priority among tied features),
-the cells of a split into two leaves, and whole trees grown with and without the two-leaf
-shortcut (bit for bit)."""
+a child's histogram from its parent's and its sibling's, the cells of a split into two leaves,
+and whole trees grown with and without the two-leaf shortcut (bit for bit)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ import boostkit
 import boostkit_weightboost.trees as trees
 from boostkit.criteria import entropy
 from boostkit.splits import TIE_TOLERANCE, best_split
-from boostkit_weightboost.kernels import entropy_split, fill_split_leaves, valid_cuts
+from boostkit_weightboost.kernels import (entropy_split, fill_split_leaves, sibling_sums,
+                                          valid_cuts)
 
 
 def libm_entropy(wpos, wneg):
@@ -72,6 +73,26 @@ def test_entropy_split_of_a_node_without_cuts():
                                              trees._SCREEN, 1.0, 1.0, sides)
         assert (cut, loss) == (-1, np.inf)
         assert node_loss == pytest.approx(2.0 * math.log(2.0))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.booleans())
+def test_sibling_sums_equal_numpys_difference(seed, per_class):
+    # The parent's histogram minus the child's, clipped at 0 in place (rounding may leave
+    # -1e-17; NaN is kept and -0.0 made 0.0, as by np.maximum), and the counts' difference.
+    rng = np.random.default_rng(seed)
+    shape = (3, 6, 2, 2) if per_class else (3, 6, 2)
+    child = rng.random(shape) * (rng.random(shape) < 0.7)
+    hist = child + rng.random(shape) * (rng.random(shape) < 0.5)
+    hist.reshape(-1)[:3] = [child.reshape(-1)[0] - 1e-17, -0.0, np.nan]
+    child.reshape(-1)[1] = 0.0
+    counts = rng.integers(5, 9, size=(3, 6))
+    child_counts = rng.integers(0, 5, size=(3, 6))
+    expected = np.maximum(hist - child, 0.0)
+    sibling = np.empty_like(counts)
+    sibling_sums(hist, child, counts, child_counts, sibling)
+    assert hist.tobytes() == expected.tobytes()
+    assert sibling.tolist() == (counts - child_counts).tolist()
 
 
 def reference_split_leaves(out, codes, rows, cut, left_leaf):
