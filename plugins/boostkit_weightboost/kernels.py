@@ -514,6 +514,7 @@ def _side_tangent_bound(p, q):
     w = p + q
     m = p if p < q else q
     r = m / w if w > 0.0 else 0.0
+    r = r if r <= 0.5 else 0.5  # a NaN (inf / inf) must not index outside the tangents
     j = np.intp(r * (2 * TANGENTS))
     return m * (1.0 - r) * (_TANGENT_VALUE[j] + _TANGENT_SLOPE[j] * r)
 

@@ -17,8 +17,8 @@ import boostkit
 import boostkit_weightboost.trees as trees
 from boostkit.criteria import entropy
 from boostkit.kernels.histogram import threshold_class_sums
-from boostkit_weightboost.kernels import (PRUNE_MARGIN, TANGENTS, cut_entropy, describes_tree,
-                                          entropy_ratio_tangents, fill_rows,
+from boostkit_weightboost.kernels import (PRUNE_MARGIN, TANGENTS, _side_tangent_bound, cut_entropy,
+                                          describes_tree, entropy_ratio_tangents, fill_rows,
                                           screened_cut_entropy, valid_cuts)
 
 
@@ -120,6 +120,16 @@ def test_the_tangents_are_below_the_entropy_ratio_and_close_to_it():
     unbalanced = r >= 0.05
     assert (line[unbalanced] >= entropy_ratio(r[unbalanced]) * (1.0 - 0.004)).all()
     assert value[n] == pytest.approx(4.0 * np.log(2.0), rel=1e-8) and slope[n] == 0.0
+
+
+def test_a_sides_tangent_bound():
+    # W h(r) for a side of class weights (1, 1) is 2 ln 2, for a pure side 0; a share that is
+    # NaN (inf / inf) must pick a tangent inside the table, not read outside it.
+    assert _side_tangent_bound(1.0, 1.0) == pytest.approx(2.0 * np.log(2.0), rel=1e-8)
+    assert _side_tangent_bound(1.0, 1.0) <= 2.0 * np.log(2.0)
+    assert _side_tangent_bound(0.0, 3.0) == 0.0 and _side_tangent_bound(0.0, 0.0) == 0.0
+    for p, q in ((np.inf, np.inf), (np.nan, 1.0), (1.0, np.nan), (np.inf, 1.0)):
+        _side_tangent_bound(p, q)
 
 
 def test_screened_entropy_scores_few_cuts_of_an_unbalanced_node():
