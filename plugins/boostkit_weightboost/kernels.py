@@ -687,22 +687,18 @@ def entropy_split(hist, valid, priority, tolerance, screen, node_pos, node_neg, 
     sides_neg = wneg.reshape(-1, 2)
     # Near the lowest are only scored cuts, unless rounding in a degenerate node reaches past
     # the screen's threshold: then every cut is looked at.
-    if limit < threshold:
-        for k in scored:
-            if flat[k] <= limit:
-                flat[k] = -(_cell_entropy(sides_pos[k, 0], sides_neg[k, 0])
-                            + _cell_entropy(sides_pos[k, 1], sides_neg[k, 1]))
+    within = limit < threshold
+    for k in scored if within else np.arange(flat.shape[0]):
+        if flat[k] <= limit:
+            flat[k] = -(_cell_entropy(sides_pos[k, 0], sides_neg[k, 0])
+                        + _cell_entropy(sides_pos[k, 1], sides_neg[k, 1]))
+    if within:
         cut = _first_tied(flat, scored, n_bins - 1, priority, tolerance)
+    elif priority.shape[0]:
+        cut = _first_tied(flat, np.flatnonzero(valid.reshape(-1)), n_bins - 1, priority,
+                          tolerance)
     else:
-        for k in range(flat.shape[0]):
-            if flat[k] <= limit:
-                flat[k] = -(_cell_entropy(sides_pos[k, 0], sides_neg[k, 0])
-                            + _cell_entropy(sides_pos[k, 1], sides_neg[k, 1]))
-        if priority.shape[0]:
-            cut = _first_tied(flat, np.flatnonzero(valid.reshape(-1)), n_bins - 1, priority,
-                              tolerance)
-        else:
-            cut = first_near_minimum(losses, valid, tolerance)
+        cut = first_near_minimum(losses, valid, tolerance)
     if cut < 0:
         return -1, np.inf, node_loss
     sides[0] = sides_neg[cut]
