@@ -36,6 +36,9 @@ import math
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba.core import types
+from numba.extending import intrinsic, overload
 
 from boostkit.kernels.boosting import exponential_distribution, interleaved_sum
 from boostkit.kernels.exponential import CONTRACT, exp_nonpositive
@@ -305,12 +308,40 @@ def describes_tree(left, right):
     return True
 
 
-# node_histogram sums four features per pass over a node's rows into one flat array: column c
-# (the class), feature f + j, bin b at c * 1024 + j * 256 + b (every uint8 code has its bin), so
-# that an example's four updates share one base address, that of its class, plus the code and a
-# constant offset (the layout of the engine's histogram kernel).
+# node_histogram sums four features per pass over a node's rows into one flat array of pairs
+# (weight, count): column c (the class), feature f + j, bin b at pair c * 1024 + j * 256 + b
+# (every uint8 code has its bin), so that an example's four updates share one base address, that
+# of its class, plus the code and a constant offset (the layout of the engine's histogram kernel).
 _GROUP = 4
 _CODES = 256
+
+
+def _add_pair(pairs, index, weight, count):
+    """``pairs[2 index] += weight`` and ``pairs[2 index + 1] += count``. This Python body runs
+    without the JIT; compiled, it is one load, one add and one store of two doubles."""
+    pairs[2 * index] += weight
+    pairs[2 * index + 1] += count
+
+
+@intrinsic
+def _add_pair_vector(typingctx, pairs, index, weight, count):
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        pair = ir.VectorType(ir.DoubleType(), 2)
+        offset = builder.shl(args[1], ir.Constant(args[1].type, 1))
+        address = builder.bitcast(builder.gep(data, [offset]), pair.as_pointer())
+        added = builder.insert_element(ir.Constant(pair, ir.Undefined), args[2],
+                                       ir.Constant(ir.IntType(32), 0))
+        added = builder.insert_element(added, args[3], ir.Constant(ir.IntType(32), 1))
+        builder.store(builder.fadd(builder.load(address, align=8), added), address, align=8)
+        return context.get_dummy_value()
+
+    return types.none(pairs, index, types.float64, types.float64), codegen
+
+
+@overload(_add_pair)
+def _add_pair_jit(pairs, index, weight, count):
+    return lambda pairs, index, weight, count: _add_pair_vector(pairs, index, weight, count)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -324,7 +355,9 @@ def node_histogram(codes, rows, weights, is_pos, counted, hist, counts):
     columns; ``counts[f, b]`` (``(d, B)`` integer, overwritten) the number of those rows with
     ``counted[row]`` (of positive initial weight). The rows' indices, weights, classes and counts
     are gathered once, and four features share each pass over them (about 1.2x faster than four
-    separate (B, 2) histograms).
+    separate (B, 2) histograms). A bin's weight and count sit side by side and are updated by
+    one two-double add (1.3x faster than a separate integer count, whose load and store doubled
+    the loop's memory operations); the counts are sums of ones in float64, exact below 2^53.
     """
     m = rows.shape[0]
     d, n_bins = counts.shape
@@ -332,19 +365,17 @@ def node_histogram(codes, rows, weights, is_pos, counted, hist, counts):
     node_rows = np.empty(m, dtype=np.uint64)
     node_weights = np.empty(m)
     node_columns = np.empty(m, dtype=np.uint64)  # the class's offset in the flat histogram
-    node_counted = np.empty(m, dtype=np.int64)
+    node_counted = np.empty(m)
     for k in range(m):
         i = rows[k]
         node_rows[k] = i
         node_weights[k] = weights[i]
         node_columns[k] = np.uint64(is_pos[i]) * np.uint64(_GROUP * _CODES)
-        node_counted[k] = counted[i]
-    group = np.empty(2 * _GROUP * _CODES)
-    group_counts = np.empty(_GROUP * _CODES, dtype=np.int64)
+        node_counted[k] = 1.0 if counted[i] else 0.0
+    pairs = np.empty(2 * 2 * _GROUP * _CODES)
     last = d - 1
     for f in range(0, d, _GROUP):
-        group[:] = 0.0
-        group_counts[:] = 0
+        pairs[:] = 0.0
         # Features past the last are the last again (their sums are not copied out).
         c0, c1 = codes[f], codes[min(f + 1, last)]
         c2, c3 = codes[min(f + 2, last)], codes[min(f + 3, last)]
@@ -353,23 +384,17 @@ def node_histogram(codes, rows, weights, is_pos, counted, hist, counts):
             w = node_weights[k]
             column = node_columns[k]
             n = node_counted[k]
-            b0 = np.uint64(c0[i])
-            b1 = np.uint64(c1[i]) + np.uint64(_CODES)
-            b2 = np.uint64(c2[i]) + np.uint64(2 * _CODES)
-            b3 = np.uint64(c3[i]) + np.uint64(3 * _CODES)
-            group[column + b0] += w
-            group[column + b1] += w
-            group[column + b2] += w
-            group[column + b3] += w
-            group_counts[b0] += n
-            group_counts[b1] += n
-            group_counts[b2] += n
-            group_counts[b3] += n
+            _add_pair(pairs, column + np.uint64(c0[i]), w, n)
+            _add_pair(pairs, column + np.uint64(c1[i]) + np.uint64(_CODES), w, n)
+            _add_pair(pairs, column + np.uint64(c2[i]) + np.uint64(2 * _CODES), w, n)
+            _add_pair(pairs, column + np.uint64(c3[i]) + np.uint64(3 * _CODES), w, n)
         for j in range(min(_GROUP, d - f)):
             for b in range(n_bins):
-                hist[f + j, b, 0] = group[j * _CODES + b]
-                hist[f + j, b, 1] = group[(_GROUP + j) * _CODES + b]
-                counts[f + j, b] = group_counts[j * _CODES + b]
+                neg = 2 * (j * _CODES + b)
+                pos = 2 * ((_GROUP + j) * _CODES + b)
+                hist[f + j, b, 0] = pairs[neg]
+                hist[f + j, b, 1] = pairs[pos]
+                counts[f + j, b] = np.int64(pairs[neg + 1] + pairs[pos + 1])
 
 
 @numba.njit(cache=True, nogil=True)
