@@ -150,13 +150,16 @@ def test_pav_kernel_is_the_queue_algorithm_of_section_2_1_bit_for_bit(points):
     assert values[:k].tobytes() == np.array(expected_values, dtype=np.float64).tobytes()
 
 
-@pytest.mark.parametrize("shape", ["random", "decreasing", "sawtooth"])
+@pytest.mark.parametrize("shape", ["random", "decreasing", "sawtooth", "alternating"])
 def test_pav_kernel_is_the_queue_algorithm_on_long_inputs(shape):
     rng = np.random.default_rng(11)
-    n = 5_000
+    n = 5_000 if shape != "alternating" else 5_001
+    # "alternating": every first pair pools, so the first queue holds N / 2 - 1 entries, near
+    # the N / 2 the kernel's scratch leaves each queue.
     means = {"random": (rng.random(n) < np.linspace(0.1, 0.9, n)).astype(np.float64),
              "decreasing": np.linspace(1.0, 0.0, n),
-             "sawtooth": np.tile(np.linspace(0.0, 1.0, 50)[::-1], n // 50)}[shape]
+             "sawtooth": np.tile(np.linspace(0.0, 1.0, 50)[::-1], n // 50),
+             "alternating": np.resize([1.0, 0.0], n)}[shape]
     weights = rng.exponential(size=n) + 0.01
     starts, values = np.empty(n + 1, dtype=np.int64), np.empty(n)
     k = pav_pools(means, weights, starts, values)
