@@ -65,18 +65,28 @@ def _move(keys, weights, targets, src, out_keys, out_weights, out_targets, dst):
 
 
 @numba.njit(cache=True, nogil=True)
+def _insertion_sort_carried(keys, weights, targets, lo, hi):
+    """Insertion sort of ``keys[lo:hi]``, equal keys in their order, ``weights`` and
+    ``targets`` moved alongside; a key not below the one before it is not moved at all."""
+    for j in range(lo + 1, hi):
+        k = keys[j]
+        if keys[j - 1] <= k:
+            continue
+        w, t = weights[j], targets[j]
+        i = j - 1
+        while i >= lo and keys[i] > k:  # strict: equal keys keep their order
+            _move(keys, weights, targets, i, keys, weights, targets, i + 1)
+            i -= 1
+        keys[i + 1], weights[i + 1], targets[i + 1] = k, w, t
+
+
+@numba.njit(cache=True, nogil=True)
 def _sort_segment(keys, weights, targets, lo, hi):
     """``keys[lo:hi]`` sorted, equal keys in their order, with ``weights`` and ``targets``
     moved alongside: an insertion sort when short, else a radix sort of the keys (by their
     indices) and one gather."""
     if hi - lo <= _INSERTION_SEGMENT:
-        for j in range(lo + 1, hi):
-            k, w, t = keys[j], weights[j], targets[j]
-            i = j - 1
-            while i >= lo and keys[i] > k:  # strict: equal keys keep their order
-                _move(keys, weights, targets, i, keys, weights, targets, i + 1)
-                i -= 1
-            keys[i + 1], weights[i + 1], targets[i + 1] = k, w, t
+        _insertion_sort_carried(keys, weights, targets, lo, hi)
         return
     m = hi - lo
     sorted_keys, order = radix_sort(keys[lo:hi].copy(), np.arange(m), np.empty(m, dtype=np.uint64),
@@ -151,18 +161,28 @@ def sort_pool_ties(scores, weights, targets, keys, bucket_keys, bucket_weights, 
         sub_ends[: (1 << sub_bits) + 1] = 0
         for j in range(lo, lo + m):
             sub_ends[((bucket_keys[j] >> sub_shift) & sub_mask) + 1] += 1
+        crowd = 0  # the most examples in one sub-bucket
         for d in range(1 << sub_bits):
+            crowd = max(crowd, sub_ends[d + 1])
             sub_ends[d + 1] += sub_ends[d]
         for j in range(lo, lo + m):
             d = (bucket_keys[j] >> sub_shift) & sub_mask
             _move(bucket_keys, bucket_weights, bucket_targets, j, sub_keys, sub_weights,
                   sub_targets, sub_ends[d])
             sub_ends[d] += 1
-        sub_start = 0  # sub-bucket d now ends at sub_ends[d]
-        for d in range(1 << sub_bits):
-            if sub_ends[d] - sub_start > 1:
-                _sort_segment(sub_keys, sub_weights, sub_targets, sub_start, sub_ends[d])
-            sub_start = sub_ends[d]
+        if crowd <= _INSERTION_SEGMENT:
+            # One insertion sort of the bucket: keys of different sub-buckets are in order
+            # already, so each moves only within its own, and most are not moved at all. A
+            # branch per sub-bucket (whether it holds two keys or more) instead mispredicts a
+            # quarter of the time, over twice as many sub-buckets as keys (0.83x the time of
+            # the whole kernel at 10^6 distinct scores).
+            _insertion_sort_carried(sub_keys, sub_weights, sub_targets, 0, m)
+        else:
+            sub_start = 0  # sub-bucket d now ends at sub_ends[d]
+            for d in range(1 << sub_bits):
+                if sub_ends[d] - sub_start > 1:
+                    _sort_segment(sub_keys, sub_weights, sub_targets, sub_start, sub_ends[d])
+                sub_start = sub_ends[d]
         for j in range(m):
             w = sub_weights[j]
             if w <= 0.0:
