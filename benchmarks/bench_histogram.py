@@ -7,9 +7,11 @@ process and interleaved with the kernel, after warming numba's JIT, with thread 
 * the bandwidth bound: one streaming pass that reads the kernel's inputs once (the codes, the
   weights and the classes); "of bound" is that pass's time over the kernel's, 1.0 meaning the
   kernel runs at the speed of memory;
-* threads: :func:`class_histogram_parallel` with ``n_jobs = 1`` (its blocks on the caller's
-  thread) and ``n_jobs = 2``, and the one-thread speed-up of each over the serial
-  :func:`class_histogram`.
+* threads: :func:`class_histogram_parallel` with ``n_jobs = 1`` (on the caller's thread) and
+  ``n_jobs = 2``, and the one-thread speed-up of each over the serial :func:`class_histogram`;
+  where it splits the features among the threads (``by_feature_groups``: wide data of moderate
+  size), also its other way, blocks of examples (:func:`class_histogram_by_blocks`), on two
+  threads.
 
 Codes are quantile bins (255) of ``make_classification`` data, the weights AdaBoost-like
 (exponential in a random margin, normalised). Medians over ``--repeats``; the machine is shared,
@@ -33,7 +35,12 @@ import numpy as np  # noqa: E402
 from bench_adaboost import busy_core, make_data, parse_sizes  # noqa: E402
 from timing import median_time  # noqa: E402
 
-from boostkit.kernels.histogram import class_histogram, class_histogram_parallel  # noqa: E402
+from boostkit.kernels.histogram import (  # noqa: E402
+    by_feature_groups,
+    class_histogram,
+    class_histogram_by_blocks,
+    class_histogram_parallel,
+)
 
 N_BINS = 255
 
@@ -71,9 +78,13 @@ def bench_size(n: int, d: int, repeats: int) -> list[str]:
     runs = {
         "read the inputs once": lambda: read_inputs(codes, weights, is_pos),
         "class_histogram": lambda: class_histogram(codes, weights, is_pos, out),
-        "blocks, n_jobs=1": lambda: class_histogram_parallel(codes, weights, is_pos, out, 1),
-        "blocks, n_jobs=2": lambda: class_histogram_parallel(codes, weights, is_pos, out, 2),
+        "threads, n_jobs=1": lambda: class_histogram_parallel(codes, weights, is_pos, out, 1),
+        "threads, n_jobs=2": lambda: class_histogram_parallel(codes, weights, is_pos, out, 2),
     }
+    split = "features" if by_feature_groups(codes) else "examples"
+    if split == "features":
+        runs["blocks of examples, n_jobs=2"] = (
+            lambda: class_histogram_by_blocks(codes, weights, is_pos, out, 2))
     for run in runs.values():  # JIT, the on-disk cache, the helper thread, the spare arrays
         run()
         run()
@@ -87,10 +98,13 @@ def bench_size(n: int, d: int, repeats: int) -> list[str]:
     lines = [f"{n} x {d} ({n * d / 1e6:.0f} M updates, "
              f"{(codes.nbytes + weights.nbytes + is_pos.nbytes) / 1e6:.0f} MB of inputs)"]
     for name, seconds in medians.items():
-        lines.append(f"  {name:22s} {seconds * 1e3:8.2f} ms  {seconds / (n * d) * 1e9:6.3f} ns/update"
+        lines.append(f"  {name:29s} {seconds * 1e3:8.2f} ms  {seconds / (n * d) * 1e9:6.3f} ns/update"
                      f"  of bound {bound / seconds:5.2f}  x serial {serial / seconds:5.2f}")
-    lines.append(f"  two threads over one (blocks): "
-                 f"{medians['blocks, n_jobs=1'] / medians['blocks, n_jobs=2']:.2f}x")
+    lines.append(f"  two threads over one (split by {split}): "
+                 f"{medians['threads, n_jobs=1'] / medians['threads, n_jobs=2']:.2f}x")
+    if split == "features":
+        lines.append(f"  two threads, split by features over blocks of examples: "
+                     f"{medians['blocks of examples, n_jobs=2'] / medians['threads, n_jobs=2']:.2f}x")
     return lines
 
 

@@ -101,9 +101,10 @@ def _groups_shape(d, n_columns):
 
 
 @numba.njit(cache=True, nogil=True)
-def _fill_groups(codes, weights, is_pos, groups, start, stop):
-    # Overwrites ``groups`` (_groups_shape: one row per group of four features, laid out as in
-    # _accumulate_group) with the histogram of examples [start, stop); returns it.
+def _fill_groups(codes, weights, is_pos, groups, start, stop, first):
+    # Overwrites ``groups`` (rows of _groups_shape: row r for the group of four features
+    # first + r, laid out as in _accumulate_group) with the histogram of examples [start, stop);
+    # returns it.
     if codes.strides[1] != 1:  # one load per eight codes needs them adjacent in memory
         codes = np.ascontiguousarray(codes[:, start:stop])
         weights = weights[start:stop]
@@ -113,7 +114,7 @@ def _fill_groups(codes, weights, is_pos, groups, start, stop):
     for lo in range(start, stop, _TILE):
         hi = min(lo + _TILE, stop)
         for g in range(groups.shape[0]):
-            _accumulate_group(codes, weights, is_pos, groups[g], g * _GROUP, lo, hi)
+            _accumulate_group(codes, weights, is_pos, groups[g], (first + g) * _GROUP, lo, hi)
     return groups
 
 
@@ -127,7 +128,7 @@ def _fill_blocks_in_order(codes, weights, is_pos, total, scratch, bounds):
     # stays in the core's first-level cache. At 100 000 x 100 this is within 0.3 ms of
     # class_histogram's single sum, where an array per block (eight of 400 KB) cost 0.8 to
     # 2.2 ms more (docs/performance.md).
-    _fill_groups(codes, weights, is_pos, total, bounds[0, 0], bounds[0, 1])
+    _fill_groups(codes, weights, is_pos, total, bounds[0, 0], bounds[0, 1], 0)
     for k in range(1, bounds.shape[0]):
         start, stop = bounds[k, 0], bounds[k, 1]
         if stop - start <= _TILE and codes.strides[1] == 1:  # as _fill_groups sums one tile
@@ -138,7 +139,7 @@ def _fill_blocks_in_order(codes, weights, is_pos, total, scratch, bounds):
                 _add_into(total[g], row)
         else:
             _add_into(total.reshape(-1),
-                      _fill_groups(codes, weights, is_pos, scratch, start, stop).reshape(-1))
+                      _fill_groups(codes, weights, is_pos, scratch, start, stop, 0).reshape(-1))
     return total
 
 
@@ -214,7 +215,7 @@ def class_histogram_block(codes, weights, is_pos, out, start, stop):
         _accumulate_direct(codes, weights, is_pos, out, start, stop)
         return out
     groups = np.empty(_groups_shape(codes.shape[0], out.shape[2]))
-    _groups_to_out(_fill_groups(codes, weights, is_pos, groups, start, stop), out)
+    _groups_to_out(_fill_groups(codes, weights, is_pos, groups, start, stop, 0), out)
     return out
 
 
@@ -224,16 +225,27 @@ _SPARE = SpareArrays()
 
 
 def class_histogram_parallel(codes, weights, is_pos, out, n_jobs):
+    """:func:`class_histogram` on ``n_jobs`` threads (``run_blocks``): split by features
+    (:func:`class_histogram_by_groups`) where :func:`by_feature_groups` says so, the serial
+    histogram bit for bit; else by examples (:func:`class_histogram_by_blocks`), the same for
+    every ``n_jobs > 1``. ``out`` (``(d, n_bins, n_columns)``) is overwritten."""
+    if by_feature_groups(codes):
+        class_histogram_by_groups(codes, weights, is_pos, out, n_jobs)
+    else:
+        class_histogram_by_blocks(codes, weights, is_pos, out, n_jobs)
+
+
+def class_histogram_by_blocks(codes, weights, is_pos, out, n_jobs):
     """:func:`class_histogram` over the blocks of examples of
-    :func:`boostkit.kernels.blocks.block_bounds`, on ``n_jobs`` threads (``run_blocks``).
+    :func:`boostkit.kernels.blocks.block_bounds`, on ``n_jobs`` threads.
 
     Each block's histogram is summed in example order and the blocks' histograms are added in
     block order, so the result depends on the number of examples only, not on ``n_jobs`` or on
     which thread ran which block; it differs from :func:`class_histogram`'s in the last bits
-    (one sum per block, then their sum). ``out`` (``(d, n_bins, n_columns)``) is overwritten.
-    Where the blocks run on the caller's thread (too few updates to repay threads, or threads
-    slower, :class:`~boostkit.kernels.blocks.Pace`), each block's histogram is added to the
-    total as soon as it is summed: the same numbers, without an array per block.
+    (one sum per block, then their sum). Where the blocks run on the caller's thread (too few
+    updates to repay threads, or threads slower, :class:`~boostkit.kernels.blocks.Pace`), each
+    block's histogram is added to the total as soon as it is summed: the same numbers, without
+    an array per block.
     """
     bounds = block_bounds(codes.shape[1])
     if len(bounds) == 1:  # one block: the serial histogram itself
@@ -249,13 +261,68 @@ def class_histogram_parallel(codes, weights, is_pos, out, n_jobs):
         return [total]
 
     parts = run_blocks(
-        lambda k: _fill_groups(codes, weights, is_pos, _SPARE.take(shape), *bounds[k]),
+        lambda k: _fill_groups(codes, weights, is_pos, _SPARE.take(shape), *bounds[k], 0),
         len(bounds), histogram_threads(codes, n_jobs), codes.size, alone=in_order)
     total = parts[0]  # this call's own array: a late run of block 0 fills another
     for part in parts[1:]:
         np.add(total, part, out=total)
     _groups_to_out(total, out)
     _SPARE.give(parts)
+
+
+#: Most examples for which a histogram on threads splits its features rather than its examples:
+#: every task reads all the examples' weights and classes (9 bytes each, 2.3 MB at most), which
+#: stay in the cache. Beyond it (500 000 x 40, 1 000 000 x 32) the two ways took the same time.
+FEATURE_TASKS_MAX_ROWS = 1 << 18
+#: Fewest groups of four features for which a histogram on threads splits its features: two
+#: tasks per thread on two threads.
+FEATURE_TASKS_MIN_GROUPS = 4
+
+
+def by_feature_groups(codes: np.ndarray) -> bool:
+    """Whether :func:`class_histogram_parallel` gives its threads groups of features of the
+    ``(d, n)`` ``codes`` rather than blocks of examples: at most :data:`FEATURE_TASKS_MAX_ROWS`
+    examples, at least :data:`FEATURE_TASKS_MIN_GROUPS` groups of four features, each feature's
+    codes adjacent in memory (a task copies none). The shape and layout alone decide, so every
+    ``n_jobs`` gives the same sums."""
+    d, n = codes.shape
+    return (n <= FEATURE_TASKS_MAX_ROWS and d > (FEATURE_TASKS_MIN_GROUPS - 1) * _GROUP
+            and (n <= 1 or codes.strides[1] == 1))
+
+
+def feature_tasks(d: int, n_jobs: int) -> list[tuple[int, int]]:
+    """The features ``[(start, stop), ...]`` of the tasks of a histogram split by features:
+    consecutive groups of four features, about four tasks per thread."""
+    n_groups = (d + _GROUP - 1) // _GROUP
+    per_task = _GROUP * -(-n_groups // min(n_groups, 4 * n_jobs))
+    return [(f, min(f + per_task, d)) for f in range(0, d, per_task)]
+
+
+def class_histogram_by_groups(codes, weights, is_pos, out, n_jobs):
+    """:func:`class_histogram` on ``n_jobs`` threads, each task summing every example of a few
+    groups of four features (:func:`feature_tasks`) into an array of its own: the serial
+    histogram's sums, bit for bit, with nothing to add up afterwards."""
+    # Blocks of examples each fill a histogram of all the features (400 KB at 100 000 x 100,
+    # eight of them, added one by one): on two threads this way took 0.78x to 0.89x their time
+    # there, 0.8x to 0.94x at 100 000 x 20 to 250 000 x 32 (docs/performance.md).
+    n_groups, width = _groups_shape(codes.shape[0], out.shape[2])
+    spans = feature_tasks(codes.shape[0], n_jobs)
+    total = np.empty((n_groups, width))
+
+    def alone() -> list:  # the serial histogram on the caller's thread
+        return [_fill_groups(codes, weights, is_pos, total, 0, codes.shape[1], 0)]
+
+    def task(k):
+        start, stop = spans[k]
+        part = np.empty(_groups_shape(stop - start, out.shape[2]))
+        return _fill_groups(codes, weights, is_pos, part, 0, codes.shape[1], start // _GROUP)
+
+    parts = run_blocks(task, len(spans), histogram_threads(codes, n_jobs), codes.size,
+                       alone=alone)
+    if parts[0] is not total:
+        for (start, _), part in zip(spans, parts):
+            total[start // _GROUP:start // _GROUP + part.shape[0]] = part
+    _groups_to_out(total, out)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -517,11 +584,25 @@ def pair_histogram_block(codes, signed, n_bins, start, stop):
 
 
 def pair_histogram_parallel(codes, signed, out, n_jobs):
-    """:func:`pair_histogram` over the blocks of examples of
-    :func:`boostkit.kernels.blocks.block_bounds` on ``n_jobs`` threads, the blocks' histograms
-    added in block order, as :func:`class_histogram_parallel` does (so the two agree bit for bit
-    where both apply). ``out`` is overwritten. On the caller's thread, each block's histogram is
-    added to the total as soon as it is summed, in one spare array instead of one per block."""
+    """:func:`pair_histogram` on ``n_jobs`` threads, split as :func:`class_histogram_parallel`
+    splits (so the two agree bit for bit where both apply). ``out`` is overwritten.
+
+    By features where :func:`by_feature_groups` says so (the tasks of :func:`feature_tasks`,
+    each over every example): the serial sums. Else over the blocks of examples of
+    :func:`boostkit.kernels.blocks.block_bounds`, the blocks' histograms added in block order;
+    on the caller's thread, each block's histogram is added to the total as soon as it is
+    summed, in one spare array instead of one per block."""
+    if by_feature_groups(codes):
+        spans = feature_tasks(codes.shape[0], n_jobs)
+        parts = run_blocks(
+            lambda k: pair_histogram_block(codes[spans[k][0]:spans[k][1]], signed, out.shape[1],
+                                           0, codes.shape[1]),
+            len(spans), histogram_threads(codes, n_jobs), codes.size * signed.shape[1],
+            alone=lambda: [pair_histogram(codes, signed, out)])
+        if parts[0] is not None:  # the tasks' arrays, not the serial histogram written in out
+            for (start, stop), part in zip(spans, parts):
+                out[start:stop] = part
+        return
     bounds = block_bounds(codes.shape[1])
     n_bins = out.shape[1]
 

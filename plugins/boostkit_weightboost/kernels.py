@@ -40,6 +40,7 @@ from llvmlite import ir
 from numba.core import types
 from numba.extending import intrinsic, overload
 
+from boostkit.kernels import blocks
 from boostkit.kernels.boosting import exponential_distribution, interleaved_sum
 from boostkit.kernels.exponential import CONTRACT, exp_nonpositive
 from boostkit.kernels.histogram import threshold_class_sums
@@ -222,7 +223,9 @@ def penalized_exponential_weights_parallel(margin, y, d1, beta, kind, power, out
 
 def penalized_distribution(margin, y, d1, beta: float, kind: int, power: float, n_jobs: int = 1):
     """``(weights, log_cost)``: :func:`penalized_exponential_weights` into a new array, on
-    ``n_jobs`` threads when ``n_jobs > 1``.
+    ``n_jobs`` threads when each gets at least
+    :data:`boostkit.kernels.blocks.MIN_THREADED_ROWS` examples (below that, waking threads
+    costs more than the pass, as for the engine's exponential weights).
 
     With beta = 0 the penalty is 0 and the weights are AdaBoost's: they are then computed by the
     engine's :func:`boostkit.kernels.boosting.exponential_distribution`, bit for bit (its
@@ -231,7 +234,7 @@ def penalized_distribution(margin, y, d1, beta: float, kind: int, power: float, 
     if beta == 0.0:
         return exponential_distribution(margin, y, d1, n_jobs)
     out = np.empty(margin.shape[0])
-    if n_jobs > 1:
+    if n_jobs > 1 and margin.shape[0] // n_jobs >= blocks.MIN_THREADED_ROWS:
         log_cost = penalized_exponential_weights_parallel(margin, y, d1, beta, kind, power, out,
                                                           n_jobs)
     else:

@@ -16,9 +16,12 @@ from boostkit.kernels.boosting import (
     exponential_weights_parallel,
     sum_and_min,
 )
+from boostkit.kernels import histogram
 from boostkit.kernels.histogram import (
     _TILE,
+    by_feature_groups,
     class_histogram,
+    feature_tasks,
     class_histogram_block,
     class_histogram_parallel,
     pair_histogram,
@@ -139,6 +142,80 @@ def test_class_histogram_parallel_adds_the_serial_histograms_of_the_blocks_in_or
     np.testing.assert_array_equal(out, expected)  # bit for bit, whatever the thread count
     np.testing.assert_allclose(out, reference_histogram(codes, weights, is_pos, 20, 2),
                                rtol=1e-12, atol=0)
+
+
+def test_wide_histograms_of_moderate_size_split_their_features():
+    assert by_feature_groups(np.zeros((13, 1000), dtype=np.uint8))  # four groups of features
+    assert not by_feature_groups(np.zeros((12, 1000), dtype=np.uint8))
+    assert by_feature_groups(np.zeros((100, histogram.FEATURE_TASKS_MAX_ROWS), dtype=np.uint8))
+    assert not by_feature_groups(np.zeros((100, histogram.FEATURE_TASKS_MAX_ROWS + 1),
+                                          dtype=np.uint8))
+    # a feature's codes not adjacent in memory: each task would copy all of them
+    assert not by_feature_groups(np.asfortranarray(np.zeros((100, 1000), dtype=np.uint8)))
+
+
+@pytest.mark.parametrize("d", [13, 16, 33, 70, 166])
+@pytest.mark.parametrize("n_jobs", [1, 2, 3, 8])
+def test_feature_tasks_are_consecutive_groups_of_four_features(d, n_jobs):
+    spans = feature_tasks(d, n_jobs)
+    assert spans[0][0] == 0 and spans[-1][1] == d
+    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
+    assert all(start % 4 == 0 for start, _ in spans)
+    assert len(spans) <= 4 * n_jobs and len(spans) >= min(-(-d // 4), 4 * n_jobs) // 2
+
+
+@pytest.mark.parametrize("c", [3, 20])  # both loops of pair_histogram
+def test_pair_histogram_parallel_by_feature_groups_is_the_serial_histogram(c, where_blocks_run):
+    codes, _, _ = random_binned(2 * MIN_BLOCK_ROWS + 3, d=22)
+    rng = np.random.default_rng(c)
+    signed = np.empty((codes.shape[1], c, 2))
+    split_pair_weights(rng.random((codes.shape[1], c)),
+                       (rng.random((codes.shape[1], c)) < 0.3).astype(np.uint8), signed)
+    assert by_feature_groups(codes)
+    expected = np.empty((codes.shape[0], 20, c, 2))
+    pair_histogram(codes, signed, expected)
+    for n_jobs in (2, 3):
+        out = np.full_like(expected, np.nan)
+        pair_histogram_parallel(codes, signed, out, n_jobs)
+        np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("n_jobs", [2, 3, 8])
+@pytest.mark.parametrize("d, n_columns", [(13, 2), (33, 2), (70, 2), (21, 4)])
+def test_class_histogram_parallel_by_feature_groups_is_the_serial_histogram(
+        n_jobs, d, n_columns, where_blocks_run):
+    # Tasks of one or several groups of four features, the last one short (33 features: nine
+    # groups; 70: eighteen, 4.5 per thread on four threads), each summing every example in
+    # order: class_histogram's numbers bit for bit, on threads or on the caller's thread.
+    codes, weights, _ = random_binned(3 * MIN_BLOCK_ROWS + 5, d=d)
+    columns = np.random.default_rng(d).integers(0, n_columns, size=codes.shape[1]).astype(np.uint8)
+    assert by_feature_groups(codes)
+    expected = np.empty((d, 20, n_columns))
+    class_histogram(codes, weights, columns, expected)
+    for _ in range(2):  # the second call with the arrays of the first
+        out = np.full_like(expected, np.nan)  # stale contents must be overwritten
+        class_histogram_parallel(codes, weights, columns, out, n_jobs)
+        np.testing.assert_array_equal(out, expected)
+    np.testing.assert_allclose(expected, reference_histogram(codes, weights, columns, 20,
+                                                             n_columns), rtol=1e-12, atol=0)
+
+
+def test_class_histogram_parallel_by_feature_groups_on_the_callers_thread(monkeypatch):
+    # The serial form, chosen where threads were slower: the same numbers.
+    monkeypatch.setattr(blocks, "_PACES", {})
+    monkeypatch.setattr(blocks, "MIN_THREADED_UPDATES", 0)
+    codes, weights, is_pos = random_binned(2 * _TILE + 77, d=29)
+    expected = np.empty((29, 20, 2))
+    class_histogram(codes, weights, is_pos, expected)
+    out = np.empty_like(expected)
+    class_histogram_parallel(codes, weights, is_pos, out, 2)  # a pace's first call
+    np.testing.assert_array_equal(out, expected)
+    (pace,) = blocks._PACES.values()
+    _calls(pace, 3, threads_time=5.0, serial_time=1.0)  # now the caller's thread is faster
+    alone = np.full_like(expected, np.nan)
+    class_histogram_parallel(codes, weights, is_pos, alone, 2)
+    np.testing.assert_array_equal(alone, expected)
+    assert not pace.faster_on_threads()
 
 
 def test_class_histogram_parallel_of_class_indices(where_blocks_run):

@@ -89,6 +89,21 @@ def test_the_parallel_weights_equal_the_serial_ones(problem, beta, kind, n_chunk
     assert b == pytest.approx(a, rel=1e-12, abs=1e-12)
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_threads_are_used_only_for_enough_examples_per_thread(monkeypatch, kind):
+    from boostkit.kernels import blocks
+
+    rng = np.random.default_rng(3)
+    margin, y, d1 = rng.normal(size=5000), rng.choice([-1.0, 1.0], 5000), np.full(5000, 1 / 5000)
+    serial = penalized_distribution(margin, y, d1, 0.5, kind, 2.0, 1)
+    small = penalized_distribution(margin, y, d1, 0.5, kind, 2.0, 2)  # 2 500 a thread: one
+    assert np.array_equal(small[0], serial[0]) and small[1] == serial[1]
+    monkeypatch.setattr(blocks, "MIN_THREADED_ROWS", 1000)
+    threads = penalized_distribution(margin, y, d1, 0.5, kind, 2.0, 2)  # the threaded kernel
+    np.testing.assert_allclose(threads[0], serial[0], rtol=1e-12)
+    assert threads[1] == pytest.approx(serial[1], rel=1e-12, abs=1e-12)
+
+
 @given(margin_problems(scale=1e3), st.sampled_from(KINDS), st.integers(1, 4))
 @settings(max_examples=15, deadline=None)
 def test_beta_zero_is_adaboosts_exponential_reweighting_bit_for_bit(problem, kind, n_jobs):
