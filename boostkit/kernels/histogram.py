@@ -303,8 +303,8 @@ def class_histogram_by_groups(codes, weights, is_pos, out, n_jobs):
     groups of four features (:func:`feature_tasks`) into an array of its own: the serial
     histogram's sums, bit for bit, with nothing to add up afterwards."""
     # Blocks of examples each fill a histogram of all the features (400 KB at 100 000 x 100,
-    # eight of them, added one by one): on two threads this way took 0.78x to 0.89x their time
-    # there, 0.8x to 0.94x at 100 000 x 20 to 250 000 x 32 (docs/performance.md).
+    # eight of them, added one by one): on two threads this way took 0.79x to 0.88x their time
+    # there, 0.81x to 0.94x at 100 000 x 20 to 200 000 x 50 (docs/performance.md).
     n_groups, width = _groups_shape(codes.shape[0], out.shape[2])
     spans = feature_tasks(codes.shape[0], n_jobs)
     total = np.empty((n_groups, width))
