@@ -166,7 +166,7 @@ def test_feature_tasks_are_consecutive_groups_of_four_features(d, n_jobs):
 
 @pytest.mark.parametrize("c", [3, 20])  # both loops of pair_histogram
 def test_pair_histogram_parallel_by_feature_groups_is_the_serial_histogram(c, where_blocks_run):
-    codes, _, _ = random_binned(2 * MIN_BLOCK_ROWS + 3, d=22)
+    codes, _, _ = random_binned(3001, d=22)
     rng = np.random.default_rng(c)
     signed = np.empty((codes.shape[1], c, 2))
     split_pair_weights(rng.random((codes.shape[1], c)),
@@ -187,7 +187,7 @@ def test_class_histogram_parallel_by_feature_groups_is_the_serial_histogram(
     # Tasks of one or several groups of four features, the last one short (33 features: nine
     # groups; 70: eighteen, 4.5 per thread on four threads), each summing every example in
     # order: class_histogram's numbers bit for bit, on threads or on the caller's thread.
-    codes, weights, _ = random_binned(3 * MIN_BLOCK_ROWS + 5, d=d)
+    codes, weights, _ = random_binned(3001, d=d)  # several tiles: the test below
     columns = np.random.default_rng(d).integers(0, n_columns, size=codes.shape[1]).astype(np.uint8)
     assert by_feature_groups(codes)
     expected = np.empty((d, 20, n_columns))
@@ -201,7 +201,8 @@ def test_class_histogram_parallel_by_feature_groups_is_the_serial_histogram(
 
 
 def test_class_histogram_parallel_by_feature_groups_on_the_callers_thread(monkeypatch):
-    # The serial form, chosen where threads were slower: the same numbers.
+    # The serial form, chosen where threads were slower: the same numbers (over two tiles and
+    # some examples more, so every task goes over several tiles).
     monkeypatch.setattr(blocks, "_PACES", {})
     monkeypatch.setattr(blocks, "MIN_THREADED_UPDATES", 0)
     codes, weights, is_pos = random_binned(2 * _TILE + 77, d=29)
