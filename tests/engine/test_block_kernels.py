@@ -192,7 +192,7 @@ def test_class_histogram_parallel_by_feature_groups_is_the_serial_histogram(
     assert by_feature_groups(codes)
     expected = np.empty((d, 20, n_columns))
     class_histogram(codes, weights, columns, expected)
-    for _ in range(2):  # the second call with the arrays of the first
+    for _ in range(2):  # and the same numbers from a second call
         out = np.full_like(expected, np.nan)  # stale contents must be overwritten
         class_histogram_parallel(codes, weights, columns, out, n_jobs)
         np.testing.assert_array_equal(out, expected)
