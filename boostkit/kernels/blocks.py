@@ -2,7 +2,10 @@
 
 The kernels that go over every example each round and may use several threads (the class and
 pair histograms, the exponential weights) split the examples into a fixed list of blocks, run a
-``nogil`` numba kernel on each block and combine the blocks' results in block order.
+``nogil`` numba kernel on each block and combine the blocks' results in block order. (A
+histogram of wide data of moderate size gives its tasks groups of features instead, each over
+every example: :func:`boostkit.kernels.histogram.by_feature_groups`; :func:`run_blocks` runs
+those tasks the same way.)
 :func:`run_blocks` runs the blocks on Python threads, and the choice is deliberate:
 
 * numba's ``parallel=True`` loops hand each thread a fixed share of the iterations and end
