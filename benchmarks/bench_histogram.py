@@ -11,7 +11,15 @@ process and interleaved with the kernel, after warming numba's JIT, with thread 
   ``n_jobs = 2``, and the one-thread speed-up of each over the serial :func:`class_histogram`;
   where it splits the features among the threads (``by_feature_groups``: wide data of moderate
   size), also its other way, blocks of examples (:func:`class_histogram_by_blocks`), on two
-  threads.
+  threads;
+* the simplest two-thread split, for reference: two serial :func:`class_histogram` calls at
+  once, each over half of the features on a thread of its own. There are no blocks and one
+  hand-over. It shows what two threads gain on this data at the moment, on a shared machine
+  whose second core and memory come and go;
+* repeated codes: :func:`class_histogram` on the same codes rearranged so that no example's code
+  repeats in the 32 examples after it, for each feature. A bin updated again before its last
+  store has reached the cache makes the next load wait for it. If that bound the kernel, this
+  run would be faster.
 
 Codes are quantile bins (255) of ``make_classification`` data, the weights AdaBoost-like
 (exponential in a random margin, normalised). Medians over ``--repeats``; the machine is shared,
@@ -26,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 os.environ.setdefault("NUMBA_NUM_THREADS", "2")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -72,14 +81,41 @@ def read_inputs(codes, weights, is_pos):
     return total + weights.sum()
 
 
+def without_repeats(codes: np.ndarray, gap: int = 32) -> np.ndarray:
+    """Each feature's codes reordered so that no code repeats within ``gap`` examples: the sorted
+    codes are dealt lane by lane to the examples i = lane (mod 64), so examples under 64 apart
+    are about n / 64 apart in sorted order, more than a quantile bin holds. Checked."""
+    lanes = 64
+    by_lane = np.argsort(np.arange(codes.shape[1]) % lanes, kind="stable")
+    out = np.empty_like(codes)
+    out[:, by_lane] = np.sort(codes, axis=1)
+    for lag in range(1, gap + 1):
+        if (out[:, lag:] == out[:, :-lag]).any():
+            raise ValueError(f"a code repeats {lag} examples later: a bin holds more than "
+                             f"about n / {lanes} examples")
+    return out
+
+
 def bench_size(n: int, d: int, repeats: int) -> list[str]:
     codes, weights, is_pos = binned(n, d)
     out = np.empty((d, N_BINS, 2))
+    spread = without_repeats(codes)
+    halves = (codes[: d // 2], codes[d // 2:])
+    half_outs = (np.empty((d // 2, N_BINS, 2)), np.empty((d - d // 2, N_BINS, 2)))
+    helper = ThreadPoolExecutor(1)
+
+    def two_serial_at_once():
+        other = helper.submit(class_histogram, halves[1], weights, is_pos, half_outs[1])
+        class_histogram(halves[0], weights, is_pos, half_outs[0])
+        other.result()
+
     runs = {
         "read the inputs once": lambda: read_inputs(codes, weights, is_pos),
         "class_histogram": lambda: class_histogram(codes, weights, is_pos, out),
         "threads, n_jobs=1": lambda: class_histogram_parallel(codes, weights, is_pos, out, 1),
         "threads, n_jobs=2": lambda: class_histogram_parallel(codes, weights, is_pos, out, 2),
+        "two serial halves at once": two_serial_at_once,
+        "no code repeats within 32": lambda: class_histogram(spread, weights, is_pos, out),
     }
     split = "features" if by_feature_groups(codes) else "examples"
     if split == "features":
@@ -101,10 +137,15 @@ def bench_size(n: int, d: int, repeats: int) -> list[str]:
         lines.append(f"  {name:29s} {seconds * 1e3:8.2f} ms  {seconds / (n * d) * 1e9:6.3f} ns/update"
                      f"  of bound {bound / seconds:5.2f}  x serial {serial / seconds:5.2f}")
     lines.append(f"  two threads over one (split by {split}): "
-                 f"{medians['threads, n_jobs=1'] / medians['threads, n_jobs=2']:.2f}x")
+                 f"{medians['threads, n_jobs=1'] / medians['threads, n_jobs=2']:.2f}x; two serial "
+                 f"halves at once: "
+                 f"{serial / medians['two serial halves at once']:.2f}x")
+    lines.append(f"  no code repeats within 32 examples, over the codes as they are: "
+                 f"{serial / medians['no code repeats within 32']:.2f}x")
     if split == "features":
         lines.append(f"  two threads, split by features over blocks of examples: "
                      f"{medians['blocks of examples, n_jobs=2'] / medians['threads, n_jobs=2']:.2f}x")
+    helper.shutdown()
     return lines
 
 
