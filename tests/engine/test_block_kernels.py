@@ -45,6 +45,34 @@ def where_blocks_run(request, monkeypatch):
     return request.param
 
 
+class DecidedPace(blocks.Pace):
+    """A :class:`~boostkit.kernels.blocks.Pace` whose choice the test makes (``threads``), not
+    the machine's timings: a busy machine, or a kernel compiling on its first call, must not
+    change what a test checks. ``ways`` lists how each call ran (``T``, ``S``)."""
+
+    __slots__ = ("threads", "ways")
+
+    def __init__(self):
+        super().__init__()
+        self.threads = True
+        self.ways = ""
+
+    def use_threads(self) -> bool:
+        self.calls += 1
+        return self.threads
+
+    def record(self, on_threads: bool, elapsed: float) -> None:
+        self.ways += "T" if on_threads else "S"
+
+
+@pytest.fixture
+def decided_pace(monkeypatch):
+    """The one pace of every paced pass in the test, a :class:`DecidedPace`."""
+    pace = DecidedPace()
+    monkeypatch.setattr(blocks, "_pace", lambda task, size: pace)
+    return pace
+
+
 @pytest.mark.parametrize("n", [0, 1, MIN_BLOCK_ROWS - 1, 2 * MIN_BLOCK_ROWS, 5 * MIN_BLOCK_ROWS + 7,
                                N, 10**6 + 3])
 def test_blocks_cover_the_examples_in_order(n):
@@ -200,23 +228,22 @@ def test_class_histogram_parallel_by_feature_groups_is_the_serial_histogram(
                                                              n_columns), rtol=1e-12, atol=0)
 
 
-def test_class_histogram_parallel_by_feature_groups_on_the_callers_thread(monkeypatch):
+def test_class_histogram_parallel_by_feature_groups_on_the_callers_thread(monkeypatch,
+                                                                         decided_pace):
     # The serial form, chosen where threads were slower: the same numbers (over two tiles and
     # some examples more, so every task goes over several tiles).
-    monkeypatch.setattr(blocks, "_PACES", {})
     monkeypatch.setattr(blocks, "MIN_THREADED_UPDATES", 0)
     codes, weights, is_pos = random_binned(2 * _TILE + 77, d=29)
     expected = np.empty((29, 20, 2))
     class_histogram(codes, weights, is_pos, expected)
     out = np.empty_like(expected)
-    class_histogram_parallel(codes, weights, is_pos, out, 2)  # a pace's first call
+    class_histogram_parallel(codes, weights, is_pos, out, 2)
     np.testing.assert_array_equal(out, expected)
-    (pace,) = blocks._PACES.values()
-    _calls(pace, 3, threads_time=5.0, serial_time=1.0)  # now the caller's thread is faster
+    decided_pace.threads = False  # the caller's thread was faster
     alone = np.full_like(expected, np.nan)
     class_histogram_parallel(codes, weights, is_pos, alone, 2)
     np.testing.assert_array_equal(alone, expected)
-    assert not pace.faster_on_threads()
+    assert decided_pace.ways == "TS"
 
 
 def test_class_histogram_parallel_of_class_indices(where_blocks_run):
@@ -398,8 +425,7 @@ def test_paces_are_kept_per_pass_and_size(monkeypatch):
 
 
 def test_a_pass_that_is_faster_on_the_callers_thread_runs_there_with_the_same_results(
-        monkeypatch):
-    monkeypatch.setattr(blocks, "_PACES", {})
+        decided_pace):
     caller = threading.get_ident()
     where = []
 
@@ -407,11 +433,10 @@ def test_a_pass_that_is_faster_on_the_callers_thread_runs_there_with_the_same_re
         where.append(threading.get_ident())
         return k * k
 
-    pace = blocks._pace(task, 6)
-    _calls(pace, 4, threads_time=5.0, serial_time=1.0)  # threads took 5 s, the caller alone 1 s
-    for _ in range(blocks.Pace.FIRST_TRY - 1):
+    decided_pace.threads = False
+    for _ in range(3):
         assert run_blocks_settled(task, 6, 2, size=6) == ([k * k for k in range(6)], True)
-    assert set(where) == {caller}
+    assert set(where) == {caller} and decided_pace.ways == "SSS"
 
 
 def test_pacing_off_keeps_every_call_on_threads(monkeypatch):
@@ -445,20 +470,20 @@ def test_the_serial_form_runs_in_place_of_the_blocks_on_the_callers_thread(monke
     (N, True),  # codes not adjacent in memory
 ])
 def test_class_histogram_parallel_on_the_callers_thread_is_the_blocks_added_in_order(
-        monkeypatch, n_rows, strided):
+        monkeypatch, decided_pace, n_rows, strided):
     # The serial form of the paced pass, chosen where threads were slower, against the same
     # blocks summed on threads: bit for bit, with stale spare arrays from the calls before.
-    monkeypatch.setattr(blocks, "_PACES", {})
+    # (Chosen by the test: a pace that measured would take threads again whenever the first
+    # serial call, which compiles its kernel, took a few seconds.)
     monkeypatch.setattr(blocks, "MIN_THREADED_UPDATES", 0)
     codes, weights, is_pos = random_binned(n_rows)
     if strided:
         codes = np.asfortranarray(codes)
     on_threads = np.empty((codes.shape[0], 20, 2))
-    class_histogram_parallel(codes, weights, is_pos, on_threads, 2)  # a pace's first call
-    (pace,) = blocks._PACES.values()
-    _calls(pace, 3, threads_time=5.0, serial_time=1.0)  # now the caller's thread is faster
+    class_histogram_parallel(codes, weights, is_pos, on_threads, 2)
+    decided_pace.threads = False  # the caller's thread was faster
     for _ in range(3):
         alone = np.full_like(on_threads, np.nan)
         class_histogram_parallel(codes, weights, is_pos, alone, 2)
         np.testing.assert_array_equal(alone, on_threads)
-    assert not pace.faster_on_threads() and pace.calls == 7
+    assert decided_pace.ways == "TSSS"
