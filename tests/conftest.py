@@ -24,9 +24,15 @@ os.environ.setdefault("OPENBLAS_CORETYPE", "Haswell")
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
 
 import boostkit  # noqa: E402
 from boostkit import plugins  # noqa: E402
+
+# No property test may pass or fail by the clock: on a busy machine, or while numba compiles a
+# kernel on its first example, an example or the data's generation can take seconds.
+settings.register_profile("boostkit", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("boostkit")
 
 PLUGIN_ENV_VARS = ("BOOSTKIT_DISABLE_PLUGIN_AUTOLOAD", "BOOSTKIT_PLUGINS", "BOOSTKIT_TRACE")
 
