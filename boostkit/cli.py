@@ -44,11 +44,20 @@
     the figures draw. Files are written into a hidden folder and moved into ``--output`` only
     when all are done: an interrupted run leaves the earlier results whole.
 
+    No algorithm's error loses the others' results. Before the fits start, each algorithm runs
+    one round on the first training fold; one that refuses the data there (a DataError or
+    RecipeError: RankBoost over more preference pairs than its ``max_pairs``, say) is left out
+    with a line saying why. A fit that fails later is recorded as failed with its error, and the
+    comparison goes on. Ctrl-C stops it and writes the algorithms that finished. The table,
+    ``results.csv`` (``status``, ``error``), ``results.md`` and ``roc.json`` show the others as
+    ``cannot run``, ``failed``, ``interrupted`` or ``not run``, with the reason. Exit status 1
+    when a fit failed, 130 when interrupted, else 0.
+
 Only the core dependencies are needed: folds and metrics come from :mod:`boostkit.metrics`;
 tqdm (the ``progress`` extra) draws a progress bar and matplotlib (the ``plot`` extra) the
 figures, each imported only when used; without them compare says so and goes on.
-User errors (unknown algorithm or dataset, unreadable CSV, missing target column, a single class)
-print one line on standard error and exit with status 2; no traceback.
+User errors (unknown algorithm or dataset, unreadable CSV, missing target column, a single class,
+a target that looks continuous: compare compares classifiers) print one line on standard error and exit with status 2; no traceback.
 """
 
 from __future__ import annotations
@@ -157,6 +166,10 @@ class BinaryData:
         )
 
 
+#: The classes (with their counts) that :meth:`MulticlassData.describe` names.
+_CLASSES_SHOWN = 20
+
+
 @attrs.frozen
 class MulticlassData:
     """A problem of three or more classes ready for cross-validation.
@@ -174,7 +187,10 @@ class MulticlassData:
     target: str
 
     def describe(self) -> str:
-        counts = ", ".join(f"{label!r}: {int((self.y == label).sum())}" for label in self.classes)
+        shown = self.classes[:_CLASSES_SHOWN]
+        counts = ", ".join(f"{label!r}: {int((self.y == label).sum())}" for label in shown)
+        if len(self.classes) > len(shown):
+            counts += f", and {len(self.classes) - len(shown)} more"
         return (
             f"{self.name}: {self.y.shape[0]} rows, {_features_text(self.X, self.features)}, "
             f"target {self.target!r}, {len(self.classes)} classes ({counts})"
@@ -276,6 +292,7 @@ def _problem(name, X, labels, features, target, positive,
     for the positive label, -1 for the rest); three or more classes without ``positive`` as a
     :class:`MulticlassData`; a single class is refused."""
     classes = np.unique(labels).tolist()
+    _refuse_continuous(name, target, classes)
     if positive is not None:
         if positive not in classes:
             raise UsageError(
@@ -293,6 +310,24 @@ def _problem(name, X, labels, features, target, positive,
     return BinaryData(
         name=name, X=X, y=np.where(labels == positive, 1.0, -1.0), features=features,
         target=target, positive=positive, negative=negative,
+    )
+
+
+def _refuse_continuous(name: str, target: str, classes: list[str]) -> None:
+    """Refuse a target that looks continuous: more than two distinct labels, all numbers, some
+    not whole (scikit-learn's ``type_of_target`` calls such a target "continuous"). compare
+    cross-validates classifiers; each distinct value would be a class of its own."""
+    if len(classes) <= 2:
+        return
+    values = [_parse_float(label) for label in classes]
+    if None in values or all(math.isfinite(v) and v == round(v) for v in values):
+        return
+    numbers = np.array(values)
+    raise UsageError(
+        f"compare cross-validates classifiers, but the target column {target!r} of {name} looks "
+        f"continuous: {len(classes)} distinct numbers from {numbers.min():g} to "
+        f"{numbers.max():g}, not all whole, which would be {len(classes)} classes. Give a column "
+        "of class labels with --target, or cut the values into classes first"
     )
 
 
@@ -434,6 +469,16 @@ class InputForm:
 
 # -- cross-validation ---------------------------------------------------------------------------
 
+#: What ``AlgorithmResult.status`` means, by value. Only ``"done"`` has results.
+STATUS_MEANINGS = {
+    "done": "every fold was fitted and evaluated",
+    "cannot run": "refused these data before the fits started (a one-round fit on the first "
+                  "training fold raised a DataError or RecipeError); left out",
+    "failed": "a fit raised an error; the algorithm's other folds are not reported",
+    "interrupted": "stopped by Ctrl-C during its fits",
+    "not run": "not started: the comparison was interrupted (Ctrl-C) before",
+}
+
 
 @attrs.frozen
 class FoldResult:
@@ -481,6 +526,9 @@ class AlgorithmResult:
     ``ranker``: the recipe ranks (:func:`is_ranker`), so its accuracy is taken at a threshold
     chosen on the training folds. ``warnings``: the distinct warnings its fits raised, as text.
     ``input``: how it was given the data (:meth:`InputForm.describe`, :data:`INPUT_MEANINGS`).
+    ``status``: ``"done"``, or why there are no results (:data:`STATUS_MEANINGS`), with the
+    ``error`` that says why; such a result has no folds (a failure in a later fold drops the
+    earlier ones too, so that every row of the table averages the same folds).
     """
 
     algorithm: str
@@ -490,6 +538,19 @@ class AlgorithmResult:
     ranker: bool = False
     warnings: tuple[str, ...] = ()
     input: str = "as given"
+    status: str = attrs.field(default="done")
+    error: str = ""
+
+    @status.validator
+    def _check_status(self, attribute, value):
+        if value not in STATUS_MEANINGS:
+            raise ValueError(f"status must be one of {sorted(STATUS_MEANINGS)}, got {value!r}")
+        if (value == "done") != bool(self.folds):
+            raise ValueError(f"a result of status {value!r} has {len(self.folds)} folds")
+
+    @property
+    def done(self) -> bool:
+        return self.status == "done"
 
     def pooled(self, field: str) -> np.ndarray:
         """A per-fold array (``y_test``, ``scores``, ``predictions``) of every fold together."""
@@ -499,7 +560,20 @@ class AlgorithmResult:
         return np.array([getattr(fold, field) for fold in self.folds], dtype=np.float64)
 
     def summary(self) -> dict:
-        """One table row. Standard deviations are over folds (ddof=0, as numpy's default)."""
+        """One table row. Standard deviations are over folds (ddof=0, as numpy's default).
+
+        Without results (``status`` other than ``"done"``): the algorithm, its paper, status and
+        error only."""
+        if not self.done:
+            return {
+                "algorithm": self.algorithm,
+                "paper": self.paper,
+                "citation": citation(self.paper),
+                **({} if self.multiclass is None else {"multiclass": self.multiclass}),
+                "input": self.input,
+                "status": self.status,
+                "error": self.error,
+            }
         stops = Counter(fold.stop_reason for fold in self.folds)
         stop_reason, stop_count = stops.most_common(1)[0]
         auc = "roc_auc" if self.multiclass is None else "macro_roc_auc"
@@ -522,6 +596,8 @@ class AlgorithmResult:
             "stop_reason_folds": stop_count,
             "n_folds": len(self.folds),
             "input": self.input,
+            "status": self.status,
+            "error": self.error,
         }
 
 
@@ -663,6 +739,15 @@ def cross_validate(data: BinaryData | MulticlassData, algorithms: Sequence[str |
     training fold. Warnings raised during the fits do not interrupt the progress bar: they are
     collected and printed on standard error after it, once per distinct message with a count,
     and kept in ``AlgorithmResult.warnings``.
+
+    No error of one algorithm loses the others' results (``AlgorithmResult.status``,
+    :data:`STATUS_MEANINGS`). Before the fits start, each algorithm is fitted for one round on
+    the first training fold: one that refuses the data there (a :class:`boostkit.DataError` or
+    :class:`boostkit.RecipeError`, e.g. more preference pairs than its ``max_pairs``) is left
+    out as ``"cannot run"``, with a line on standard output saying why. A fit that raises later
+    marks its algorithm ``"failed"`` with the error, and the next algorithm goes on. Ctrl-C
+    marks the algorithm being fitted ``"interrupted"`` and the rest ``"not run"``, and returns
+    what finished.
     """
     multiclass = isinstance(data, MulticlassData)
     class_names = data.y if multiclass else np.where(data.y > 0, data.positive, data.negative)
@@ -673,51 +758,113 @@ def cross_validate(data: BinaryData | MulticlassData, algorithms: Sequence[str |
     registry = get_registry()
     recipes = [registry.resolve(algorithm) for algorithm in algorithms]
     auc_name = "macro ROC AUC" if multiclass else "ROC AUC"
-    results = []
-    log = WarningLog()
-    with FitProgress(len(recipes) * n_folds, enabled=progress, description="compare") as bar:
+    settings = dict(n_rounds=n_rounds, max_bins=max_bins, n_jobs=n_jobs, random_state=seed,
+                    multiclass="auto")
+
+    def unfinished(recipe, status, error, form="as given"):
+        return AlgorithmResult(recipe.name, recipe.paper, (), "-" if multiclass else None,
+                               input=form, status=status, error=error)
+
+    results: dict[str, AlgorithmResult] = {}
+    runnable = []
+    try:
         for recipe in recipes:
+            refused = _trial(recipe, data, folds[0][0], settings)
+            if refused is None:
+                runnable.append(recipe)
+                continue
+            results[recipe.name] = unfinished(recipe, *refused)
+            print(_wrap(f"{recipe.name} {refused[0]} on these data and is left out: "
+                        f"{refused[1]}"), flush=True)
+    except KeyboardInterrupt:
+        return [results.get(r.name) or unfinished(r, "not run", _NOT_STARTED) for r in recipes]
+    log = WarningLog()
+    with FitProgress(len(runnable) * n_folds, enabled=progress, description="compare") as bar:
+        for i, recipe in enumerate(runnable):
             name = recipe.name
             ranker = not multiclass and is_ranker(recipe)
             form = InputForm.of(recipe, data)
             own = WarningLog()
             fold_results = []
-            for k, (train, test) in enumerate(folds, start=1):
-                X, features = form.apply(data.X, data.features, train)
-                label = f"{name} fold {k}/{n_folds}"
-                observer = bar.observer(label)
-                # n D_{T+1}(i) is drawn for two classes only (the margins figure).
-                final_weights = None if multiclass else _FinalWeights()
-                booster = Booster(
-                    recipe, n_rounds=n_rounds, max_bins=max_bins, n_jobs=n_jobs, random_state=seed,
-                    observers=[o for o in (final_weights, observer) if o is not None],
-                    multiclass="auto",
-                )
-                with own.collect(label):
-                    started = time.perf_counter()
-                    model = booster.fit(X[train], data.y[train], features=features)
-                    fit_seconds = time.perf_counter() - started
-                    if multiclass:
-                        fold = _multiclass_fold(k, model, X, data, test, fit_seconds)
-                    else:
-                        fold = _binary_fold(k, model, X, data, train, test, fit_seconds,
-                                            final_weights, ranker)
-                fold_results.append(fold)
-                terms = "" if fold.n_terms in (None, fold.n_rounds) else f" ({fold.n_terms} terms)"
-                at = f" at F > {fold.threshold:.3g}" if ranker else ""
-                bar.fit_done(
-                    f"{label}: {fold.n_rounds} rounds{terms} in {fit_seconds:.2f} s "
-                    f"({fold.stop_reason}), accuracy{at} {fold.accuracy:.4f}, "
-                    f"{auc_name} {fold.roc_auc:.4f}"
-                )
+            label = name
+            try:
+                for k, (train, test) in enumerate(folds, start=1):
+                    X, features = form.apply(data.X, data.features, train)
+                    label = f"{name} fold {k}/{n_folds}"
+                    observer = bar.observer(label)
+                    # n D_{T+1}(i) is drawn for two classes only (the margins figure).
+                    final_weights = None if multiclass else _FinalWeights()
+                    booster = Booster(
+                        recipe, **settings,
+                        observers=[o for o in (final_weights, observer) if o is not None],
+                    )
+                    with own.collect(label):
+                        started = time.perf_counter()
+                        model = booster.fit(X[train], data.y[train], features=features)
+                        fit_seconds = time.perf_counter() - started
+                        if multiclass:
+                            fold = _multiclass_fold(k, model, X, data, test, fit_seconds)
+                        else:
+                            fold = _binary_fold(k, model, X, data, train, test, fit_seconds,
+                                                final_weights, ranker)
+                    fold_results.append(fold)
+                    terms = ("" if fold.n_terms in (None, fold.n_rounds)
+                             else f" ({fold.n_terms} terms)")
+                    at = f" at F > {fold.threshold:.3g}" if ranker else ""
+                    bar.fit_done(
+                        f"{label}: {fold.n_rounds} rounds{terms} in {fit_seconds:.2f} s "
+                        f"({fold.stop_reason}), accuracy{at} {fold.accuracy:.4f}, "
+                        f"{auc_name} {fold.roc_auc:.4f}"
+                    )
+            except KeyboardInterrupt:
+                results[name] = unfinished(recipe, "interrupted", f"Ctrl-C during {label}",
+                                           form.describe())
+                for rest in runnable[i + 1:]:
+                    results[rest.name] = unfinished(rest, "not run", _NOT_STARTED)
+                break
+            except Exception as exc:  # noqa: BLE001 - any error of one algorithm is its own
+                error = f"{label}: {type(exc).__name__}: {exc}"
+                results[name] = unfinished(recipe, "failed", error, form.describe())
+                bar.fit_done(f"{label}: failed, {type(exc).__name__}")
+                log.extend(own)
+                continue
             strategy = model.multiclass_strategy if multiclass else None
-            results.append(AlgorithmResult(name, recipe.paper, tuple(fold_results), strategy,
-                                           ranker=ranker, warnings=tuple(own.lines()),
-                                           input=form.describe()))
+            results[name] = AlgorithmResult(name, recipe.paper, tuple(fold_results), strategy,
+                                            ranker=ranker, warnings=tuple(own.lines()),
+                                            input=form.describe())
             log.extend(own)
     for line in log.lines():  # after the bar has closed
         print(_wrap(line), file=sys.stderr)
-    return results
+    return [results[recipe.name] for recipe in recipes]
+
+
+_NOT_STARTED = "the comparison was interrupted (Ctrl-C) before its fits started"
+
+
+def _trial(recipe: Recipe, data: BinaryData | MulticlassData, train: np.ndarray,
+           settings: dict) -> tuple[str, str] | None:
+    """``(status, error)`` if ``recipe`` cannot run on ``data``, else ``None``: a one-round fit
+    on the rows ``train`` (the first training fold) that raises.
+
+    The fit starts as every fold's will: a component that refuses the data when the fit starts
+    (a RankBoost preference set over ``max_pairs``, a data requirement) does so here, whatever
+    the component, in a fraction of one fold's time. A DataError or RecipeError is the data's
+    or the recipe's limit (``"cannot run"``); any other error a fault (``"failed"``).
+    """
+    import warnings
+
+    try:
+        form = InputForm.of(recipe, data)
+        X, features = form.apply(data.X, data.features, train)
+        with warnings.catch_warnings():  # the fits that follow report them
+            warnings.simplefilter("ignore")
+            Booster(recipe, **{**settings, "n_rounds": 1}).fit(X[train], data.y[train],
+                                                                features=features)
+    except (DataError, RecipeError) as exc:
+        return "cannot run", f"{type(exc).__name__}: {exc}"
+    except Exception as exc:  # noqa: BLE001 - reported as this algorithm's failure
+        return "failed", f"{type(exc).__name__}: {exc}"
+    return None
 
 
 # -- tables and files ---------------------------------------------------------------------------
@@ -739,7 +886,21 @@ def _columns(rows: Sequence[dict]) -> tuple[str, ...]:
     return _MULTICLASS_COLUMNS if rows and "multiclass" in rows[0] else _COLUMNS
 
 
+#: The length of an error in the table's stop-reason column; the notes give it whole.
+TABLE_ERROR_LENGTH = 40
+
+
 def _cells(row: dict, full_paper: bool = False) -> list[str]:
+    if row.get("status", "done") != "done":  # no results: the status, and why
+        error = row["error"]
+        if len(error) > TABLE_ERROR_LENGTH and not full_paper:
+            error = error[: TABLE_ERROR_LENGTH - 3] + "..."
+        return [
+            row["algorithm"],
+            row["paper"] if full_paper else row.get("citation", row["paper"]),
+            *([row["multiclass"]] if "multiclass" in row else []),
+            row["status"], "-", "-", "-", error,
+        ]
     stop = row["stop_reason"]
     if row["stop_reason_folds"] < row["n_folds"]:
         stop += f" ({row['stop_reason_folds']}/{row['n_folds']})"
@@ -844,7 +1005,7 @@ def table_notes(rows: Sequence[dict], n_folds: int | None = None) -> list[str]:
     if set(forms) != {"as given"}:
         notes.append("input, on the same rows for all: " + "; ".join(
             f"{', '.join(names)}: {INPUT_MEANINGS[form]}" for form, names in forms.items()) + ".")
-    reasons = {row["stop_reason"] for row in rows}
+    reasons = {row["stop_reason"] for row in rows if "stop_reason" in row}
     meaning = {"max-rounds": "the round budget (--rounds) was used up",
                "pool-exhausted": "the proposal had no weak hypothesis left to offer"}
     said = [f"{r}: {meaning[r]}" for r in sorted(reasons) if r in meaning]
@@ -852,6 +1013,11 @@ def table_notes(rows: Sequence[dict], n_folds: int | None = None) -> list[str]:
         notes.append("stop reason: that of most folds ((k/n): of k of the n folds); "
                      + "; ".join(said) + "; others are the recipe's stopping rule "
                      "(boostkit components).")
+    for row in rows:
+        status = row.get("status", "done")
+        if status != "done":
+            notes.append(f"{row['algorithm']}: {status}, {STATUS_MEANINGS[status]}: "
+                         f"{row['error']}")
     return notes
 
 
@@ -939,6 +1105,8 @@ def _roc_entry(result: AlgorithmResult) -> dict:
     std) and the pooled ROC curve, thinned to what the figure draws, with its exact AUC (the
     figure's legend) (two classes); or per-fold macro AUCs and pooled one-vs-rest curves per
     class (multiclass)."""
+    if not result.done:
+        return {"paper": result.paper, "status": result.status, "error": result.error}
     y, scores = result.pooled("y_test"), result.pooled("scores")
     if result.multiclass is None:
         return {
@@ -992,6 +1160,7 @@ def write_plots(
     from . import plot
 
     plot.require_matplotlib()
+    results = [result for result in results if result.done]
     data = run.get("data", "").split(":")[0]
     folds = f"{run.get('n_folds', '?')}-fold out-of-fold"
     if _is_multiclass(results):
@@ -1142,7 +1311,9 @@ def _write_outputs(directory: Path, results: Sequence[AlgorithmResult], run: dic
            "algorithms": {result.algorithm: _roc_entry(result) for result in results}}
     try:
         with open(paths[0], "w", newline="", encoding="utf-8") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else [])
+            # Rows without results (a failed algorithm) lack the numbers: empty fields.
+            fields = list(dict.fromkeys(key for row in rows for key in row))
+            writer = csv.DictWriter(fh, fieldnames=fields, restval="")
             writer.writeheader()
             writer.writerows(rows)
         paths[1].write_text(_markdown(rows, run, results), encoding="utf-8")
@@ -1151,7 +1322,8 @@ def _write_outputs(directory: Path, results: Sequence[AlgorithmResult], run: dic
             confusion = {
                 **run, "rows": "true class", "columns": "predicted class",
                 "algorithms": {r.algorithm: {"classes": _classes(r).tolist(),
-                                             "matrix": _confusion(r).tolist()} for r in results},
+                                             "matrix": _confusion(r).tolist()}
+                               for r in results if r.done},
             }
             paths[3].write_text(json.dumps(confusion), encoding="utf-8")
         if plots:
@@ -1306,6 +1478,10 @@ def _cmd_compare(args) -> int:
         data, algorithms, n_rounds=args.rounds, n_folds=args.folds, seed=args.seed,
         max_bins=args.max_bins, n_jobs=args.n_jobs, progress=not args.no_progress,
     )
+    statuses = Counter(result.status for result in results)
+    interrupted = statuses["interrupted"] + statuses["not run"] > 0
+    if interrupted and not statuses["done"]:
+        raise KeyboardInterrupt  # nothing finished: the previous results stay as they are
     rows = [result.summary() for result in results]
     print()
     print(format_table(rows))
@@ -1321,6 +1497,16 @@ def _cmd_compare(args) -> int:
            "seed": args.seed, "max_bins": args.max_bins}
     paths = write_outputs(args.output, results, run, plots=not args.no_plots)
     print(f"\n{_wrap('wrote ' + ', '.join(str(p) for p in paths))}")
+    if interrupted:
+        print(f"boostkit compare: interrupted; wrote the {statuses['done']} algorithm(s) that "
+              "finished", file=sys.stderr)
+        return 130
+    failed = [result.algorithm for result in results if result.status == "failed"]
+    if failed:
+        print(f"boostkit compare: error: {len(failed)} algorithm(s) failed: {', '.join(failed)} "
+              "(their errors are under the table and in results.md); the others' results are "
+              "written", file=sys.stderr)
+        return 1
     return 0
 
 
