@@ -26,6 +26,7 @@ from typing import Iterable, Mapping, Sequence
 import attrs
 import numpy as np
 
+from .errors import DataError
 from .metrics import average_precision, precision_recall_curve, roc_auc, roc_curve
 
 __all__ = [
@@ -225,8 +226,10 @@ def save(figure, path: str | os.PathLike) -> Path:
 class StagedEvaluation:
     """A model's staged predictions on one data set.
 
-    ``error[t-1]`` and ``auc[t-1]``: the error sum_i [y_i F_t(x_i) <= 0] / n and the ROC AUC of
-    F_t after round t (AUC is NaN if ``y`` holds one class). ``margins``: y_i F_T(x_i) divided by
+    ``error[t-1]`` and ``auc[t-1]``: the share of examples whose label ``predict`` would get wrong
+    after round t (``classes[1]`` where F_t(x) > 0), and the ROC AUC of F_t with ``classes[1]``
+    positive (NaN if ``y`` holds one class). With y_i = +1 for ``classes[1]`` and -1 for
+    ``classes[0]``, the error is sum_i [y_i sign(F_t(x_i)) < 0] / n, sign(0) = -1. ``margins``: y_i F_T(x_i) divided by
     sum_t max_i |c_t(x_i)| (the largest contribution of each round on these examples), in
     [-1, 1]; 0 for a model whose contributions are all 0.
     """
@@ -237,11 +240,15 @@ class StagedEvaluation:
 
 
 def staged_evaluation(model, X, y) -> StagedEvaluation:
-    """Error and AUC after every round, and the normalised final margins, of ``model`` on (X, y).
+    """Error and AUC after every round, and the normalised final margins, of a two-class
+    ``model`` on (X, y).
 
-    ``y`` holds labels in {-1, +1} (or {0, 1}); one pass over the staged decision function.
+    ``y`` holds the model's labels (``model.classes``, as ``fit`` was given them: ``'b'``/``'g'``,
+    0/1 or -1/+1), mapped as ``predict`` maps them: ``classes[1]`` is the positive class. A label
+    the model does not have, or a model of more than two classes, raises
+    :class:`boostkit.DataError`. One pass over the staged decision function.
     """
-    y = np.where(np.asarray(y) == 1, 1.0, -1.0)
+    y = _signed_labels(model, y)
     both_classes = (y > 0).any() and (y < 0).any()
     errors, aucs = [], []
     previous = np.zeros(y.shape[0])
@@ -249,10 +256,34 @@ def staged_evaluation(model, X, y) -> StagedEvaluation:
     for margin in model.staged_decision_function(X):
         scale += float(np.max(np.abs(margin - previous)))
         previous = margin
-        errors.append(float(np.mean(y * margin <= 0)))
+        errors.append(float(np.mean((margin > 0) != (y > 0))))
         aucs.append(roc_auc(y, margin) if both_classes else np.nan)
     margins = y * previous / scale if scale > 0 else np.zeros_like(previous)
     return StagedEvaluation(np.array(errors), np.array(aucs), margins)
+
+
+def _signed_labels(model, y) -> np.ndarray:
+    """``y`` as +1 for the model's ``classes[1]`` and -1 for ``classes[0]``, as ``predict`` reads
+    the sign of F; anything else is refused rather than silently counted as -1."""
+    classes = np.asarray(model.classes)
+    multilabel = getattr(model, "multilabel", False)
+    if classes.shape[0] != 2 or multilabel:
+        raise DataError(
+            "staged_evaluation needs a model of two classes (one margin column), got one of "
+            f"{classes.shape[0]} {'labels' if multilabel else 'classes'} {classes.tolist()!r}"
+        )
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise DataError(f"y must be one label per example, got an array of shape {y.shape}")
+    known = np.isin(y, classes)
+    if not known.all():
+        unknown = np.unique(y[~known])
+        raise DataError(
+            f"y holds label(s) {unknown[:5].tolist()!r} that the model does not have: its classes "
+            f"are {classes.tolist()!r} ({classes[1]!r} positive). Pass the labels the model was "
+            "fitted on"
+        )
+    return np.where(y == classes[1], 1.0, -1.0)
 
 
 def _padded_mean(curves: Sequence[np.ndarray]) -> np.ndarray:

@@ -41,6 +41,41 @@ def test_staged_evaluation_follows_the_staged_margins(fitted):
     assert np.isnan(one_class.auc).all()
 
 
+def test_staged_evaluation_maps_labels_as_predict_does():
+    """A bundled dataset's text labels ('b', 'g'): the last round's error is predict's."""
+    data = boostkit.datasets.load("ionosphere")
+    train, test = np.arange(0, 351, 2), np.arange(1, 351, 2)
+    model = boostkit.Booster("adaboost", n_rounds=20).fit(data.X[train], data.y[train])
+    evaluation = plot.staged_evaluation(model, data.X[test], data.y[test])
+    assert evaluation.error[-1] == pytest.approx(np.mean(model.predict(data.X[test])
+                                                         != data.y[test]))
+    assert evaluation.error[-1] < 0.3
+    positive = data.y[test] == model.classes[1]
+    assert evaluation.auc[-1] == pytest.approx(roc_auc(np.where(positive, 1, -1),
+                                                       model.decision_function(data.X[test])))
+    assert (evaluation.margins[positive] > 0).mean() > 0.6  # y F > 0 where predicted right
+
+
+@pytest.mark.parametrize("labels, message", [
+    (lambda y: np.where(y == "g", "good", "bad"), r"y holds label\(s\) \['bad', 'good'\]"),
+    (lambda y: np.where(y == "g", 1, 0), r"y holds label\(s\) \[0, 1\]"),
+])
+def test_staged_evaluation_refuses_labels_the_model_does_not_have(labels, message):
+    data = boostkit.datasets.load("ionosphere")
+    model = boostkit.Booster("adaboost", n_rounds=3).fit(data.X, data.y)
+    with pytest.raises(boostkit.DataError, match=message):
+        plot.staged_evaluation(model, data.X, labels(data.y))
+
+
+def test_staged_evaluation_refuses_a_multiclass_model():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(90, 2))
+    y = np.repeat(["a", "b", "c"], 30)
+    model = boostkit.Booster("adaboost-mh", n_rounds=3).fit(X, y)
+    with pytest.raises(boostkit.DataError, match="two classes"):
+        plot.staged_evaluation(model, X, y)
+
+
 def test_learning_curves_of_fits_that_stopped_early_keep_their_last_value():
     short, long = np.array([0.3, 0.2]), np.array([0.4, 0.3, 0.2, 0.1])
     np.testing.assert_allclose(plot._padded_mean([short, long]), [0.35, 0.25, 0.2, 0.15])
