@@ -833,36 +833,39 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
                 index = np.searchsorted(self.classes_, estimator.predict(Xn))
             yield index, w
 
-    def _staged_raw(self, X):
-        """Yield scikit-learn's decision function after each estimator."""
-        check_is_fitted(self)
+    def _class_votes(self, X):
+        """Yield estimator t's vote: ``(n, K)``, alpha_t for the class it predicts and
+        -alpha_t/(K-1) for the others, computed as scikit-learn computes it."""
         K = self.n_classes_
-        pred, norm = None, 0.0
         for index, w in self._votes(X):
-            norm += w
-            if pred is None:
-                pred = np.full((index.shape[0], K), -w / (K - 1))
-            else:
-                pred -= w / (K - 1)
-            pred[np.arange(index.shape[0]), index] += w + w / (K - 1)
-            if K == 2:
-                yield (pred[:, 1] - pred[:, 0]) / norm
-            else:
-                yield pred / norm
+            yield np.where(index[:, None] == np.arange(K), w, -1 / (K - 1) * w)
 
     def decision_function(self, X):
         """scikit-learn's decision function: sum_t alpha_t v_t(x) / sum_t alpha_t, with v_t(x)
         = 1 for the class estimator t predicts and -1/(K-1) for the others; ``(n,)`` for two
-        classes (the second column minus the first), ``(n, K)`` otherwise."""
-        last = None
-        for last in self._staged_raw(X):
-            pass
-        return last
+        classes (the second column minus the first), ``(n, K)`` otherwise. Summed in
+        scikit-learn's order, so that the numbers are its numbers to the last bit."""
+        check_is_fitted(self)
+        pred = sum(self._class_votes(X))
+        pred /= self.estimator_weights_.sum()
+        if self.n_classes_ == 2:
+            pred[:, 0] *= -1
+            return pred.sum(axis=1)
+        return pred
 
     def staged_decision_function(self, X):
-        """Yield the decision function after each estimator."""
-        for decision in self._staged_raw(X):
-            yield decision.copy()
+        """Yield the decision function after each estimator (scikit-learn's arithmetic)."""
+        check_is_fitted(self)
+        pred, norm = None, 0.0
+        for vote, w in zip(self._class_votes(X), self.estimator_weights_):
+            norm += w
+            pred = vote if pred is None else pred + vote
+            if self.n_classes_ == 2:
+                two = pred.copy()
+                two[:, 0] *= -1
+                yield (two / norm).sum(axis=1)
+            else:
+                yield pred / norm
 
     @staticmethod
     def _proba(decision, n_classes):
@@ -884,7 +887,7 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
 
     def staged_predict(self, X):
         """Yield the predicted classes after each estimator."""
-        for decision in self._staged_raw(X):
+        for decision in self.staged_decision_function(X):
             yield self._labels(decision)
 
     def predict_proba(self, X):
@@ -894,7 +897,7 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
 
     def staged_predict_proba(self, X):
         """Yield the class probabilities after each estimator."""
-        for decision in self._staged_raw(X):
+        for decision in self.staged_decision_function(X):
             yield self._proba(decision, self.n_classes_)
 
     def predict_log_proba(self, X):
