@@ -731,10 +731,10 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
         supported = "learning_rate" in samme_fields
         seed = self.random_state
         tree_seeds = None
-        if self.estimator is not None and _grown_by_tree_learner(_native_tree(self.estimator)):
+        if self.estimator is None or _native_tree(self.estimator) is not None:
             # scikit-learn seeds round t's tree with the t-th draw of this generator
-            # (sklearn.ensemble._base._set_random_states); the native trees replay that tree's
-            # feature order to break exact ties between features as it does.
+            # (sklearn.ensemble._base._set_random_states); the native stumps and trees replay
+            # that tree's feature order to break exact ties between features as it does.
             rounds = check_random_state(seed)
             tree_seeds = [rounds.randint(_INT32_MAX) for _ in range(int(self.n_estimators))]
         if seed is not None and not isinstance(seed, (int, np.integer)):  # a RandomState

@@ -36,6 +36,7 @@ from boostkit.contributions import cell_values
 from boostkit.criteria import MULTICLASS_CRITERIA, weighted_error
 from boostkit.kernels.boosting import exponential_distribution
 from boostkit.smoothing import check_smoothing, resolve_smoothing
+from boostkit.splits import TIE_TOLERANCE
 
 from .multiclass_kernels import gather_true_pairs, scatter_true_pairs
 from .reweighting import ExponentialReweighting
@@ -114,10 +115,10 @@ class SammeAlpha(boostkit.Calibration):
     """SAMME's coefficient alpha = ln((1 - eps + s) / (eps + s)) + ln(K - 1) (Zhu et al. 2009,
     Algorithm 2, step 2(c)).
 
-    Each cell j is labelled with its heaviest class k_j = argmax_l W+_jl (ties: the first class,
-    as a classification tree predicts), eps is the weight of the examples whose class is not
-    their cell's label, over the total (the weights of the true-label pairs; with
-    ``samme-weights`` all the weight is there). When eps >= 1 - 1/K the labelling is no better
+    Each cell j is labelled with its heaviest class k_j = argmax_l W+_jl (ties, within 1e-12
+    relative: the first class, as a classification tree predicts), eps is the weight of the
+    examples whose class is not their cell's label, over the total (the weights of the
+    true-label pairs; with ``samme-weights`` all the weight is there). When eps >= 1 - 1/K the labelling is no better
     than chance: alpha is 0, the term changes nothing, and ``samme-no-edge`` ends the run, as
     scikit-learn drops such an estimator and stops. The contribution is alpha (1 - 1/K) on each
     cell's class and -alpha/K on the others (see the module docstring). The partition loss offered to
@@ -167,7 +168,10 @@ class SammeAlpha(boostkit.Calibration):
                 )
             cell_labels = np.arange(n_classes)
         else:
-            cell_labels = np.argmax(class_weights, axis=-1)
+            # Classes within TIE_TOLERANCE (relative) of the heaviest are tied: the order of
+            # the histogram's sums must not pick among them, the first class wins.
+            heaviest = class_weights.max(axis=-1, keepdims=True)
+            cell_labels = np.argmax(class_weights >= heaviest - TIE_TOLERANCE * heaviest, axis=-1)
         total = class_weights.sum()
         right = np.take_along_axis(class_weights, cell_labels[:, None], axis=-1).sum()
         eps = max(0.0, float((total - right) / total)) if total > 0 else 0.0

@@ -14,6 +14,7 @@ categories (a ``category-stump``), found by sorting the categories by their clas
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import attrs
 import numpy as np
@@ -159,14 +160,16 @@ def majority_scores(wneg: np.ndarray, wpos: np.ndarray) -> np.ndarray:
 
 
 def search_binned(state, hist, loss, min_category_count: int, *,
-                  category_keys=class_ratio_keys, weight_columns: int | None = None):
+                  category_keys=class_ratio_keys, weight_columns: int | None = None,
+                  priority: np.ndarray | None = None):
     """The best split of the fit's binned features: :func:`boostkit.splits.best_split` on
-    ordered data (bit for bit the threshold search), else
-    :func:`boostkit.splits.best_binned_split` (missing values, categories sorted by
+    ordered data (bit for bit the threshold search; ``priority`` ranks the features of equal
+    cuts), else :func:`boostkit.splits.best_binned_split` (missing values, categories sorted by
     ``category_keys``). ``weight_columns``: see :func:`boostkit.splits.best_binned_split`."""
     binned = state.data.binned
     if binned.ordered:
-        return best_split(hist, binned.split_mask, loss, weight_columns=weight_columns)
+        return best_split(hist, binned.split_mask, loss, weight_columns=weight_columns,
+                          priority=priority)
     return best_binned_split(hist, binned.bin_counts, loss, binned,
                              min_category_count=min_category_count,
                              category_keys=category_keys, weight_columns=weight_columns)
@@ -206,6 +209,14 @@ class StumpLearner(boostkit.Proposal):
         Fewest training examples a category of a categorical column needs to be sorted into
         either group of a split; rarer ones go right
         (:data:`boostkit.splits.MIN_CATEGORY_COUNT`).
+    tie_order:
+        ``None`` (default): cuts of equal loss (within 1e-12, relative) go to the lowest
+        feature, then the lowest threshold. Or a callable ``tie_order(state)`` called once per
+        round, returning ``priority(counts, depth)``, as the ``tree`` learner's ``tie_order``:
+        the stump calls it once, with the ``(d, B)`` examples (of positive initial weight) per
+        bin and depth 0, and among equal cuts the feature of the lowest priority wins, then the
+        lowest threshold (how the drop-in ``AdaBoostClassifier`` replays scikit-learn's random
+        feature order). Ordered data only (no missing values, no categorical columns).
 
     Each cell is labelled by its weighted majority (ties: -1), as a depth-1 classification tree
     does, so ``cell_scores`` may be equal on both sides.
@@ -231,6 +242,8 @@ class StumpLearner(boostkit.Proposal):
     criterion: str | None = attrs.field(default=None, validator=check_criterion)
     min_category_count: int = attrs.field(default=MIN_CATEGORY_COUNT,
                                           validator=check_min_category_count)
+    tie_order: Callable | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.is_callable()))
 
     def choose(self, state, hist):
         """``(stump, wneg, wpos, split)``: the best stump under the histogram ``hist`` of the
@@ -238,7 +251,7 @@ class StumpLearner(boostkit.Proposal):
         feature can be split)."""
         binned = state.data.binned
         split = search_binned(state, hist, partition_loss(state, self.criterion),
-                              self.min_category_count)
+                              self.min_category_count, priority=self._priority(state))
         if split is None:  # every feature is constant: propose the constant hypothesis
             totals = hist[0].sum(axis=0)  # (2,) or, per class, (C, 2)
             wneg = np.stack([totals[..., 0], np.zeros_like(totals[..., 0])])
@@ -246,6 +259,18 @@ class StumpLearner(boostkit.Proposal):
             return Stump(0, np.inf, majority_scores(wneg, wpos)), wneg, wpos, None
         wneg, wpos = split.wneg, split.wpos
         return two_cell_hypothesis(binned, split, majority_scores(wneg, wpos)), wneg, wpos, split
+
+    def _priority(self, state) -> np.ndarray | None:
+        """The ``(d,)`` rank of the features among equal cuts, from ``tie_order``."""
+        if self.tie_order is None:
+            return None
+        binned = state.data.binned
+        if not binned.ordered:
+            raise boostkit.DataError(
+                "the stump learner's tie_order breaks ties between the cuts of numeric features "
+                "only, and the data have missing values or categorical columns"
+            )
+        return self.tie_order(state)(binned.bin_counts, 0)
 
     @boostkit.hookimpl
     def boostkit_propose(self, state):
