@@ -294,7 +294,8 @@ def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
             f"sample_weight must be non-negative, got {int((w < 0).sum())} negative value(s) "
             f"(smallest {w.min():g})"
         )
-    total = w.sum()
+    with np.errstate(over="ignore"):  # an overflowing sum is handled below
+        total = w.sum()
     if total <= 0:
         raise DataError("sample_weight sums to 0: at least one example needs positive weight")
     if not np.isfinite(total):

@@ -42,6 +42,7 @@ def test_zero_weight_is_the_same_as_removing_the_example(name, spam):
                                rtol=1e-9, atol=1e-9)
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # an overflow handled is not the user's
 @pytest.mark.parametrize("name", ["adaboost", "pav-adaboost", "popbm", "real-adaboost"])
 def test_weights_whose_sum_overflows_are_proportions_like_any_others(name, spam):
     X, y = spam
