@@ -416,7 +416,8 @@ def _fit_data(hook, owners, X, y, sample_weight, eval_set, *, max_bins, rng, all
             if (isinstance(fraction, bool) or not isinstance(fraction, (int, float, np.floating))
                     or not 0.0 < fraction < 1.0):
                 raise HookError(
-                    f"boostkit_validation_fraction returned {fraction!r}, expected a number in (0, 1)"
+                    f"boostkit_validation_fraction returned {fraction!r}, expected a number in "
+                    f"(0, 1) (from {_implementers(owners, 'boostkit_validation_fraction')})"
                 )
             return holdout_data(X, y, sample_weight, float(fraction), max_bins=max_bins, rng=rng,
                                 allow_missing=allow_missing, features=features,
@@ -482,8 +483,9 @@ def _check_partition_hooks(pm: pluggy.PluginManager, recipe: Recipe) -> None:
         )
 
 
-def _culprit(exc: BaseException, components) -> str:
-    """The innermost recipe component on the traceback of ``exc``."""
+def _culprit(exc: BaseException, components, hook_name: str | None = None) -> str:
+    """The innermost recipe component on the traceback of ``exc``; else (an error raised where
+    no method of a component is on the traceback) the components implementing ``hook_name``."""
     found = None
     ids = {id(c) for _, c in components}
     tb = exc.__traceback__
@@ -493,7 +495,7 @@ def _culprit(exc: BaseException, components) -> str:
             found = owner
         tb = tb.tb_next
     if found is None:
-        return "a component"
+        return _implementers(components, hook_name) if hook_name else "a component"
     name = getattr(found, "name", type(found).__qualname__)
     return f"component {name!r} ({type(found).__module__})"
 
@@ -504,11 +506,19 @@ def _call(hook, name: str, components, **kwargs):
     except HookError:
         raise
     except DataError as exc:  # the data, not the component, are at fault: keep the ValueError
-        raise DataError(f"{name} in {_culprit(exc, components)}: {exc}") from exc
+        raise DataError(f"{name} in {_culprit(exc, components, name)}: {exc}") from exc
     except Exception as exc:
         raise HookError(
-            f"{name} failed in {_culprit(exc, components)}: {type(exc).__name__}: {exc}"
+            f"{name} failed in {_culprit(exc, components, name)}: {type(exc).__name__}: {exc}"
         ) from exc
+
+
+def _implementers(components, hook_name: str) -> str:
+    """The recipe's components (and the fit's observers) with a ``hook_name`` method, as error
+    messages name them."""
+    found = [f"{role} {getattr(c, 'name', type(c).__qualname__)!r} ({type(c).__module__})"
+             for role, c in components if callable(getattr(c, hook_name, None))]
+    return ", ".join(found) or "no component of the recipe"
 
 
 def _exp(x: float) -> float:
@@ -538,6 +548,18 @@ def _check_array(values, shape: tuple, what: str, owner: str, n_jobs: int = 1, *
         raise HookError(f"{owner} returned {what} containing NaN or infinite values")
 
 
+def _non_finite_message(values: np.ndarray, hypothesis: str, where: str) -> str:
+    """Which of a calibration's training values are NaN or infinite, for what, and where."""
+    flat = values.ravel()
+    bad = ~np.isfinite(flat)
+    i = int(np.argmax(bad))
+    return (
+        "boostkit_calibrate returned training contributions containing NaN or infinite values: "
+        f"{int(bad.sum())} of {flat.shape[0]} (the first at flat index {i}: {float(flat[i])!r}) "
+        f"for {hypothesis}, so a coefficient or a value overflowed ({where})"
+    )
+
+
 def _update_validation(validation: ValidationData, t: int, hypothesis, calibrated, state) -> None:
     """Add round t's change to the validation margins, as the model will predict it."""
     try:
@@ -560,18 +582,18 @@ def _update_validation(validation: ValidationData, t: int, hypothesis, calibrate
 def _validation_scores(hook, components, state) -> dict[str, float]:
     """The round's validation error and the scores of ``boostkit_validation_score``."""
     scores = {"validation_error": state.validation.error}
+    owner = f"(from {_implementers(components, 'boostkit_validation_score')})"
     for answer in _call(hook, "boostkit_validation_score", components, state=state):
         if not isinstance(answer, Mapping):
-            raise HookError(
-                f"boostkit_validation_score returned {answer!r}, expected a dict {{name: score}}"
-            )
+            raise HookError(f"boostkit_validation_score returned {answer!r}, expected a dict "
+                            f"{{name: score}} {owner}")
         for name, value in answer.items():
             if (not isinstance(name, str) or isinstance(value, bool)
                     or not isinstance(value, (int, float, np.integer, np.floating))
                     or math.isnan(value)):
                 raise HookError(
                     f"boostkit_validation_score returned {{{name!r}: {value!r}}}, expected a "
-                    "name and a number"
+                    f"name and a number {owner}"
                 )
             scores.setdefault(f"validation_{name}", float(value))  # the first answer wins
     return scores
@@ -588,14 +610,16 @@ def _best_round(hook, components, state, terms_after: list[int], backfits) -> in
         return None
     n_records = len(state.records)
     if isinstance(best, bool) or not isinstance(best, (int, np.integer)) or not 1 <= best <= n_records:
-        raise HookError(f"boostkit_best_round returned {best!r}, expected a round in 1..{n_records}")
+        raise HookError(f"boostkit_best_round returned {best!r}, expected a round in "
+                        f"1..{n_records} (from {_implementers(components, 'boostkit_best_round')})")
     n_terms = terms_after[best - 1]
     for t, j in backfits:
         if t > best and j < n_terms:
             raise HookError(
                 f"boostkit_best_round named round {best}, but round {t} re-fitted term {j + 1} "
                 f"afterwards, so the model after round {best} is not the first {n_terms} terms of "
-                "the final one (a back-fitting calibration does not provide 'running-margin')"
+                "the final one (a back-fitting calibration does not provide 'running-margin'); "
+                f"from {_implementers(components, 'boostkit_best_round')}"
             )
     return n_terms
 
@@ -646,8 +670,15 @@ def _check_distribution(weights: np.ndarray, shape: tuple, owner: str, n_jobs: i
 
 def _owner(components, role: str, hook_name: str) -> str:
     """``hook_name`` of the recipe's component in ``role``, as error messages name it."""
+    return f"{hook_name} of {_component(components, role)}"
+
+
+def _component(components, role: str) -> str:
+    """The recipe's component in ``role`` (and its wrappers), as error messages name it."""
     component = next(c for r, c in components if r == role)
-    return f"{hook_name} of {role} {component.name!r} ({type(component).__module__})"
+    wrappers = [repr(c.name) for r, c in components if r == f"{role}-wrapper"]
+    wrapped = f", wrapped by {', '.join(wrappers)}" if wrappers else ""
+    return f"{role} {component.name!r} ({type(component).__module__}){wrapped}"
 
 
 def _initial_weights(hook, components, data: TrainingData) -> np.ndarray:
@@ -655,14 +686,15 @@ def _initial_weights(hook, components, data: TrainingData) -> np.ndarray:
     answer = _call(hook, "boostkit_initial_weights", components, data=data)
     if answer is None:
         return data.initial_weights
+    owner = _implementers(components, "boostkit_initial_weights")
     if (not isinstance(answer, np.ndarray) or answer.dtype != np.float64
             or answer.shape != data.y.shape):
         raise HookError(
             f"boostkit_initial_weights returned {type(answer).__name__} "
             f"{getattr(answer, 'dtype', '')} of shape {getattr(answer, 'shape', None)}, "
-            f"expected a float64 array of shape {data.y.shape}"
+            f"expected a float64 array of shape {data.y.shape} (from {owner})"
         )
-    _check_distribution(answer, data.y.shape, "boostkit_initial_weights")
+    _check_distribution(answer, data.y.shape, f"boostkit_initial_weights of {owner}")
     return np.ascontiguousarray(answer)
 
 
@@ -675,6 +707,8 @@ def _run(pm, recipe, components, data: TrainingData, validation: ValidationData 
     check_data_requirements(recipe.name, components, data.X, get_registry().capabilities(),
                             data.features)
     reweighting = _owner(components, "reweighting", "boostkit_reweight")
+    proposal = _component(components, "proposal")
+    calibration = _component(components, "calibration")
     d1 = _initial_weights(hook, components, data)
     state = BoostState(
         data=data, weights=d1.copy(), margin=np.zeros(shape), initial_weights=d1,
@@ -699,23 +733,26 @@ def _run(pm, recipe, components, data: TrainingData, validation: ValidationData 
                 state.records[-1] = attrs.evolve(state.records[-1], stop_reason=stop_reason)
             break
         if not isinstance(candidate, Candidate):
-            raise HookError(f"boostkit_propose returned {type(candidate).__name__}, expected a boostkit.Candidate")
+            raise HookError(f"boostkit_propose returned {type(candidate).__name__}, expected a "
+                            f"boostkit.Candidate (round {t}, {proposal})")
         calibrated = _call(hook, "boostkit_calibrate", components, state=state, candidate=candidate)
         if not isinstance(calibrated, Calibrated):
-            raise HookError(f"boostkit_calibrate returned {type(calibrated).__name__}, expected a boostkit.Calibrated")
+            raise HookError(f"boostkit_calibrate returned {type(calibrated).__name__}, expected "
+                            f"a boostkit.Calibrated (round {t}, {calibration})")
         # The values' finiteness is counted in the pass that adds them to the margins (one pass
         # fewer); the fit stops there if any is not.
-        _check_array(calibrated.train_values, shape, "training contributions", "boostkit_calibrate",
-                     n_jobs, finite=calibrated.replaces is not None)
+        _check_array(calibrated.train_values, shape, "training contributions",
+                     f"boostkit_calibrate of {calibration} in round {t}", n_jobs,
+                     finite=calibrated.replaces is not None)
         change = calibrated.train_values
         if calibrated.replaces is not None:
             if not 0 <= calibrated.replaces < len(contributions):
                 raise HookError(
-                    f"boostkit_calibrate asked to replace term {calibrated.replaces}, but the model "
-                    f"has {len(contributions)} terms"
+                    f"boostkit_calibrate asked to replace term {calibrated.replaces}, but the "
+                    f"model has {len(contributions)} terms (round {t}, {calibration})"
                 )
-            _check_array(calibrated.removed_values, shape, "removed values", "boostkit_calibrate",
-                         n_jobs)
+            _check_array(calibrated.removed_values, shape, "removed values",
+                         f"boostkit_calibrate of {calibration} in round {t}", n_jobs)
             change = calibrated.train_values - calibrated.removed_values
         if row_threads(flat_margin.shape[0], n_jobs) > 1:  # blocks on threads: F_t, a new array
             new_margin, training_error, weighted_error, least_margin, finite = (
@@ -727,14 +764,16 @@ def _run(pm, recipe, components, data: TrainingData, validation: ValidationData 
             training_error, weighted_error, least_margin, finite = add_contribution(
                 flat_margin, change.ravel(), flat_y, flat_d1, state.weights.ravel())
         if not finite:
-            raise HookError("boostkit_calibrate returned training contributions containing NaN "
-                            "or infinite values")
+            raise HookError(_non_finite_message(
+                calibrated.train_values, describe_hypothesis(candidate.hypothesis, data.features),
+                f"round {t}, {calibration}"))
         state.least_margin = least_margin
         if validation is not None:
             _update_validation(validation, t, candidate.hypothesis, calibrated, state)
         weights = _call(hook, "boostkit_reweight", components, state=state)
         if not isinstance(weights, Weights):
-            raise HookError(f"boostkit_reweight returned {type(weights).__name__}, expected boostkit.Weights")
+            raise HookError(f"boostkit_reweight returned {type(weights).__name__}, expected "
+                            f"boostkit.Weights (round {t}, {reweighting})")
         _check_distribution(weights.weights, shape, reweighting, n_jobs)
         if weights.log_potential is not None and math.isnan(weights.log_potential):
             raise HookError(f"{reweighting} returned log_potential NaN, expected a number or None")
