@@ -31,6 +31,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import re
 import tempfile
 import warnings
 from pathlib import Path
@@ -41,7 +42,8 @@ import numpy as np
 import pytest
 
 from . import plugins
-from .components import ROUND_ROLES, Component
+from .capabilities import CELLS, TWO_CELLS
+from .components import ROUND_ROLES, Candidate, Component
 from .engine import WEIGHT_SUM_TOLERANCE, Booster
 from .errors import ModelFormatError, RecipeError
 from .model import _JSON_KEY as MODEL_KEY
@@ -191,17 +193,35 @@ class Refusal:
 
 @attrs.frozen
 class Failure:
-    """A broken invariant: ``check`` is ``"fit"``, ``"predictions"``, ``"save"``,
-    ``"load"`` or ``"refit"``; ``message`` says what went wrong and, for errors raised in a hook,
-    names the component that raised it."""
+    """A broken invariant: ``check`` is ``"fit"``, ``"cells"`` (the model's term for a round
+    differs on the training rows from what the fit added), ``"partition-loss"`` (a partition
+    loss that does not add up over cells), ``"predictions"``, ``"save"``, ``"load"`` or
+    ``"refit"``; ``message`` says what went wrong and names the component at fault where it can
+    be told, which ``culprit`` gives as ``"role 'name'"`` (``None`` when it cannot be told)."""
 
     recipe: str
     dataset: str
     check: str
     message: str
+    culprit: str | None = None
 
     def __str__(self) -> str:
         return f"{self.recipe} on {self.dataset}, {self.check}: {self.message}"
+
+
+#: Numbers in a failure's message, masked to group failures that differ only in them.
+_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
+
+
+def _grouped(failures: Sequence[Failure]) -> list[str]:
+    """One line per kind of failure: the first example, and how many more are like it (the
+    same check, culprit and message but for numbers)."""
+    groups: dict[tuple, list[Failure]] = {}
+    for failure in failures:
+        key = (failure.check, failure.culprit, _NUMBER.sub("#", failure.message))
+        groups.setdefault(key, []).append(failure)
+    return [f"  {group[0]}" + (f" [and {len(group) - 1} more like it]" if len(group) > 1 else "")
+            for group in groups.values()]
 
 
 @attrs.frozen
@@ -209,8 +229,10 @@ class ComponentReport:
     """What :func:`check_component` found for one component.
 
     ``tried`` are the recipes fitted (as recipe strings), ``refused`` the recipes refused before
-    fitting with the reason, ``failures`` the broken invariants. ``passed`` is True when nothing
-    failed and some recipe was tried.
+    fitting with the reason, ``failures`` the broken invariants that are the component's (or
+    that no other component can be blamed for), ``partner_failures`` those a failure names
+    another component of the recipe for (its ``culprit``): a broken component registered beside
+    it. ``passed`` is True when the component failed nothing and some recipe was tried.
     """
 
     component: str
@@ -218,6 +240,7 @@ class ComponentReport:
     tried: tuple[str, ...]
     refused: tuple[Refusal, ...]
     failures: tuple[Failure, ...]
+    partner_failures: tuple[Failure, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -229,7 +252,12 @@ class ComponentReport:
                  f"{len(self.failures)} failure(s)"]
         if not self.tried:
             lines.append("  no recipe the capability check accepts uses the component")
-        lines += [f"  {failure}" for failure in self.failures]
+        lines += _grouped(self.failures)
+        if self.partner_failures:
+            culprits = sorted({f.culprit for f in self.partner_failures})
+            lines.append(f"{len(self.partner_failures)} failure(s) of other components, not "
+                         f"{self.component}'s: {', '.join(culprits)}")
+            lines += _grouped(self.partner_failures)
         return "\n".join(lines)
 
 
@@ -269,17 +297,173 @@ def _rows(name: str, n_rows: int | None, encode: str) -> tuple[np.ndarray, np.nd
     return data.X[rows], data.y[rows]
 
 
-def _check_round(state, record) -> None:
-    """A fit callback: the distribution and the margins after each round are sound."""
-    weights, margin = state.weights, state.margin
-    if weights.dtype != np.float64:
-        raise AssertionError(f"round {record.round}: the weights are {weights.dtype}, not float64")
-    if not np.isfinite(weights).all() or weights.min() < 0.0:
-        raise AssertionError(f"round {record.round}: weights that are negative, NaN or infinite")
-    if not math.isclose(weights.sum(), 1.0, rel_tol=0.0, abs_tol=WEIGHT_SUM_TOLERANCE):
-        raise AssertionError(f"round {record.round}: the weights sum to {weights.sum()!r}, not 1")
-    if not np.isfinite(margin).all():
-        raise AssertionError(f"round {record.round}: NaN or infinite training margins")
+class _Broken(Exception):
+    """An invariant a fit callback found broken: ``check`` names it, ``culprit`` is the recipe
+    component at fault (``"role 'name'"``), or ``None`` when it cannot be told."""
+
+    def __init__(self, check: str, message: str, culprit: str | None = None):
+        super().__init__(message)
+        self.check, self.message, self.culprit = check, message, culprit
+
+
+#: Rounding the check of a round's term allows: the margins' change F_t - F_{t-1} is the term
+#: itself only up to the subtraction's rounding.
+TERM_TOLERANCE = 1e-9
+
+
+def _labelled(registry: Registry, spec: ComponentSpec) -> str:
+    return f"{registry.component(spec.name).role} {spec.name!r}"
+
+
+class _RoundCheck:
+    """A fit callback checking, after every round, what the engine does not: the weights are a
+    float64 distribution and the margins finite, the round's term (hypothesis and contribution)
+    evaluated on the training rows as a model evaluates it is what the fit added to the
+    margins, and (once per fit) the calibration's partition loss adds up over cells."""
+
+    def __init__(self, recipe: Recipe, registry: Registry):
+        self.recipe, self.registry = recipe, registry
+        self.previous: np.ndarray | None = None
+        self.terms: list = []  # (hypothesis, contribution) of the model so far
+
+    def __call__(self, state, record) -> None:
+        if state.round == 1:
+            self.previous = np.zeros_like(state.margin)
+            self._check_partition_loss(state)
+        self._check_distribution(state, record)
+        self._check_term(state, record)
+        self.previous = state.margin.copy()
+        self.terms = list(zip(state.hypotheses, state.contributions))
+
+    def _check_distribution(self, state, record) -> None:
+        weights, margin = state.weights, state.margin
+        reweighting = _labelled(self.registry, self.recipe.reweighting)
+
+        def broken(message):
+            return _Broken("fit", f"round {record.round}: {message}", reweighting)
+
+        if weights.dtype != np.float64:
+            raise broken(f"{reweighting} gave weights of dtype {weights.dtype}, not float64")
+        if not np.isfinite(weights).all() or weights.min() < 0.0:
+            raise broken(f"{reweighting} gave weights that are negative, NaN or infinite")
+        if not math.isclose(weights.sum(), 1.0, rel_tol=0.0, abs_tol=WEIGHT_SUM_TOLERANCE):
+            raise broken(f"{reweighting} gave weights summing to {weights.sum()!r}, not 1")
+        if not np.isfinite(margin).all():
+            raise _Broken("fit", f"round {record.round}: NaN or infinite training margins")
+
+    def _check_term(self, state, record) -> None:
+        """The model's term for this round, on the training rows, is the change the fit made to
+        the margins: prediction reproduces training (docs/plugins.md, "Cells")."""
+        X, previous = state.data.X, self.previous
+        replaces = record.extra.get("replaces")
+        index = len(state.contributions) - 1 if replaces is None else replaces
+        hypothesis, contribution = state.hypotheses[index], state.contributions[index]
+        try:
+            with np.errstate(all="ignore"):
+                term = contribution.values(Candidate(hypothesis, X), previous)
+                if replaces is not None:
+                    old_hypothesis, old_contribution = self.terms[replaces]
+                    term = term - old_contribution.values(Candidate(old_hypothesis, X), previous)
+        except Exception as exc:
+            raise _Broken("predictions", f"round {record.round}: evaluating the round's term on "
+                          f"the training rows raised {type(exc).__name__}: {exc}",
+                          self._proposal_of(hypothesis)) from exc
+        change = state.margin - previous
+        tolerance = TERM_TOLERANCE * (1.0 + np.abs(previous) + np.abs(term))
+        with np.errstate(invalid="ignore"):
+            wrong = ~(np.abs(np.asarray(term, dtype=np.float64) - change) <= tolerance)
+        if wrong.ndim == 2:
+            wrong = wrong.any(axis=1)
+        if not wrong.any():
+            return
+        rows = np.flatnonzero(wrong)
+        where = (f"round {record.round}: on {rows.size} of {wrong.size} training rows the model's "
+                 f"term differs from what the fit added to the margins (row {rows[0]})")
+        proposal, calibration = (self._proposal_of(hypothesis),
+                                 _labelled(self.registry, self.recipe.calibration))
+        moved = self._moved_cells(hypothesis, contribution, X, change, tolerance, rows)
+        if moved is not None:
+            trained, predicted = moved
+            raise _Broken("cells", (
+                f"{where}: hypothesis {hypothesis.name!r} of {proposal} puts row {rows[0]} in "
+                f"cell {predicted} at prediction but in cell {trained} in training; cells(X) must "
+                "reproduce the training cells of its Candidate bit for bit"), proposal)
+        if hypothesis.n_cells > 0 and contribution.cell_table(hypothesis) is not None:
+            raise _Broken("cells", (
+                f"{where}: contribution {contribution.name!r} of {calibration} gives values() "
+                "other than the training values its calibration returned; they must agree"),
+                calibration)
+        raise _Broken("cells", (
+            f"{where}: either hypothesis {hypothesis.name!r} of {proposal} breaks the rule that "
+            "cells(X) must reproduce the training cells (and scores(X) the training scores) of "
+            f"its Candidate bit for bit, or contribution {contribution.name!r} of {calibration} "
+            "gives values() other than its calibration's training values"), None)
+
+    @staticmethod
+    def _moved_cells(hypothesis, contribution, X, change, tolerance, rows):
+        """``(training cell, predicted cell)`` of the first wrong row when every wrong row took
+        the value of another cell of the contribution's per-cell table, else ``None``."""
+        if hypothesis.n_cells <= 0:
+            return None
+        table = contribution.cell_table(hypothesis)
+        if table is None:
+            return None
+        table = np.asarray(table, dtype=np.float64).reshape(hypothesis.n_cells, -1)
+        predicted = np.asarray(hypothesis.cells(X))[rows]
+        got = change[rows].reshape(rows.size, -1)
+        allowed = tolerance[rows].reshape(rows.size, -1)
+        fits = (np.abs(got[:, None, :] - table[None, :, :]) <= allowed[:, None, :]).all(axis=2)
+        if not fits.any(axis=1).all():
+            return None
+        return int(np.argmax(fits[0])), int(predicted[0])
+
+    def _proposal_of(self, hypothesis) -> str:
+        """The proposal (or proposal wrapper) of the recipe from the hypothesis' plugin."""
+        try:
+            source = self.registry.source_of(hypothesis.name)
+        except KeyError:
+            source = None
+        for spec in (self.recipe.proposal, *self.recipe.proposal_wrappers):
+            if self.registry.source_of(spec.name) == source:
+                return _labelled(self.registry, spec)
+        return _labelled(self.registry, self.recipe.proposal)
+
+    def _check_partition_loss(self, state) -> None:
+        """Where the proposal may give hypotheses of more than two cells (it provides
+        ``"cells"`` but not ``"two-cells"``: a tree), the calibration scores a partition by the
+        sum of its cells' losses (``boostkit_partition_loss``): trees rely on it."""
+        proposal = self.recipe.proposal
+        provides = self.registry.component(proposal.name).capabilities(**proposal.params).provides
+        if CELLS not in provides or TWO_CELLS in provides:
+            return
+        spec = self.recipe.calibration
+        ask = getattr(state.hook, "boostkit_partition_loss", None)
+        if ask is None:
+            return
+        n_columns = state.data.n_columns
+        shape = (4, 3) if n_columns == 1 else (4, 3, n_columns)
+        # Sums of a distribution over three cells, some of them empty (trees' leaves can be).
+        rng = np.random.default_rng(0)
+        wpos, wneg = rng.random(shape) * (rng.random(shape) > 0.2), rng.random(shape)
+        total = (wpos + wneg).sum(axis=tuple(range(1, len(shape))), keepdims=True)
+        wpos, wneg = wpos / total, wneg / total
+        whole = ask(wpos=wpos, wneg=wneg, n_columns=n_columns)
+        if whole is None:
+            return
+        cells = [ask(wpos=np.ascontiguousarray(wpos[:, j:j + 1]),
+                     wneg=np.ascontiguousarray(wneg[:, j:j + 1]), n_columns=n_columns)
+                 for j in range(3)]
+        summed = sum(np.asarray(cell, dtype=np.float64) for cell in cells)
+        whole = np.asarray(whole, dtype=np.float64)
+        if whole.shape != summed.shape or not np.allclose(whole, summed, rtol=1e-9, atol=1e-12):
+            calibration = _labelled(self.registry, spec)
+            raise _Broken("partition-loss", (
+                f"{calibration}'s partition loss does not add up over cells: on a partition "
+                f"into 3 cells it gave {float(whole.ravel()[0])!r}, and the sum of the 3 cells' losses "
+                f"is {float(summed.ravel()[0])!r}; a calibration combined with hypotheses of more than "
+                "two cells must score a partition by the sum of its cells' losses (trees rely "
+                "on it)"),
+                calibration)
 
 
 def _trace(model: BoostModel) -> list:
@@ -322,23 +506,32 @@ def _pickled_values(path: Path, owner: tuple[str, str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def _named_culprit(message: str, recipe: Recipe, registry: Registry,
+                   checked: str) -> str | None:
+    """The component of ``recipe`` an error message names (``"role 'name'"``), the checked one
+    first; ``None`` if it names none."""
+    named = [spec for _, _, spec in recipe.slots() if f"'{spec.name}'" in message]
+    named.sort(key=lambda spec: spec.name != checked)
+    return _labelled(registry, named[0]) if named else None
+
+
 def _check_recipe(recipe: Recipe, dataset: str, X, y, *, n_rounds: int, random_state: int,
-                  allow_pickle: bool, directory: Path,
-                  owner: tuple[str, str]) -> Refusal | Failure | None:
+                  allow_pickle: bool, directory: Path, owner: tuple[str, str],
+                  registry: Registry) -> Refusal | Failure | None:
     """Fit ``recipe`` on ``(X, y)`` and check every invariant; the first one broken, a refusal
     before fitting, or ``None``."""
     name = recipe.to_string()
 
     def fit() -> BoostModel:
         booster = Booster(recipe, n_rounds=n_rounds, random_state=random_state,
-                          callbacks=[_check_round])
+                          callbacks=[_RoundCheck(recipe, registry)])
         with warnings.catch_warnings():
             # Warnings are outcomes (a one-pass pool running out), not broken invariants.
             warnings.simplefilter("ignore")
             return booster.fit(X, y)
 
-    def failed(check: str, message: str) -> Failure:
-        return Failure(name, dataset, check, message)
+    def failed(check: str, message: str, culprit: str | None = None) -> Failure:
+        return Failure(name, dataset, check, message, culprit)
 
     try:
         model = fit()
@@ -349,7 +542,11 @@ def _check_recipe(recipe: Recipe, dataset: str, X, y, *, n_rounds: int, random_s
             return Refusal(name, dataset, message)
         return failed("fit", f"refused without naming a component: {message}")
     except Exception as exc:
-        return failed("fit", f"{type(exc).__name__}: {exc}")
+        broken = exc.__cause__
+        if isinstance(broken, _Broken):
+            return failed(broken.check, broken.message, broken.culprit)
+        message = f"{type(exc).__name__}: {exc}"
+        return failed("fit", message, _named_culprit(message, recipe, registry, owner[0]))
     with np.errstate(all="ignore"):
         margin = model.decision_function(X)
         proba = model.predict_proba(X)
@@ -406,6 +603,15 @@ def check_component(component, *, datasets: Sequence[str] = ("ionosphere", "brea
 
     * after every round (a fit callback): the weights are a float64 distribution (finite,
       non-negative, summing to 1) and the training margins are finite;
+    * after every round, the model's term for that round (its hypothesis and contribution, as
+      a fitted model evaluates them) gives on the training rows what the fit added to the
+      margins, up to rounding: a hypothesis whose ``cells(X)`` at prediction differ from the
+      cells its proposal reported in training is reported naming the proposal, the first row
+      and both cells;
+    * once per fit, when the proposal may give hypotheses of more than two cells (it provides
+      ``"cells"`` but not ``"two-cells"``: a tree): the calibration's partition loss
+      (``boostkit_partition_loss``) adds up over cells, the loss of a partition being the sum
+      of its cells' losses, on random class sums over three cells;
     * the decision function and probabilities on the training rows are finite;
     * the model saves and loads and the loaded model gives the same decision function, bit for
       bit. Without ``allow_pickle``, a value that is no JSON value or array (see "Saving
@@ -417,7 +623,11 @@ def check_component(component, *, datasets: Sequence[str] = ("ionosphere", "brea
       function).
 
     A recipe refused on a dataset before fitting (a data requirement, several classes for a
-    binary-only recipe) is a refusal, provided the message names one of its components.
+    binary-only recipe) is a refusal, provided the message names one of its components. A
+    failure that names another component of the recipe as the one at fault (an error raised in
+    its hook, its weights, its cells or its partition loss) goes to the report's
+    ``partner_failures``, not to ``failures``: a broken component registered beside yours does
+    not fail your check, and the report says which one it is.
 
     Parameters
     ----------
@@ -427,7 +637,8 @@ def check_component(component, *, datasets: Sequence[str] = ("ionosphere", "brea
     datasets:
         Names for :func:`boostkit.datasets.load`, loaded with ``encode`` and ``dropna=True``.
     raise_on_failure:
-        Raise an ``AssertionError`` listing every failure (the report's text) if any.
+        Raise an ``AssertionError`` with the report's text (failures grouped: the first of
+        each kind, and how many more are like it) if the component failed anything.
 
     Returns
     -------
@@ -449,17 +660,20 @@ def check_component(component, *, datasets: Sequence[str] = ("ionosphere", "brea
             for recipe in recipes:
                 outcome = _check_recipe(recipe, dataset, X, y, n_rounds=n_rounds,
                                         random_state=random_state, allow_pickle=allow_pickle,
-                                        directory=Path(directory), owner=owner)
+                                        directory=Path(directory), owner=owner,
+                                        registry=registry)
                 if isinstance(outcome, Refusal):
                     refused.append(outcome)
                 elif outcome is not None:
                     failures.append(outcome)
+    mine = f"{cls.role} {spec.name!r}"
     report = ComponentReport(
         component=f"{cls.role} {spec.to_string()!r}",
         datasets=tuple(datasets),
         tried=tuple(recipe.to_string() for recipe in recipes),
         refused=tuple(refused),
-        failures=tuple(failures),
+        failures=tuple(f for f in failures if f.culprit in (None, mine)),
+        partner_failures=tuple(f for f in failures if f.culprit not in (None, mine)),
     )
     if raise_on_failure and not report.passed:
         raise AssertionError(str(report))

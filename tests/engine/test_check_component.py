@@ -196,3 +196,161 @@ def test_a_partner_from_another_plugin_that_needs_pickle_is_not_the_components_f
                              max_recipes=None)
     assert any("proposal=sklearn-estimator " in recipe for recipe in report.tried)
     assert report.passed, str(report)
+
+
+# -- the four planted bugs: each caught, naming the component and the rule it breaks ----------
+
+
+@attrs.frozen
+class ShiftedCut(boostkit.WeakHypothesis):
+    """+1 where x[feature] > threshold, else -1, with a score per cell."""
+
+    name = "checked-shifted-cut"
+    n_cells = 2
+    feature: int = boostkit.feature_field(converter=int)
+    threshold: float = attrs.field(converter=float)
+
+    def cells(self, X):
+        return (X[:, self.feature] > self.threshold).astype(np.intp)
+
+    def scores(self, X):
+        return np.where(self.cells(X) == 1, 1.0, -1.0)
+
+    def cell_score_table(self):
+        return np.array([-1.0, 1.0])
+
+
+@attrs.define
+class ShiftedCuts(boostkit.Proposal):
+    """Reports the cells of a cut above one value of a feature, but stores the cut one value
+    lower: the rows holding that value change side at prediction (a bin's lower edge kept for
+    its upper one)."""
+
+    name = "checked-shifted-cuts"
+    provides = CUT_PROVIDES
+
+    @boostkit.hookimpl
+    def boostkit_propose(self, state):
+        X = state.data.X
+        feature = next(j for j in np.argsort(state.rng.random(X.shape[1]))
+                       if np.unique(X[:, j]).size >= 3)
+        values = np.unique(X[:, feature])
+        cut = values.size // 2
+        cells = (X[:, feature] > values[cut]).astype(np.intp)
+        hypothesis = ShiftedCut(feature, values[cut - 1])
+        return boostkit.Candidate(hypothesis, cells=cells, scores=np.where(cells == 1, 1.0, -1.0))
+
+
+def _sign_alpha(state, h):
+    eps = float(state.weights[h != state.data.y].sum())
+    alpha = 0.5 * np.log((1.0 - eps + 1e-10) / (eps + 1e-10))
+    return boostkit.Calibrated(boostkit.LinearContribution(alpha), alpha * h, (alpha,))
+
+
+@attrs.define
+class WorstCellError(boostkit.Calibration):
+    """Discrete AdaBoost's alpha, but a partition scored by its worst cell's error: not a sum
+    over cells, so a tree's split would not lower the tree's loss."""
+
+    name = "checked-worst-cell"
+    needs = frozenset({"sign-scores"})
+
+    @boostkit.hookimpl
+    def boostkit_partition_loss(self, wpos, wneg):
+        return np.minimum(wpos, wneg).max(axis=-1)
+
+    @boostkit.hookimpl
+    def boostkit_calibrate(self, state, candidate):
+        return _sign_alpha(state, candidate.scores)
+
+
+PLANTED = {
+    # kind: (components to register, the component checked, the check, the rule's words)
+    "unnormalised weights": ((UnnormalisedWeights,), "reweighting 'checked-unnormalised'", "fit",
+                             "summing to"),
+    "unseeded proposal": ((UnseededCuts,), "proposal 'checked-unseeded-cuts'", "refit",
+                          "draw every random number from state.rng"),
+    "cells that move at prediction": ((ShiftedCuts, ShiftedCut), "proposal 'checked-shifted-cuts'",
+                                      "cells", "cells(X) must reproduce the training cells"),
+    "a partition loss not additive over cells": (
+        (WorstCellError,), "calibration 'checked-worst-cell'", "partition-loss",
+        "must score a partition by the sum of its cells' losses"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(PLANTED))
+def test_each_planted_bug_is_caught_naming_the_component_and_the_rule(register, kind):
+    components, checked, check, rule = PLANTED[kind]
+    register(*components)
+    name = checked.split("'")[1]
+    report = check_component(name, **QUICK)
+    assert not report.passed and report.failures, str(report)
+    assert report.component == checked
+    assert {f.check for f in report.failures} == {check}, str(report)
+    for failure in report.failures:
+        assert rule in failure.message, failure
+        # The message names the component, except a refit's: the recipe, which holds it, does.
+        assert checked in failure.message or (check == "refit" and f"={name}" in failure.recipe)
+    with pytest.raises(AssertionError, match=rule.replace("(", r"\(").replace(")", r"\)")):
+        check_component(name, raise_on_failure=True, **QUICK)
+
+
+def test_cells_that_move_are_reported_with_the_row_and_both_cells(register):
+    register(ShiftedCuts, ShiftedCut)
+    report = check_component("checked-shifted-cuts", **QUICK)
+    failure = report.failures[0]
+    assert failure.culprit == "proposal 'checked-shifted-cuts'"
+    assert "round 1:" in failure.message and "of 80 training rows" in failure.message
+    assert "at prediction but in cell 0 in training" in failure.message
+
+
+def test_the_models_predictions_really_differ_from_the_training_records(register):
+    """What the check guards against: the records' training error is not the model's."""
+    register(ShiftedCuts, ShiftedCut)
+    from boostkit.datasets import load
+
+    data = load("ionosphere", dropna=True)
+    model = boostkit.Booster(proposal="checked-shifted-cuts", calibration="domain-partition",
+                             reweighting="exponential", n_rounds=10).fit(data.X, data.y)
+    assert np.mean(model.predict(data.X) != data.y) != model.records[-1].training_error
+
+
+@attrs.define
+class RaisingCalibration(boostkit.Calibration):
+    """A broken calibration of another plugin, registered beside the component checked."""
+
+    name = "checked-raising"
+    needs = frozenset({"sign-scores"})
+
+    @boostkit.hookimpl
+    def boostkit_partition_loss(self, wpos, wneg):
+        return boostkit.criteria.weighted_error(wpos, wneg)
+
+    @boostkit.hookimpl
+    def boostkit_calibrate(self, state, candidate):
+        raise ValueError("broken on purpose")
+
+
+def test_a_broken_partner_is_named_and_does_not_fail_the_component(register):
+    register(RaisingCalibration)
+    register(UnnormalisedWeights)
+    report = check_component("checked-random-cuts", **QUICK)
+    assert report.passed, str(report)
+    culprits = {f.culprit for f in report.partner_failures}
+    assert culprits == {"calibration 'checked-raising'", "reweighting 'checked-unnormalised'"}
+    text = str(report)
+    assert ("failure(s) of other components, not proposal 'checked-random-cuts''s: "
+            "calibration 'checked-raising', reweighting 'checked-unnormalised'") in text
+    assert "boostkit_calibrate failed in component 'checked-raising'" in text
+
+
+def test_the_report_groups_failures_alike_in_one_line_with_a_count(register):
+    register(UnnormalisedWeights)
+    report = check_component("checked-unnormalised", datasets=("ionosphere",), n_rows=80,
+                             n_rounds=3, max_recipes=12)
+    assert len(report.failures) >= 10
+    lines = str(report).splitlines()[1:]
+    assert len(lines) < len(report.failures) / 3, str(report)
+    counted = sum(1 + int(line.rsplit("[and ", 1)[1].split()[0]) if "more like it]" in line else 1
+                  for line in lines)
+    assert counted == len(report.failures)
