@@ -1441,6 +1441,10 @@ def _algorithm_names(text: str | None, recipes: Sequence[str] = ()) -> list[str]
     if not names:
         raise UsageError("--algorithms is empty; give names separated by commas")
     unknown = [name for name in names if name not in known]
+    if unknown and not known:  # an empty list would say nothing: why, and how to load some
+        from .plugins import no_algorithms_message
+
+        raise UsageError(f"unknown algorithm(s) {', '.join(unknown)}: {no_algorithms_message()}")
     if unknown:
         raise UsageError(
             f"unknown algorithm(s) {', '.join(unknown)}; registered: {', '.join(known)} "

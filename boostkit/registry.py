@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import attrs
 
@@ -369,6 +369,9 @@ class Registry:
         self._algorithms: dict[str, tuple[Recipe, str]] = {}
         self._capabilities: dict[str, tuple[Capability, str]] = {}
         self.source = "<in-process>"  # set by the plugin manager around each plugin's hook
+        #: ``fn(name, message)`` called for an algorithm name another source registered first,
+        #: which is then left out; ``None`` (the default) refuses it with a RegistryError.
+        self.on_algorithm_clash: Callable[[str, str], None] | None = None
 
     # -- registration -------------------------------------------------------------------------
     def add_component(self, cls: type[Component]) -> None:
@@ -433,7 +436,12 @@ class Registry:
 
     def add_algorithm(self, recipe: Recipe) -> None:
         """Register a named recipe after checking its components exist, fit their roles and
-        provide each other what they need."""
+        provide each other what they need.
+
+        A name already taken is refused with a :class:`~boostkit.errors.RegistryError` naming
+        both sources, unless ``on_algorithm_clash`` is set and another source took it: the
+        recipe is then left out and ``on_algorithm_clash(name, message)`` told (plugin
+        discovery warns, and keeps the rest of the plugin)."""
         if not isinstance(recipe, Recipe):
             raise RegistryError(
                 f"{self.source}: add_algorithm expects a boostkit.Recipe, got {recipe!r}"
@@ -441,10 +449,14 @@ class Registry:
         if not NAME_PATTERN.match(recipe.name):
             raise RegistryError(f"{self.source}: algorithm name {recipe.name!r} is invalid")
         if recipe.name in self._algorithms:
-            raise RegistryError(
-                f"algorithm name {recipe.name!r} registered twice: by "
-                f"{self._algorithms[recipe.name][1]} and by {self.source}"
-            )
+            first = self._algorithms[recipe.name][1]
+            message = (f"algorithm name {recipe.name!r} registered twice: by {first} and by "
+                       f"{self.source}")
+            if self.on_algorithm_clash is None or first == self.source:
+                raise RegistryError(message)
+            # Another plugin took the name first: this recipe alone is left out.
+            self.on_algorithm_clash(recipe.name, message)
+            return
         self.instantiate(recipe)
         self._algorithms[recipe.name] = (recipe, self.source)
 
@@ -469,6 +481,11 @@ class Registry:
         try:
             return self._algorithms[name][0]
         except KeyError:
+            if not self._algorithms:  # nothing to choose from: say why, and how to load some
+                from .plugins import no_algorithms_message
+
+                raise RecipeError(
+                    f"unknown algorithm {name!r}: {no_algorithms_message()}") from None
             raise RecipeError(
                 f"unknown algorithm {name!r}; registered: {', '.join(sorted(self._algorithms))}"
             ) from None

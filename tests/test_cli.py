@@ -425,6 +425,23 @@ def test_compare_user_errors_exit_2_with_a_message(capsys, tmp_path, small_csv, 
     assert not (tmp_path / "o").exists()
 
 
+def test_unknown_algorithm_with_autoload_off_says_autoload_is_off_and_how_to_load(
+        capsys, monkeypatch, fresh_plugins, tmp_path):
+    monkeypatch.setenv("BOOSTKIT_DISABLE_PLUGIN_AUTOLOAD", "1")
+    status, _, err = run(capsys, "compare", "--algorithms", "adaboost", "--no-progress",
+                         "--output", str(tmp_path / "o"))
+    assert status == 2
+    assert "unknown algorithm(s) adaboost" in err
+    assert "registered: ," not in err and not err.rstrip().endswith("registered:")
+    assert "autoload is off" in err and "BOOSTKIT_PLUGINS" in err
+    with pytest.raises(boostkit.RecipeError) as caught:
+        boostkit.Booster("adaboost").fit(np.zeros((4, 1)), [0, 1, 0, 1])
+    message = str(caught.value)
+    assert "unknown algorithm 'adaboost'" in message
+    assert "autoload is off" in message and "BOOSTKIT_PLUGINS" in message
+    assert "installed: adaboost" in message
+
+
 def test_bad_option_values_are_usage_errors(capsys):
     status, _, err = run(capsys, "compare", "--folds", "1")
     assert status == 2
