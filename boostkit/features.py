@@ -16,14 +16,16 @@ through: sparse data are numeric and unnamed), a pandas DataFrame, a dataframe w
 
 from __future__ import annotations
 
+import numbers
+import warnings
 from typing import Any, Sequence
 
 import attrs
 import numpy as np
 
-from .errors import DataError
+from .errors import DataError, DataWarning, ModelFormatError
 
-__all__ = ["FeatureSchema", "feature_label", "CATEGORICAL_FROM_DTYPE"]
+__all__ = ["FeatureSchema", "feature_label", "is_table", "CATEGORICAL_FROM_DTYPE"]
 
 #: ``categorical_features`` default: a DataFrame's ``category``, string and object columns are
 #: categorical, every other column (and every column of an array) numeric.
@@ -46,88 +48,151 @@ def _is_dataframe(X) -> bool:
     return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
 
 
+def is_table(X) -> bool:
+    """Whether ``X`` is read as a table, by column and name (a pandas DataFrame, a dataframe
+    with ``to_pandas()`` such as polars or a ``pyarrow.Table``, or one with the dataframe
+    interchange protocol), rather than as an array; a table is to reach
+    :meth:`FeatureSchema.learn` and :meth:`FeatureSchema.transform` as it is."""
+    if _is_dataframe(X):
+        return True
+    if isinstance(X, np.ndarray) or is_sparse(X):
+        return False
+    return hasattr(X, "to_pandas") and hasattr(X, "columns") or hasattr(X, "__dataframe__")
+
+
 def _as_dataframe(X):
     """A pandas DataFrame of ``X`` when it is one, converts to one (``to_pandas()``: polars,
     pyarrow), or speaks the dataframe interchange protocol; else None."""
+    if not is_table(X):
+        return None
     if _is_dataframe(X):
         return X
-    if isinstance(X, np.ndarray) or is_sparse(X):
-        return None
     if hasattr(X, "to_pandas") and hasattr(X, "columns"):
         return X.to_pandas()
-    if hasattr(X, "__dataframe__"):
-        try:
-            import pandas as pd
-        except ImportError:
-            raise DataError(
-                f"X is a {type(X).__name__} dataframe; reading it needs pandas "
-                "(pip install 'boostkit[pandas]'), or pass X.to_numpy()"
-            ) from None
-        return pd.api.interchange.from_dataframe(X)
-    return None
-
-
-def _category_array(values: np.ndarray) -> np.ndarray:
-    """The sorted distinct non-missing values of one categorical column, as a saveable array
-    (numbers stay numbers; anything else becomes strings)."""
-    present = values[~_missing_mask(values)]
     try:
-        numeric = present.astype(np.float64)
-    except (TypeError, ValueError):
-        numeric = None
-    if numeric is not None and present.dtype.kind in "biuf":
-        return np.unique(numeric)
-    return np.unique(present.astype(str))
+        import pandas as pd
+    except ImportError:
+        raise DataError(
+            f"X is a {type(X).__name__} dataframe; reading it needs pandas "
+            "(pip install 'boostkit[pandas]'), or pass X.to_numpy()"
+        ) from None
+    return pd.api.interchange.from_dataframe(X)
+
+
+def _category_array(values: np.ndarray, column: str, name: str) -> np.ndarray | None:
+    """The sorted distinct non-missing values of one categorical column, as a saveable array of
+    their type: numbers (float64, so that 2 and 2.0 are one category) or text; ``None`` when the
+    column has no value."""
+    present = values[~_missing_mask(values)]
+    kind = _value_kind(present, column, name)
+    if kind is None:
+        return None
+    return np.unique(present.astype(np.float64 if kind == _NUMBERS else str))
+
+
+_NUMBERS, _TEXT = "numbers", "text"
+
+
+def _shown(value) -> str:
+    return repr(value.item() if isinstance(value, np.generic) else value)
+
+
+def _value_kind(present: np.ndarray, column: str, name: str) -> str | None:
+    """Whether a categorical column's non-missing values are numbers or text (``None``: no
+    value). A column holding both is refused rather than merged by their text (1 and '1'), as
+    scikit-learn's encoders do; so is anything else (dates, tuples...), which has no saveable
+    value to match by."""
+    if present.shape[0] == 0:
+        return None
+    if present.dtype.kind in "biuf":
+        return _NUMBERS
+    if present.dtype.kind in "US":
+        return _TEXT
+    if present.dtype.kind == "c":
+        raise DataError(f"{name} column {column} has complex values; boosting needs real features")
+    kinds = {t: _NUMBERS if issubclass(t, (numbers.Real, np.bool_)) else
+             _TEXT if issubclass(t, str) else None for t in set(map(type, present))}
+    if None in kinds.values():
+        example = next(v for v in present if kinds[type(v)] is None)
+        if isinstance(example, numbers.Complex):
+            raise DataError(f"{name} column {column} has complex values; boosting needs real "
+                            "features")
+        raise DataError(
+            f"{name} column {column} holds {type(example).__name__} values (e.g. "
+            f"{_shown(example)}); a categorical column holds numbers or text: convert them (dates "
+            "and durations to numbers)"
+        )
+    if len(set(kinds.values())) > 1:
+        number = next(v for v in present if kinds[type(v)] == _NUMBERS)
+        text = next(v for v in present if kinds[type(v)] == _TEXT)
+        raise DataError(
+            f"{name} column {column} mixes numbers and text (e.g. {_shown(number)} and "
+            f"{_shown(text)}); a categorical column's values must be all numbers or all text, "
+            "so that each is matched by its value: convert it, e.g. X[column].astype(str)"
+        )
+    return next(iter(kinds.values()))
 
 
 def _missing_mask(values: np.ndarray) -> np.ndarray:
     """Where a column (of any dtype) is missing: NaN, None or pandas' NA."""
     if values.dtype.kind == "f":
         return np.isnan(values)
-    if values.dtype.kind in "biu":
+    if values.dtype.kind in "biuUS":
         return np.zeros(values.shape, dtype=bool)
     out = np.empty(values.shape, dtype=bool)
     for i, v in enumerate(values):
-        out[i] = v is None or (isinstance(v, float) and v != v) or type(v).__name__ in (
-            "NAType", "NaTType")
+        out[i] = v is None or (isinstance(v, (float, np.floating)) and v != v) or type(
+            v).__name__ in ("NAType", "NaTType")
     return out
 
 
-def _encode_categories(values: np.ndarray, categories: np.ndarray, column: str,
-                       name: str) -> np.ndarray:
-    """Category index of every value (float), NaN where missing or not among ``categories``.
+def _preview(categories: np.ndarray) -> str:
+    shown = ", ".join(_shown(v) for v in categories[:3])
+    return shown + (", ..." if categories.shape[0] > 3 else "")
 
-    Categories that are strings met with numbers: the numbers are category indices already
-    (``X`` encoded with this schema, as :func:`boostkit.datasets.load` gives it); each must be
-    an integer in ``[0, K)`` or NaN.
+
+def _encode_categories(values: np.ndarray, categories: np.ndarray, column: str, name: str,
+                       indices: bool) -> tuple[np.ndarray, int, Any]:
+    """Category index of every value (float), NaN where missing or not among ``categories``;
+    with the number of values not among them and one of those.
+
+    Values are matched by value and type: a number is never a text category nor the reverse.
+    ``indices``: ``X`` is an array, whose numbers under text categories are category indices
+    already (``X`` encoded with this schema, as :func:`boostkit.datasets.load` gives it); each
+    must be an integer in ``[0, K)`` or NaN. A table's numbers are always values.
     """
-    if categories.dtype.kind == "U" and values.dtype.kind in "biuf":
-        codes = values.astype(np.float64)
-        present = codes[~np.isnan(codes)]
-        bad = (present < 0) | (present >= categories.shape[0]) | (present != np.floor(present))
+    missing = _missing_mask(values)
+    present = values[~missing]
+    out = np.full(values.shape, np.nan)
+    kind = _value_kind(present, column, name)
+    text = categories.dtype.kind == "U"
+    if kind is None:
+        return out, 0, None
+    if text and kind == _NUMBERS and indices:
+        codes = present.astype(np.float64)
+        bad = (codes < 0) | (codes >= categories.shape[0]) | (codes != np.floor(codes))
         if bad.any():
             raise DataError(
-                f"{name} column {column} holds the number {present[bad][0]:g}, but the column is "
+                f"{name} column {column} holds the number {codes[bad][0]:g}, but the column is "
                 f"categorical with {categories.shape[0]} categories: numbers there are category "
                 f"indices in [0, {categories.shape[0]}) (or pass the category values themselves)"
             )
-        return codes
-    missing = _missing_mask(values)
-    out = np.full(values.shape, np.nan)
-    present = values[~missing]
-    if categories.dtype.kind == "f":
-        try:
-            keys = present.astype(np.float64)
-        except (TypeError, ValueError):
-            keys = None
-    else:
-        keys = present.astype(str)
-    if keys is None or categories.shape[0] == 0:
-        return out
+        out[~missing] = codes
+        return out, 0, None
+    if text != (kind == _TEXT):
+        raise DataError(
+            f"{name} column {column} holds {kind} (e.g. {_shown(present[0])}), but the model was "
+            f"fitted with {'text' if text else 'number'} categories there "
+            f"({_preview(categories)}); "
+            "a category is matched by its value and type: pass the values as at fit"
+            + (", e.g. X[column].astype(str)" if text else "")
+        )
+    keys = present.astype(str if text else np.float64)
     at = np.searchsorted(categories, keys).clip(0, categories.shape[0] - 1)
     known = categories[at] == keys
     out[~missing] = np.where(known, at.astype(np.float64), np.nan)
-    return out
+    unseen = int((~known).sum())
+    return out, unseen, present[np.argmin(known)] if unseen else None
 
 
 def _numeric_column(values: np.ndarray, column: str, name: str) -> np.ndarray:
@@ -288,22 +353,21 @@ class FeatureSchema:
         declared = _check_categorical_spec(categorical_features, len(names), names)
         columns, from_dtype = [], []
         for j in range(len(names)):
-            series = frame.iloc[:, j]
-            kind = _dtype_kind(series)
-            from_dtype.append(kind == "category")
-            columns.append(_series_values(series, kind))
+            values, categorical = _table_column(frame.iloc[:, j], _column_name(names, j), name)
+            from_dtype.append(categorical)
+            columns.append(values)
         mask = np.array(from_dtype, dtype=bool) if declared is None else declared
-        return cls._from_columns(columns, names, mask, name)
+        return cls._from_columns(columns, names, mask, name, len(frame))
 
     @classmethod
-    def _from_columns(cls, columns, names, mask, name):
+    def _from_columns(cls, columns, names, mask, name, n_rows=None):
         categories = []
         for j, values in enumerate(columns):
-            found = _category_array(values) if mask[j] else None
             # A categorical column with no value at all stays numeric (all NaN): nothing to bin.
-            categories.append(found if found is not None and found.shape[0] else None)
+            categories.append(_category_array(values, _column_name(names, j), name)
+                              if mask[j] else None)
         schema = cls(len(columns), names, tuple(categories))
-        return schema, schema._matrix(columns, name)
+        return schema, schema._matrix(columns, name, n_rows, table=names is not None)
 
     @classmethod
     def union(cls, schemas) -> FeatureSchema:
@@ -318,7 +382,10 @@ class FeatureSchema:
         categories = []
         for j in range(first.n_features):
             seen = [s.categories[j] for s in schemas if s.categories[j] is not None]
-            categories.append(_category_array(np.concatenate(seen)) if seen else None)
+            if len({c.dtype.kind for c in seen}) > 1:
+                raise DataError(f"column {first.column(j)} holds numbers in some parts and text "
+                                "in others; a categorical column's values must be of one type")
+            categories.append(np.unique(np.concatenate(seen)) if seen else None)
         return cls(first.n_features, first.names, tuple(categories))
 
     def transform(self, X, *, name: str = "X", encoded: bool = False):
@@ -338,19 +405,22 @@ class FeatureSchema:
             arr = np.asarray(X)
             if arr.ndim != 2 or arr.shape[1] != self.n_features:
                 return X  # check_features names the shape or the number of columns
-            return self._matrix([arr[:, j] for j in range(arr.shape[1])], name)
+            return self._matrix([arr[:, j] for j in range(arr.shape[1])], name, arr.shape[0],
+                                table=False)
         given = tuple(str(c) for c in frame.columns)
-        if self.names is not None and given != self.names:
+        if self.names is None:
+            # scikit-learn's rule: columns are read by position, which their names may contradict.
+            warnings.warn(f"{name} has feature names, but the model was fitted without feature "
+                          "names; its columns are read by position", DataWarning, stacklevel=3)
+        elif given != self.names:
             self._check_columns(given, name)
         if len(given) != self.n_features:
             raise DataError(
                 f"{name} has {len(given)} columns, but the model was fitted with {self.n_features}"
             )
-        columns = []
-        for j in range(self.n_features):
-            series = frame.iloc[:, j]
-            columns.append(_series_values(series, _dtype_kind(series)))
-        return self._matrix(columns, name)
+        columns = [_table_column(frame.iloc[:, j], _column_name(self.names, j), name)[0]
+                   for j in range(self.n_features)]
+        return self._matrix(columns, name, len(frame), table=True, warn_unseen=True)
 
     def _check_encoded(self, X, name: str):
         try:
@@ -360,6 +430,16 @@ class FeatureSchema:
         if arr.ndim != 2 or arr.shape[1] != self.n_features:
             return X
         for j in np.flatnonzero(self.categorical):
+            if self.categories[j].dtype.kind != "U":
+                # An array's numbers under number categories are values (prediction reads them
+                # so): indices there would be read as other categories.
+                raise DataError(
+                    f"features= says {name} holds category indices, but column "
+                    f"{_column_name(self.names, j)} has number categories "
+                    f"({_preview(self.categories[j])}), whose indices an array cannot tell from "
+                    "its values at prediction: fit on the table itself, or on the values with "
+                    "categorical_features"
+                )
             codes = arr[:, j][~np.isnan(arr[:, j])]
             k = self.categories[j].shape[0]
             bad = (codes < 0) | (codes >= k) | (codes != np.floor(codes))
@@ -389,14 +469,25 @@ class FeatureSchema:
             f"expected {self.names[j]!r}; reorder them with X[model_feature_names]"
         )
 
-    def _matrix(self, columns, name: str) -> np.ndarray:
-        out = np.empty((columns[0].shape[0] if columns else 0, len(columns)))
+    def _matrix(self, columns, name: str, n_rows: int | None, *, table: bool,
+                warn_unseen: bool = False) -> np.ndarray:
+        """The float64 matrix of ``columns`` (numpy arrays of a table's or an array's columns);
+        ``table``: numbers in a text-category column are values, not category indices."""
+        out = np.empty((columns[0].shape[0] if columns else n_rows or 0, len(columns)))
+        unseen = []
         for j, values in enumerate(columns):
+            column = _column_name(self.names, j)
             if self.categories[j] is None:
-                out[:, j] = _numeric_column(values, _column_name(self.names, j), name)
-            else:
-                out[:, j] = _encode_categories(values, self.categories[j],
-                                               _column_name(self.names, j), name)
+                out[:, j] = _numeric_column(values, column, name)
+                continue
+            out[:, j], count, example = _encode_categories(values, self.categories[j], column,
+                                                           name, indices=not table)
+            if count:
+                unseen.append(f"{name} column {column}: {count} row{'s' if count > 1 else ''} "
+                              f"hold a category not seen in training (e.g. {_shown(example)})")
+        if unseen and warn_unseen:
+            warnings.warn("; ".join(unseen) + "; they are read as missing values", DataWarning,
+                          stacklevel=4)
         return out
 
     # -- the model file ---------------------------------------------------------------------
@@ -410,20 +501,40 @@ class FeatureSchema:
 
     @classmethod
     def from_state(cls, state, arrays, n_features: int) -> FeatureSchema:
-        """Rebuild a saved schema, checking it as untrusted input (``ValueError`` if bad)."""
+        """Rebuild a saved schema, checking it as untrusted input: a
+        :class:`boostkit.ModelFormatError` naming the feature unless it is what a fit gives
+        (unique names; categories sorted, distinct, not NaN, at most ``MAX_BINS`` of them), so
+        that no category is silently read as another."""
+        from .data import MAX_BINS  # data imports this module
+
         if not isinstance(state, dict) or set(state) != {"names", "arrays"}:
-            raise ValueError("the 'features' entry is not a feature schema")
+            raise ModelFormatError("the 'features' entry is not a feature schema")
         names, named = state["names"], state["arrays"]
         if names is not None and (not isinstance(names, list) or len(names) != n_features
                                   or not all(isinstance(n, str) for n in names)):
-            raise ValueError(f"the feature names are not {n_features} strings")
+            raise ModelFormatError(f"the feature names are not {n_features} strings")
+        if names is not None and len(set(names)) != n_features:
+            dup = next(n for n in names if names.count(n) > 1)
+            raise ModelFormatError(f"the feature name {dup!r} is given twice")
         categories: list[np.ndarray | None] = [None] * n_features
         for j, key in named.items():
             if not (j.isdigit() and int(j) < n_features and isinstance(key, str)):
-                raise ValueError(f"categories of a column {j!r} the model does not have")
-            values = arrays[key]
+                raise ModelFormatError(f"categories of a column {j!r} the model does not have")
+            values, feature = arrays[key], f"feature {_column_name(names, int(j))}"
             if values.ndim != 1 or values.shape[0] == 0 or values.dtype.kind not in "fU":
-                raise ValueError(f"column {j}'s categories are not a 1-D array of numbers or text")
+                raise ModelFormatError(
+                    f"{feature}: its categories are not a 1-D array of numbers or text")
+            if values.dtype.kind == "f" and np.isnan(values).any():
+                raise ModelFormatError(f"{feature}: a category is NaN (a missing value)")
+            if values.shape[0] > MAX_BINS:
+                raise ModelFormatError(f"{feature} has {values.shape[0]} categories, more than "
+                                       f"{MAX_BINS} (one bin each)")
+            repeated = values[1:] == values[:-1]
+            if repeated.any():
+                raise ModelFormatError(f"{feature}: the category "
+                                       f"{_shown(values[1:][repeated][0])} is given more than once")
+            if not (values[1:] > values[:-1]).all():
+                raise ModelFormatError(f"{feature}: the categories are not sorted")
             categories[int(j)] = values
         return cls(n_features, None if names is None else tuple(names), tuple(categories))
 
@@ -432,23 +543,23 @@ def _column_name(names, j: int) -> str:
     return f"{j} ({names[j]!r})" if names is not None else str(j)
 
 
-def _dtype_kind(series) -> str:
-    """``"category"`` (pandas category, string or object), ``"bool"`` or ``"numeric"``."""
+def _table_column(series, column: str, name: str) -> tuple[np.ndarray, bool]:
+    """A table column's values as numpy (float with NaN for numeric and boolean columns, objects
+    for the others, missing as None/NaN/NA), and whether its dtype makes it categorical
+    (pandas category, string or object). Dates, durations and complex numbers are refused: as
+    categories every later date would be unseen, and boosting splits real numbers."""
     dtype = series.dtype
-    if str(dtype) == "category":
-        return "category"
     kind = getattr(dtype, "kind", "O")
-    if kind == "b" or str(dtype) == "boolean":
-        return "bool"
-    if kind in "iuf" or str(dtype) in ("Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16",
-                                       "UInt32", "UInt64", "Float32", "Float64"):
-        return "numeric"
-    return "category"
-
-
-def _series_values(series, kind: str) -> np.ndarray:
-    """A column's values as numpy: float with NaN for numeric and boolean columns, objects for
-    categorical ones (missing as None/NaN)."""
-    if kind == "category":
-        return np.asarray(series.astype(object).to_numpy())
-    return np.asarray(series.to_numpy(dtype=np.float64, na_value=np.nan))
+    if kind in "mM":
+        raise DataError(
+            f"{name} column {column} holds {'dates' if kind == 'M' else 'durations'} ({dtype}), "
+            "which boostkit does not read: convert them to numbers first, e.g. days since a "
+            "fixed date, (X[column] - start).dt.days, or X[column].dt.total_seconds()"
+        )
+    if kind == "c":
+        raise DataError(f"{name} column {column} has complex values; boosting needs real features")
+    if str(dtype) != "category" and (
+            kind in "biuf" or str(dtype) in ("boolean", "Int8", "Int16", "Int32", "Int64", "UInt8",
+                                            "UInt16", "UInt32", "UInt64", "Float32", "Float64")):
+        return np.asarray(series.to_numpy(dtype=np.float64, na_value=np.nan)), False
+    return np.asarray(series.astype(object).to_numpy()), True

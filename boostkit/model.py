@@ -517,8 +517,8 @@ class BoostModel:
 
     # -- prediction ---------------------------------------------------------------------------
     def _check(self, X):
-        if self.features is not None:
-            X = self.features.transform(X)
+        # Without a schema (fitted on an array) a table is still checked: its names are unread.
+        X = (self.features or FeatureSchema(self.n_features)).transform(X)
         # Sparse X stays sparse: whether a hypothesis can read it is the hypothesis' business.
         try:
             return check_features(X, n_features=self.n_features, accept_sparse=True,
