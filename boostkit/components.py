@@ -400,12 +400,16 @@ def _float_tuple(values) -> tuple[float, ...]:
 
 def _finite_float_array(instance, attribute, value):
     # (n,), or (n, C) over (example, class) pairs; the engine checks the shape against the fit's.
-    if not isinstance(value, np.ndarray) or value.dtype != np.float64 or value.ndim not in (1, 2):
-        raise TypeError(
-            f"{attribute.name} must be a float64 array of shape (n,) or (n, C), got "
-            f"{type(value).__name__} of dtype {getattr(value, 'dtype', None)} and shape "
-            f"{getattr(value, 'shape', None)}; compute it in float64 (np.float64 arrays)"
-        )
+    # Say only what is wrong: a float64 array of a wrong shape is not told to be float64.
+    if not isinstance(value, np.ndarray):
+        raise TypeError(f"{attribute.name} must be a numpy array, got {type(value).__name__}; "
+                        "pass np.asarray(values, dtype=np.float64)")
+    if value.dtype != np.float64:
+        raise TypeError(f"{attribute.name} must be a float64 array, got dtype {value.dtype}; "
+                        "compute it in float64 (float32 rounds small weights to 0)")
+    if value.ndim not in (1, 2):
+        raise TypeError(f"{attribute.name} has shape {value.shape}, expected (n,) or (n, C): "
+                        "one weight per example, or per (example, class) pair")
 
 
 @attrs.frozen

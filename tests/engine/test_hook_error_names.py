@@ -76,3 +76,15 @@ def test_a_value_of_the_wrong_type_names_the_component_that_returned_it(data,
     with pytest.raises(boostkit.HookError,
                        match=r"returned ndarray.*reweighting 'wrong-type-weights-for-test'"):
         _fit("adaboost reweighting=wrong-type-weights-for-test", data)
+
+
+@pytest.mark.parametrize("weights, says, never", [
+    # float64 of a wrong shape: the shape is at fault, not the dtype
+    (np.full((2, 2, 2), 1 / 8), r"shape \(2, 2, 2\), expected \(n,\) or \(n, C\)", "float"),
+    (np.full(8, 1 / 8, dtype=np.float32), r"got dtype float32; compute it in float64", "shape"),
+    ([0.5, 0.5], r"must be a numpy array, got list", "shape"),
+])
+def test_a_weights_message_says_what_is_wrong_and_nothing_else(weights, says, never):
+    with pytest.raises(TypeError, match=says) as caught:
+        boostkit.Weights(weights)
+    assert never not in str(caught.value)
