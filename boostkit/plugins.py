@@ -19,16 +19,21 @@ lazily and once, on the first call that needs the registry. Environment variable
 **One broken plugin never takes the rest down.** A plugin that fails to import, declares an
 invalid hook implementation (or a function named like a hook without the ``hookimpl`` marker,
 which would never be called), or whose discovery hooks raise or register something the registry
-refuses (a name another plugin already took, a recipe failing its capability check) is left out
-whole: the registry is rebuilt without it, so none of its components or algorithms stay
-half-registered, and one :class:`~boostkit.errors.PluginWarning` names its distribution, the error
-and the fix. :func:`plugin_info` (and ``boostkit plugins``) lists it with its error.
+refuses (a component name another plugin already took, a recipe failing its capability
+check) is left out whole: the registry is rebuilt without it, so none of its components or
+algorithms stay half-registered, and one :class:`~boostkit.errors.PluginWarning` names its
+distribution, the error and the fix. :func:`plugin_info` (and ``boostkit plugins``) lists it
+with its error.
 
-When two plugins register the same name, the later one in load order is left out. Load order is
+When two plugins register the same name, the later one in load order loses it. Load order is
 fixed: boostkit's built-ins, then the first-party plugins (entry points of the ``boostkit``
 distribution), then every other entry point, each group sorted by entry-point name, then plugins
 registered in-process, in registration order. So a third-party plugin can never displace a
-first-party component or algorithm.
+first-party component or algorithm. An *algorithm* name taken first leaves out that recipe
+alone, with a :class:`~boostkit.errors.PluginWarning` naming both plugins: the rest of the later
+plugin works (a first-party recipe added in a new release must not take a plugin down whole). A
+*component* name taken first leaves out the later plugin whole, since its recipes and the models
+it fitted name that component and would otherwise run the other plugin's class.
 
 Plugins can also be registered in-process with :func:`register_plugin`, which is how notebooks
 and tests add a plugin without packaging it.
@@ -36,6 +41,7 @@ and tests add a plugin without packaging it.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import threading
@@ -77,6 +83,7 @@ _registry: Registry | None = None
 _extra_plugins: list[tuple[Any, str]] = []
 _sources: dict[str, dict[str, str]] = {}
 _broken: dict[str, dict[str, str]] = {}
+_left_out: dict[str, list[tuple[str, str]]] = {}
 _allow_list_problem: str | None = None
 
 
@@ -135,6 +142,9 @@ class _Build:
         self.strict = strict
         self.sources: dict[str, dict[str, str]] = {}
         self.broken: dict[str, dict[str, str]] = {}
+        # Algorithms left out of plugins that stay in, their names taken by a plugin that loads
+        # first: plugin name -> [(algorithm name, why)].
+        self.left_out: dict[str, list[tuple[str, str]]] = {}
         self.order: list[str] = []  # load order of the plugins still in
         self.entry_point_names: list[str] = []  # every installed entry point, selected or not
         self.allow_list_problem: str | None = None
@@ -252,6 +262,7 @@ class _Build:
 
     def _register_once(self) -> Registry:
         registry = Registry()
+        self.left_out = {}
         plugins = dict(self.pm.list_name_plugin())
         # Components first, from every plugin, so any plugin's recipe may use any plugin's
         # components.
@@ -263,6 +274,11 @@ class _Build:
                     continue
                 source = _describe(name, self.sources.get(name, {}))
                 registry.source = source
+                if not self.strict:
+                    # A recipe whose name a plugin loading earlier took is left out alone: the
+                    # rest of this plugin works (a first-party recipe added later must not take
+                    # a third-party plugin down whole).
+                    registry.on_algorithm_clash = functools.partial(self._leave_out, name)
                 single = self.pm.subset_hook_caller(
                     hook_name, remove_plugins=[p for n, p in plugins.items() if n != name]
                 )
@@ -281,7 +297,11 @@ class _Build:
                     message = f"{source} raised in {hook_name}: {type(exc).__name__}: {exc}"
                     raise _Failure(name, message, _load_error(message, exc)) from None
         registry.source = "<in-process>"
+        registry.on_algorithm_clash = None
         return registry
+
+    def _leave_out(self, plugin: str, algorithm: str, message: str) -> None:
+        self.left_out.setdefault(plugin, []).append((algorithm, message))
 
     def run(self) -> Registry:
         from . import builtins
@@ -311,6 +331,10 @@ class _Build:
         working = [n for n in self.order if n in self.entry_point_names]
         for name, info in self.broken.items():
             warnings.warn(_advice(name, info, working), PluginWarning, stacklevel=5)
+        for name, clashes in self.left_out.items():
+            for algorithm, message in clashes:
+                warnings.warn(_clash_advice(name, algorithm, message), PluginWarning,
+                              stacklevel=5)
 
 
 def _advice(name: str, info: dict[str, str], working: list[str]) -> str:
@@ -328,6 +352,16 @@ def _advice(name: str, info: dict[str, str], working: list[str]) -> str:
         f"boostkit left out {_describe(name.split(' (')[0], info)} with everything it "
         f"registers: {info['error']}. Every other plugin works. To fix: {fix}. "
         f"Set {STRICT_ENV_VAR}=1 to make this an error."
+    )
+
+
+def _clash_advice(plugin: str, algorithm: str, message: str) -> str:
+    return (
+        f"boostkit left out algorithm {algorithm!r} of plugin {plugin!r}: {message}, which "
+        f"loads first, so {algorithm!r} is that one. The plugin's other components and "
+        "algorithms work. To fix: name the plugin's algorithms (and components) with a prefix "
+        f"of its own, such as '{plugin.split(' ')[0]}-{algorithm}'. Set {STRICT_ENV_VAR}=1 to "
+        "make this an error."
     )
 
 
@@ -361,6 +395,8 @@ def _ensure() -> tuple[pluggy.PluginManager, Registry]:
             _sources.update(build.sources)
             _broken.clear()
             _broken.update(build.broken)
+            _left_out.clear()
+            _left_out.update(build.left_out)
             _allow_list_problem = build.allow_list_problem
             _pm, _registry = build.pm, registry
         return _pm, _registry
@@ -460,17 +496,18 @@ def _entry(name: str, info: dict[str, str]) -> dict[str, Any]:
 def plugin_info() -> list[dict[str, Any]]:
     """Name, distribution, version, hooks, components and algorithms of every plugin, loaded or
     broken: ``status`` is ``"ok"`` or ``"broken"``, and ``error`` says what went wrong with a
-    broken one (which registers nothing).
+    broken one (which registers nothing). ``left_out`` maps each algorithm of a working plugin
+    that was left out, its name taken by a plugin loading first, to why.
 
     Always runs: in strict mode, where a broken plugin makes :func:`get_registry` raise, the
     plugins are listed as they are without strict mode (and without warnings).
     """
     try:
         pm, registry = _ensure()
-        sources, broken = dict(_sources), dict(_broken)
+        sources, broken, left_out = dict(_sources), dict(_broken), dict(_left_out)
     except (PluginLoadError, RegistryError, PluginWarning):
         build, registry = _build(strict=False, warn=False)
-        pm, sources, broken = build.pm, build.sources, build.broken
+        pm, sources, broken, left_out = build.pm, build.sources, build.broken, build.left_out
     out = []
     for name, plugin in pm.list_name_plugin():
         source = _describe(name, sources.get(name, {}))
@@ -489,9 +526,10 @@ def plugin_info() -> list[dict[str, Any]]:
                     n: r.paper for n, r in registry.algorithms().items()
                     if registry.source_of(n) == source
                 },
+                "left_out": dict(left_out.get(name, ())),
             }
         )
     for name, info in broken.items():
         out.append({**_entry(name, info), "status": "broken", "error": info["error"],
-                    "hooks": [], "components": {}, "algorithms": {}})
+                    "hooks": [], "components": {}, "algorithms": {}, "left_out": {}})
     return sorted(out, key=lambda entry: entry["name"])

@@ -313,6 +313,71 @@ def test_in_process_plugin_loses_a_clash_and_is_left_out(in_process_plugin, fres
     assert "test-iso-impostor" in plugins.broken_plugins()
 
 
+# A plugin one of whose recipe names a first-party recipe took (as a release may add one later).
+RECIPE_CLASH = """
+import attrs
+import boostkit
+
+@attrs.define
+class Mine(boostkit.Stopping):
+    name = "test-iso-mine"
+
+    @boostkit.hookimpl
+    def boostkit_should_stop(self, state, record):
+        return None
+
+@boostkit.hookimpl
+def boostkit_register_components(registry):
+    registry.add_component(Mine)
+
+@boostkit.hookimpl
+def boostkit_register_algorithms(registry):
+    for name in ("test-iso-mine-boost", "adaboost", "test-iso-other-boost"):
+        registry.add_algorithm(boostkit.Recipe(
+            name=name, proposal="stump", calibration="domain-partition",
+            reweighting="exponential", stopping=("test-iso-mine",)))
+"""
+
+
+def test_a_recipe_name_taken_first_leaves_out_that_recipe_alone(extra_entry_points, capsys):
+    extra_entry_points("late", RECIPE_CLASH, distribution="boostkit-late")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        registry = boostkit.get_registry()
+    messages = [str(w.message) for w in caught if issubclass(w.category, PluginWarning)]
+    assert len(messages) == 1, messages
+    assert ("boostkit left out algorithm 'adaboost' of plugin 'late': algorithm name 'adaboost' "
+            "registered twice: by plugin 'adaboost' (distribution boostkit) and by plugin 'late' "
+            "(distribution boostkit-late)") in messages[0]
+    assert "other components and algorithms work" in messages[0]
+    assert "prefix" in messages[0] and "BOOSTKIT_STRICT_PLUGINS=1" in messages[0]
+
+    # The name stays the first-party recipe's; everything else of the plugin is there.
+    late = "plugin 'late' (distribution boostkit-late)"
+    assert registry.source_of("adaboost") == "plugin 'adaboost' (distribution boostkit)"
+    assert registry.algorithm("adaboost").stopping[0].name == "no-edge"
+    assert registry.source_of("test-iso-mine") == late
+    assert registry.source_of("test-iso-mine-boost") == late
+    assert registry.source_of("test-iso-other-boost") == late
+    assert plugins.broken_plugins() == {}
+    assert boostkit.Booster("test-iso-other-boost", n_rounds=2).fit(
+        np.arange(20.0)[:, None], np.repeat([-1, 1], 10)).n_rounds >= 1
+
+    status, listed, _ = _cli_json(capsys, "plugins")
+    entry = {p["name"]: p for p in listed}["late"]
+    assert status == 0 and entry["status"] == "ok"
+    assert set(entry["algorithms"]) == {"test-iso-mine-boost", "test-iso-other-boost"}
+    assert list(entry["left_out"]) == ["adaboost"]
+
+
+@pytest.mark.usefixtures("strict_plugins")
+def test_strict_mode_makes_a_recipe_name_taken_first_an_error(extra_entry_points):
+    extra_entry_points("late", RECIPE_CLASH, distribution="boostkit-late")
+    with pytest.raises(RegistryError, match="algorithm name 'adaboost' registered twice: by plugin "
+                                            "'adaboost' .* and by plugin 'late'"):
+        boostkit.get_registry()
+
+
 # -- allow-lists and the command line ------------------------------------------------------------
 
 
