@@ -377,10 +377,54 @@ def _exact_columns(X, weighted, max_bins: int):
     return columns if expanded else None
 
 
-def _expand(X, columns):
+def _clip_columns(X, columns):
+    """The columns of :func:`_exact_columns` that the native learners bin: each the feature
+    clipped to its range."""
     if columns is None:
         return X
     return np.column_stack([np.clip(X[:, j], low, high) for j, low, high in columns])
+
+
+def _expand(X, columns):
+    """The columns the fitted native learners read: each column's feature, unclipped.
+
+    Every threshold of a column lies in its range [low, high) (a cut between two of its
+    consecutive values), where a clipped and an unclipped value go the same way; so the model
+    partitions the training rows as it did while fitting, and thresholds placed at the
+    midpoints of the unclipped values (:func:`_at_midpoints`) send values beyond the range
+    where scikit-learn's tree sends them.
+    """
+    if columns is None:
+        return X
+    return X[:, [j for j, _, _ in columns]]
+
+
+def _at_midpoints(tree, X, rows):
+    """``tree`` (a ``decision-tree`` fitted on :func:`_clip_columns`) with every threshold at
+    the midpoint of its node's largest value left of the cut and smallest value right of it,
+    among the training ``rows`` (the rows of positive weight) of ``X`` (:func:`_expand`'s
+    unclipped columns): where scikit-learn's best splitter places it, the left value when the
+    midpoint rounds to the right one (``sklearn/tree/_splitter.pyx``, ``node_split_best``).
+    Clipped values put the neighbour of a cut at the end of its column's range when the node's
+    true neighbour lies beyond it. The training partition is unchanged."""
+    import attrs
+
+    threshold = tree.threshold.copy()
+    node_rows = {0: rows}  # split node -> its training rows; children come after parents
+    for k in range(threshold.shape[0]):
+        at = node_rows.pop(k)
+        x = X[at, tree.feature[k]]
+        left = x <= tree.threshold[k]
+        lo, hi = x[left].max(), x[~left].min()
+        mid = lo / 2.0 + hi / 2.0
+        threshold[k] = lo if mid >= hi else mid
+        for child, side in ((tree.left[k], left), (tree.right[k], ~left)):
+            if child >= 0:
+                node_rows[child] = at[side]
+    moved = attrs.evolve(tree, threshold=threshold)
+    # split_gains (feature importances) is set once a tree is grown, not by its constructor.
+    object.__setattr__(moved, "split_gains", tree.split_gains)
+    return moved
 
 
 def _native_shape(estimator, estimator_class, allowed) -> tuple[dict, int, int] | None:
@@ -766,7 +810,7 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
                     else [j for j, _, _ in columns])
         elif hasattr(X, "toarray"):  # the sklearn-estimator proposal reads dense features
             X = X.toarray()
-        model = booster.fit(_expand(X, columns), y, sample_weight)
+        model = booster.fit(_clip_columns(X, columns), y, sample_weight)
         if tree_seeds is not None:
             # The tie order only guides the fit: the model's recipe leaves it out, so the model
             # saves without pickle.
@@ -774,6 +818,12 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
             spec = _attrs.evolve(spec, params={k: v for k, v in spec.params.items()
                                                if k != "tie_order"})
             model = _attrs.evolve(model, recipe=_attrs.evolve(model.recipe, proposal=spec))
+        if columns is not None and proposal[0] == "tree":
+            # Below the root the learner's midpoints are of clipped values: move them to
+            # scikit-learn's (a stump's bin edges are the midpoints of all training values).
+            Xu, rows = _expand(X, columns), np.flatnonzero(sample_weight > 0)
+            model = _attrs.evolve(model, hypotheses=tuple(
+                _at_midpoints(h, Xu, rows) for h in model.hypotheses))
         self._columns = columns
         self._set_fitted(model, classes, X.shape[1])
         return self
@@ -986,10 +1036,13 @@ class AdaBoostRegressor(_DropInAdaBoost, RegressorMixin, BaseEstimator):
 
             X = _as_tree_input(X)
             columns = _exact_columns(X, weights > 0, self.max_bins)
-            Xe = _expand(X, columns)
-            values = np.ascontiguousarray(Xe.T)  # feature-major, like the bin codes
+            # Feature-major, like the bin codes: the unclipped values, whose midpoints are the
+            # thresholds, and the clipped columns that are binned.
+            values = np.ascontiguousarray(_expand(X, columns).T)
+            clipped = values if columns is None else np.ascontiguousarray(
+                _clip_columns(X, columns).T)
             # Binned through the column-major view: each column is read contiguously.
-            binned = bin_features(values.T, self.max_bins, weights, np.random.default_rng(0))
+            binned = bin_features(clipped.T, self.max_bins, weights, np.random.default_rng(0))
         rng = check_random_state(self.random_state)
         n, T, nu = X.shape[0], int(self.n_estimators), float(self.learning_rate)
         estimators, alphas, errors = [], np.zeros(T), np.ones(T)

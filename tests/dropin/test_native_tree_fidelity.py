@@ -44,3 +44,51 @@ def test_a_leaf_of_equally_heavy_classes_takes_the_first_as_scikit_learn():
     np.testing.assert_array_equal(ours.estimators_[0].predict(X), theirs.estimators_[0].predict(X))
     np.testing.assert_allclose(ours.estimator_weights_, theirs.estimator_weights_, rtol=1e-9)
     np.testing.assert_array_equal(ours.predict(X), theirs.predict(X))
+
+
+def _steps(seed=0):
+    """One feature of 600 distinct integers (clipped into the columns [0, 254], [254, 508] and
+    [508, 599]), a noisy step at 254.5, and test rows between the training values."""
+    rng = np.random.RandomState(seed)
+    x = np.arange(600.0)
+    return x[:, None], 10.0 * (x >= 255) + rng.normal(size=600), (x - 0.5)[:, None]
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_regressor_trees_cut_many_valued_columns_where_scikit_learn_does(seed):
+    # A bootstrap without the row 254 (an end of two columns) cuts between 253 and 255:
+    # scikit-learn at 254, not at 253.5, the midpoint of 253 and the clipped end 254.
+    from sklearn.ensemble import AdaBoostRegressor as SkAdaBoostRegressor
+    from sklearn.tree import DecisionTreeRegressor
+
+    from boostkit.sklearn import AdaBoostRegressor
+
+    X, y, X_test = _steps()
+    tree = DecisionTreeRegressor(max_depth=1)
+    ours = AdaBoostRegressor(tree, n_estimators=5, random_state=seed).fit(X, y)
+    theirs = SkAdaBoostRegressor(tree, n_estimators=5, random_state=seed).fit(X, y)
+    assert len(ours.estimators_) == len(theirs.estimators_)
+    # The leaf means agree to rounding (sums in another order).
+    for a, b in zip(ours.estimators_, theirs.estimators_):
+        np.testing.assert_allclose(a.predict(X_test), b.predict(X_test), rtol=1e-12)
+    np.testing.assert_allclose(ours.predict(X_test), theirs.predict(X_test), rtol=1e-12)
+
+
+def test_classifier_trees_cut_many_valued_columns_where_scikit_learn_does():
+    # The root splits on z; the row x = 254 (an end of two columns) is on its right, so the
+    # left node cuts between 253 and 255, at 254 as scikit-learn, not at 253.5.
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, _, X_test = _steps()
+    rng = np.random.RandomState(0)
+    z = (rng.rand(600) < 0.5).astype(float)
+    z[254] = 1.0
+    X = np.column_stack([X[:, 0], z])
+    y = np.where(z == 0, X[:, 0] >= 255, X[:, 0] >= 400)
+    X_test = np.column_stack([X_test[:, 0], rng.rand(600) < 0.5])
+    tree = DecisionTreeClassifier(max_depth=2)
+    ours = AdaBoostClassifier(tree, n_estimators=3, random_state=0).fit(X, y)
+    theirs = SkAdaBoostClassifier(tree, n_estimators=3, random_state=0).fit(X, y)
+    for a, b in zip(ours.estimators_, theirs.estimators_):
+        np.testing.assert_array_equal(a.predict(X_test), b.predict(X_test))
+    np.testing.assert_array_equal(ours.predict(X_test), theirs.predict(X_test))
