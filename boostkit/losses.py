@@ -100,9 +100,16 @@ class MarginLoss:
         a gradient step on L (AnyBoost).
     loss, weight:
         Optional: L(v) and w(v) themselves, both or neither. When given they make the fast pass
-        (no logarithm or exponential per example for the shift), used whenever its sums stay in a
-        safe range; the log-domain pair is the fallback that never overflows. Worth it for
-        bounded weights (logistic, MadaBoost); not for e^{-v}, which overflows.
+        (no logarithm or exponential per example for the shift), used in every round whose sums
+        sum_i D_1(i) w(v_i) and sum_i D_1(i) L(v_i) lie in [1e-150, 1e150]; otherwise that
+        round takes the log-space pass, which never overflows. They need not be bounded (an
+        overflow to inf only sends the round to the log-space pass), but they must be
+        exp(log_loss) and exp(log_weight) up to rounding, which is checked here at a few margins
+        in [-30, 30] (``ValueError`` naming the loss otherwise). Worth giving when the sums
+        usually stay in that range: losses whose weights are bounded (logistic, MadaBoost,
+        SavageBoost) run about as fast as the exponential reweighting with them, and several
+        times slower in log space only; not e^{-v}, whose weights leave the range as the margins
+        grow.
     description, paper:
         What the loss is and where it comes from.
 
@@ -144,6 +151,32 @@ class MarginLoss:
             if not isinstance(value, float) or math.isnan(value):
                 raise TypeError(f"margin loss {self.name!r}: {attribute}(0.0) must return a "
                                 f"float, got {value!r}")
+        if self.loss is not None:
+            self._check_direct_forms()
+
+    def _check_direct_forms(self) -> None:
+        """Refuse direct forms that are not the log-space pair: the weights would then depend on
+        which pass the kernel takes in a round."""
+        for direct, logarithm in (("loss", "log_loss"), ("weight", "log_weight")):
+            for v in _CHECKED_MARGINS:
+                log_value = getattr(self, logarithm)(v)
+                if log_value > _LOG_CHECKED_RANGE or log_value < -_LOG_CHECKED_RANGE:
+                    continue  # exp(log_value) over- or underflows: nothing to compare
+                value, expected = getattr(self, direct)(v), math.exp(log_value)
+                if not math.isclose(value, expected, rel_tol=_DIRECT_TOLERANCE):
+                    raise ValueError(
+                        f"margin loss {self.name!r}: {direct}(v) must be exp({logarithm}(v)), the "
+                        f"same function without the logarithm, but at v = {v!r} {direct} gives "
+                        f"{value!r} and exp({logarithm}) {expected!r}"
+                    )
+
+
+#: Margins at which the direct forms are compared with the log-space pair.
+_CHECKED_MARGINS = (-30.0, -5.0, -1.0, -0.25, 0.0, 0.25, 1.0, 5.0, 30.0)
+#: exp of a log form beyond this is compared with nothing (it over- or underflows).
+_LOG_CHECKED_RANGE = 700.0
+#: The two forms are written separately and may round differently; a wrong form is off by more.
+_DIRECT_TOLERANCE = 1e-9
 
 
 @typeof_impl.register(MarginLoss)

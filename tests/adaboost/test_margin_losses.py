@@ -172,3 +172,68 @@ def test_madaboost_never_weighs_an_example_above_its_initial_weight(ionosphere):
     np.testing.assert_allclose(ratio, capped / np.sum(state.initial_weights * capped),
                                rtol=1e-12)
     assert np.ptp(ratio[state.data.y * state.margin <= 0]) < 1e-12  # all at the cap
+
+
+# -- the direct forms L and w: what they must be ---------------------------------------------------
+
+
+@numba.njit(cache=True)
+def _huber_log_loss(v):
+    # L(v) = sqrt(1 + v^2) - v = e^{-asinh v}: 1 at v = 0, about 2|v| as v -> -inf (unbounded).
+    return -math.asinh(v)
+
+
+@numba.njit(cache=True)
+def _huber_log_weight(v):
+    # w = -L' = L / sqrt(1 + v^2), in (0, 2).
+    return -math.asinh(v) - math.log(math.hypot(1.0, v))
+
+
+@numba.njit(cache=True)
+def _huber_loss(v):
+    root = math.hypot(1.0, v)
+    return 1.0 / (root + v) if v > 0.0 else root - v
+
+
+@numba.njit(cache=True)
+def _huber_weight(v):
+    return _huber_loss(v) / math.hypot(1.0, v)
+
+
+@numba.njit(cache=True)
+def _twice_huber_weight(v):
+    return 2.0 * _huber_weight(v)
+
+
+def test_an_unbounded_direct_loss_gives_the_log_space_weights_and_potential():
+    """Boundedness is not what the fast pass needs: a loss growing like 2|v| gives, through its
+    direct forms, the log-space pair's distribution and potential to rounding, whichever pass
+    the kernel takes (the sums in range, or margins of 1e200 whose L overflows)."""
+    from boostkit.losses import MarginLoss, margin_loss_distribution
+
+    log_only = MarginLoss("test-huber-log", _huber_log_loss, _huber_log_weight)
+    direct = MarginLoss("test-huber-direct", _huber_log_loss, _huber_log_weight,
+                        loss=_huber_loss, weight=_huber_weight)
+    rng = np.random.default_rng(0)
+    y = np.where(rng.random(500) < 0.5, -1.0, 1.0)
+    d1 = np.full(500, 1 / 500)
+    for scale in (1.0, 1e3, 1e200):
+        margin = rng.normal(scale=scale, size=500)
+        weights, log_potential = margin_loss_distribution(direct, margin, y, d1)
+        expected, expected_log_potential = margin_loss_distribution(log_only, margin, y, d1)
+        np.testing.assert_allclose(weights, expected, rtol=1e-13, atol=1e-300)
+        assert log_potential == pytest.approx(expected_log_potential, rel=1e-13)
+
+
+def test_direct_forms_that_are_not_the_log_space_pair_are_refused_naming_the_loss():
+    """Direct forms that differ from exp(log form) would make the weights depend on which pass
+    the kernel takes: refused when the loss is made, at the first margin where they differ."""
+    from boostkit.losses import MarginLoss
+
+    with pytest.raises(ValueError, match=r"margin loss 'test-twice': weight\(v\) must be "
+                                         r"exp\(log_weight\(v\)\).* at v = -30\.0"):
+        MarginLoss("test-twice", _huber_log_loss, _huber_log_weight,
+                   loss=_huber_loss, weight=_twice_huber_weight)
+    with pytest.raises(ValueError, match=r"'test-swapped': loss\(v\) must be exp\(log_loss\(v\)\)"):
+        MarginLoss("test-swapped", _huber_log_loss, _huber_log_weight,
+                   loss=_huber_weight, weight=_huber_loss)
