@@ -206,7 +206,13 @@ class WeakHypothesis(Component):
         raise NotImplementedError
 
     def cells(self, X: np.ndarray) -> np.ndarray:
-        """The cell index (``0 <= cell < n_cells``, an integer array) of each row of ``X``."""
+        """The cell index (``0 <= cell < n_cells``, an integer array) of each row of ``X``.
+
+        On the training rows it must give, bit for bit, the cells the proposal put in the
+        training :class:`Candidate` (and :meth:`scores` its scores): the fit trains on those and
+        the model predicts with these, so a hypothesis that places a row elsewhere (the other
+        edge of a bin, ``>=`` for ``>``) predicts with another model than the one fitted.
+        ``boostkit.testing.check_component`` checks it."""
         raise TypeError(f"weak hypothesis {self.name!r} does not partition its input")
 
     def threshold_split(self) -> tuple[int, float, bool] | None:
