@@ -24,6 +24,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import (
     _check_sample_weight,
+    _num_samples,
     check_is_fitted,
     column_or_1d,
     validate_data,
@@ -490,11 +491,14 @@ def _native_regression_tree(estimator):
 class R2Tree:
     """One fitted regression tree of :class:`AdaBoostRegressor`'s native path (lightweight:
     ``predict``, ``feature_importances_`` and the boostkit ``hypothesis``, a
-    ``decision-tree`` whose leaf scores are the leaf means)."""
+    ``decision-tree`` whose leaf scores are the leaf means). ``random_state`` is the seed
+    scikit-learn's ensemble gives the tree of the same round."""
 
-    def __init__(self, hypothesis, n_features, feature_importances, columns=None):
+    def __init__(self, hypothesis, n_features, feature_importances, columns=None,
+                 random_state=None):
         self.hypothesis = hypothesis
         self.columns = columns
+        self.random_state = random_state
         self.n_features_in_ = n_features
         self.feature_importances_ = feature_importances
 
@@ -530,19 +534,39 @@ def _sample_weight_fit_param(estimator) -> bool:
     return has_fit_parameter(estimator, "sample_weight")
 
 
+def _seed_keys(estimator) -> list[str]:
+    """The parameters scikit-learn's ensembles seed in each clone of ``estimator``, in the
+    order they draw the seeds (``sklearn.ensemble._base._set_random_states``)."""
+    return [key for key in sorted(estimator.get_params(deep=True))
+            if key == "random_state" or key.endswith("__random_state")]
+
+
+def _warn_overflow(t: int) -> None:
+    """scikit-learn's warning when the weights overflow at large learning rates."""
+    import warnings
+
+    warnings.warn(
+        f"Sample weights have reached infinite values, at iteration {t}, causing overflow. "
+        "Iterations stopped. Try lowering the learning rate.",
+        UserWarning, stacklevel=3,
+    )
+
+
 class SammeEstimator:
     """One fitted term of :class:`AdaBoostClassifier`, as a lightweight classifier.
 
     ``hypothesis`` is the boostkit weak hypothesis (``decision-stump`` or ``decision-tree``),
     ``cell_classes`` the class index each of its cells predicts. ``predict(X)`` gives class
     labels as scikit-learn's fitted tree would (features compared as float32 values);
-    ``feature_importances_`` are the tree's normalised Gini (or entropy) decreases.
+    ``feature_importances_`` are the tree's normalised Gini (or entropy) decreases;
+    ``random_state`` is the seed scikit-learn's ensemble gives the tree of the same round.
     """
 
     def __init__(self, hypothesis, cell_classes, classes, n_features, feature_importances,
-                 columns=None):
+                 columns=None, random_state=None):
         self.hypothesis = hypothesis
         self.columns = columns
+        self.random_state = random_state
         self.cell_classes = np.asarray(cell_classes, dtype=np.intp)
         self.classes_ = classes
         self.n_classes_ = classes.shape[0]
@@ -757,7 +781,8 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
         from .plugins import get_registry
 
         self._check_params()
-        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=None)
+        X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=None,
+                             allow_nd=True)
         check_classification_targets(y)
         y = column_or_1d(y)
         sample_weight = _check_sample_weight(
@@ -766,10 +791,16 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
         if sample_weight.sum() <= 0:
             raise ValueError("sample_weight must not be all zero")
         classes = np.unique(y)
-        if classes.shape[0] < 2:
+        native = self.estimator is None or _native_tree(self.estimator) is not None
+        if classes.shape[0] < 2 or not (native or self.n_iter_no_change is not None):
+            # One class, or an estimator the native learners do not reproduce (without early
+            # stopping, which needs the engine): scikit-learn's own loop around the estimator.
+            return self._fit_estimator_itself(X, y, sample_weight, classes)
+        if X.ndim != 2:
             raise ValueError(
-                f"{type(self).__name__} needs at least two classes, but y has only one class "
-                f"({classes[0]!r})"
+                f"X must be 2-D (n_samples, n_features) for the native learners of "
+                f"{'DecisionTreeClassifier' if self.estimator is None else type(self.estimator).__name__}"
+                f" and for early stopping, got an array of {X.ndim} dimensions, shape {X.shape}"
             )
         samme_fields = _attrs.fields_dict(get_registry().component("samme-alpha"))
         supported = "learning_rate" in samme_fields
@@ -825,10 +856,75 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
             model = _attrs.evolve(model, hypotheses=tuple(
                 _at_midpoints(h, Xu, rows) for h in model.hypotheses))
         self._columns = columns
-        self._set_fitted(model, classes, X.shape[1])
+        self._set_fitted(model, classes, X.shape[1], tree_seeds)
         return self
 
-    def _set_fitted(self, model, classes, n_features):
+    def _fit_estimator_itself(self, X, y, sample_weight, classes):
+        """scikit-learn's SAMME loop (``AdaBoostClassifier.fit`` and ``_boost``) around the
+        estimator itself: its seeds, weights floored at float64 eps, alpha_t = nu (ln((1 -
+        eps_t) / eps_t) + ln(K - 1)), multiplicative updates, the stop on a perfect or a
+        no-better-than-chance estimator, and the warning and stop when the weights overflow.
+        ``X`` reaches the estimator as it was given (sparse, or of any dimension); ``model_`` is
+        ``None``."""
+        from sklearn.base import clone
+        from sklearn.tree import DecisionTreeClassifier
+
+        self.estimator_ = (DecisionTreeClassifier(max_depth=1) if self.estimator is None
+                           else clone(self.estimator))
+        if not _sample_weight_fit_param(self.estimator_):
+            raise ValueError(f"{type(self.estimator_).__name__} doesn't support sample_weight.")
+        rng = check_random_state(self.random_state)
+        seed_keys = _seed_keys(self.estimator_)
+        T, nu, K = int(self.n_estimators), float(self.learning_rate), classes.shape[0]
+        estimators, alphas, errors = [], np.zeros(T), np.ones(T)
+        weights = sample_weight / sample_weight.sum()
+        tiny = np.finfo(np.float64).eps
+        zero = weights == 0.0
+        for t in range(T):
+            weights = np.clip(weights, tiny, None)
+            weights[zero] = 0.0  # the floor leaves rows of weight 0 out
+            estimator = clone(self.estimator_)
+            if seed_keys:
+                estimator.set_params(**{key: rng.randint(_INT32_MAX) for key in seed_keys})
+            estimator.fit(X, y, sample_weight=weights)
+            estimators.append(estimator)
+            incorrect = estimator.predict(X) != y
+            eps = np.mean(np.average(incorrect, weights=weights, axis=0))
+            if eps <= 0:  # perfect: weight 1, and stop
+                alphas[t], errors[t] = 1.0, 0.0
+                break
+            if eps >= 1.0 - 1.0 / K:  # no better than chance: dropped, and stop
+                estimators.pop()
+                if not estimators:
+                    raise ValueError(
+                        "BaseClassifier in AdaBoostClassifier ensemble is worse than random, "
+                        f"ensemble can not be fit: the first estimator's weighted error {eps:.6g}"
+                        f" is >= 1 - 1/K = {1.0 - 1.0 / K:.6g}"
+                    )
+                break
+            alpha = nu * (np.log((1.0 - eps) / eps) + np.log(K - 1.0))
+            alphas[t], errors[t] = alpha, eps
+            if t < T - 1:
+                with np.errstate(divide="ignore", over="ignore"):  # log(0) of rows of weight 0
+                    weights = np.exp(np.log(weights) + alpha * incorrect * (weights > 0))
+            total = np.sum(weights)
+            if not np.isfinite(total):
+                _warn_overflow(t)
+                break
+            if total <= 0:
+                break
+            if t < T - 1:
+                weights /= total
+        self.model_ = None
+        self._columns = None
+        self.classes_ = classes
+        self.n_classes_ = K
+        self.estimators_ = estimators
+        self.estimator_weights_ = alphas
+        self.estimator_errors_ = errors
+        return self
+
+    def _set_fitted(self, model, classes, n_features, seeds):
         n_classes = classes.shape[0]
         used = model.best_round if model.best_round is not None else model.n_rounds
         estimators, weights, errors = [], [], []
@@ -843,7 +939,8 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
                         f"{eps:.6g} is >= 1 - 1/K = {1.0 - 1.0 / n_classes:.6g}"
                     )
                 break
-            estimators.append(self._estimator(h, c, classes, n_features, self._columns))
+            estimators.append(self._estimator(h, c, classes, n_features, self._columns,
+                                              None if seeds is None else seeds[t]))
             if eps <= _PERFECT:  # a perfect estimator: scikit-learn gives it weight 1 and stops
                 weights.append(1.0)
                 errors.append(0.0)
@@ -860,20 +957,21 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
         self.estimator_errors_[: len(errors)] = errors
 
     @staticmethod
-    def _estimator(hypothesis, contribution, classes, n_features, columns):
+    def _estimator(hypothesis, contribution, classes, n_features, columns, seed):
         fitted = getattr(hypothesis, "estimator", None)
         if fitted is not None:
             return fitted  # the sklearn-estimator proposal's fitted estimator: it votes its class
         values = np.asarray(contribution.cell_values)
         cell_classes = values.argmax(axis=1) if values.ndim == 2 else (values > 0).astype(np.intp)
         return SammeEstimator(hypothesis, cell_classes, classes, n_features,
-                              _term_importances(hypothesis, n_features, columns), columns)
+                              _term_importances(hypothesis, n_features, columns), columns, seed)
 
     # -- prediction -----------------------------------------------------------------------------
     def _votes(self, X):
         """Yield ``(class index predicted by estimator t, its weight)`` for every estimator."""
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=["csr", "csc"], dtype=None, reset=False)
+        X = validate_data(self, X, accept_sparse=["csr", "csc"], dtype=None, reset=False,
+                          allow_nd=True)
         native = self.estimators_ and isinstance(self.estimators_[0], SammeEstimator)
         Xn = _expand(_as_tree_input(X), self._columns) if native else X
         for estimator, w in zip(self.estimators_, self.estimator_weights_):
@@ -888,7 +986,10 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
         -alpha_t/(K-1) for the others, computed as scikit-learn computes it."""
         K = self.n_classes_
         for index, w in self._votes(X):
-            yield np.where(index[:, None] == np.arange(K), w, -1 / (K - 1) * w)
+            if K == 1:  # one class: no vote (scikit-learn's decision function is 0)
+                yield np.zeros((index.shape[0], 1))
+            else:
+                yield np.where(index[:, None] == np.arange(K), w, -1 / (K - 1) * w)
 
     def decision_function(self, X):
         """scikit-learn's decision function: sum_t alpha_t v_t(x) / sum_t alpha_t, with v_t(x)
@@ -942,7 +1043,10 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
 
     def predict_proba(self, X):
         """softmax(decision / (K - 1)) (Zhu et al. 2009, eq. 15); for two classes
-        softmax((-d, d) / 2), as scikit-learn computes them."""
+        softmax((-d, d) / 2), as scikit-learn computes them; all ones for one class."""
+        check_is_fitted(self)
+        if self.n_classes_ == 1:
+            return np.ones((_num_samples(X), 1))
         return self._proba(self.decision_function(X), self.n_classes_)
 
     def staged_predict_proba(self, X):
@@ -1014,7 +1118,7 @@ class AdaBoostRegressor(_DropInAdaBoost, RegressorMixin, BaseEstimator):
 
         self._check_params()
         X, y = validate_data(self, X, y, accept_sparse=["csr", "csc"], dtype=None,
-                             y_numeric=True)
+                             y_numeric=True, allow_nd=True)
         y = column_or_1d(y).astype(np.float64)
         weights = _check_sample_weight(sample_weight, X, dtype=np.float64, copy=True,
                                        ensure_non_negative=True)
@@ -1026,6 +1130,12 @@ class AdaBoostRegressor(_DropInAdaBoost, RegressorMixin, BaseEstimator):
                            else clone(self.estimator))
         native = _native_regression_tree(self.estimator_) if self.native_trees else None
         columns = None
+        if native is not None and X.ndim != 2:
+            raise ValueError(
+                "X must be 2-D (n_samples, n_features) for the native regression trees, got an "
+                f"array of {X.ndim} dimensions, shape {X.shape} (native_trees=False passes it to "
+                "the estimator)"
+            )
         if native is not None:
             from .data import bin_features
             from .kernels.sampling import bootstrap_counts
@@ -1053,8 +1163,7 @@ class AdaBoostRegressor(_DropInAdaBoost, RegressorMixin, BaseEstimator):
         kept = ~zero if zero.any() else slice(None)
         # The estimator's seeds, drawn every round in the order of its parameter names (on the
         # native path too: the bootstrap draws that follow them must be scikit-learn's).
-        seed_keys = [key for key in sorted(self.estimator_.get_params(deep=True))
-                     if key == "random_state" or key.endswith("__random_state")]
+        seed_keys = _seed_keys(self.estimator_)
         for t in range(T):
             # Tiny weights are floored (zero weights stay zero), as scikit-learn does.
             np.maximum(weights, tiny, out=weights)
@@ -1077,7 +1186,8 @@ class AdaBoostRegressor(_DropInAdaBoost, RegressorMixin, BaseEstimator):
                 tree = fit_regression_tree(binned, y, counts, max_depth=native[0],
                                            min_samples_leaf=native[1], values=values)
                 estimator = R2Tree(tree, X.shape[1],
-                                   _term_importances(tree, X.shape[1], columns), columns)
+                                   _term_importances(tree, X.shape[1], columns), columns,
+                                   seeds.get("random_state"))
                 prediction = tree.scores(values.T)  # Xe, column-major: read faster
             estimators.append(estimator)
             error = np.abs(prediction - y)
@@ -1113,7 +1223,8 @@ class AdaBoostRegressor(_DropInAdaBoost, RegressorMixin, BaseEstimator):
 
     def _predictions(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse=["csr", "csc"], dtype=None, reset=False)
+        X = validate_data(self, X, accept_sparse=["csr", "csc"], dtype=None, reset=False,
+                          allow_nd=True)
         if self.estimators_ and isinstance(self.estimators_[0], R2Tree):
             Xe = _expand(_as_tree_input(X), self.estimators_[0].columns)
             return np.column_stack([e.hypothesis.scores(Xe) for e in self.estimators_])

@@ -56,3 +56,83 @@ def test_two_class_decision_function_is_summed_as_scikit_learn_sums_it():
     np.testing.assert_array_equal(ours.decision_function(X), decision)
     for a, b in zip(ours.staged_decision_function(X), staged, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("estimator", [None, "depth 3"])
+def test_native_classifier_estimators_carry_scikit_learns_seeds(estimator):
+    from sklearn.tree import DecisionTreeClassifier
+
+    estimator = None if estimator is None else DecisionTreeClassifier(max_depth=3)
+    X, y = datasets.load_iris(return_X_y=True)
+    ours = AdaBoostClassifier(estimator, n_estimators=5, random_state=3).fit(X, y)
+    theirs = ensemble.AdaBoostClassifier(estimator, n_estimators=5, random_state=3).fit(X, y)
+    assert ([e.random_state for e in ours.estimators_]
+            == [e.random_state for e in theirs.estimators_][: len(ours.estimators_)])
+
+
+def test_native_regressor_estimators_carry_scikit_learns_seeds():
+    X, y = datasets.load_diabetes(return_X_y=True)
+    ours = AdaBoostRegressor(n_estimators=5, random_state=3).fit(X, y)
+    theirs = ensemble.AdaBoostRegressor(n_estimators=5, random_state=3).fit(X, y)
+    assert [e.random_state for e in ours.estimators_] == [e.random_state for e in theirs.estimators_]
+
+
+@pytest.mark.parametrize("estimator", [None, "depth 2", "logistic"])
+def test_one_class_is_fitted_as_scikit_learn_fits_it(estimator):
+    """One class: one estimator of weight 1 and error 0, predict_proba all ones (scikit-learn's
+    behaviour; it raised before)."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.tree import DecisionTreeClassifier
+
+    estimator = {None: None, "depth 2": DecisionTreeClassifier(max_depth=2),
+                 "logistic": LogisticRegression()}[estimator]
+    X = np.random.RandomState(0).normal(size=(20, 3))
+    y = np.full(20, "only")
+    if estimator is not None and not hasattr(estimator, "max_depth"):
+        with pytest.raises(ValueError) as theirs:
+            ensemble.AdaBoostClassifier(estimator).fit(X, y)
+        with pytest.raises(ValueError, match=str(theirs.value)[:40]):
+            AdaBoostClassifier(estimator).fit(X, y)
+        return
+    ours = AdaBoostClassifier(estimator, n_estimators=10).fit(X, y)
+    assert list(ours.classes_) == ["only"] and ours.n_classes_ == 1
+    assert len(ours.estimators_) == 1
+    np.testing.assert_array_equal(ours.estimator_weights_, [1.0] + [0.0] * 9)
+    np.testing.assert_array_equal(ours.estimator_errors_, [0.0] + [1.0] * 9)
+    np.testing.assert_array_equal(ours.predict_proba(X), np.ones((20, 1)))
+    np.testing.assert_array_equal(ours.decision_function(X), np.zeros((20, 1)))
+    assert list(ours.predict(X[:3])) == ["only"] * 3
+
+
+def test_n_dimensional_x_reaches_estimators_that_take_it():
+    from sklearn.dummy import DummyClassifier, DummyRegressor
+
+    rng = np.random.RandomState(0)
+    X, yc, yr = rng.randn(51, 3, 3), rng.choice([0, 1], 51), rng.randn(51)
+    clf = AdaBoostClassifier(DummyClassifier(strategy="most_frequent")).fit(X, yc)
+    assert clf.predict_proba(X).shape == (51, 2)
+    reg = AdaBoostRegressor(DummyRegressor()).fit(X, yr)
+    assert reg.predict(X).shape == (51,)
+    # The native learners read 2-D features: refused, naming X and the shape.
+    for model, y in ((AdaBoostClassifier(), yc), (AdaBoostRegressor(), yr)):
+        with pytest.raises(ValueError, match=r"X must be 2-D .*\(51, 3, 3\)"):
+            model.fit(X, y)
+
+
+@pytest.mark.parametrize("container", ["csr_matrix", "csc_array"])
+def test_sparse_x_reaches_estimators_that_take_it(container):
+    import scipy.sparse as sp
+    from sklearn.linear_model import LogisticRegression
+
+    class Recording(LogisticRegression):
+        def fit(self, X, y, sample_weight=None):
+            self.data_type_ = type(X)
+            return super().fit(X, y, sample_weight=sample_weight)
+
+    X, y = datasets.load_iris(return_X_y=True)
+    X = getattr(sp, container)(X)
+    model = AdaBoostClassifier(Recording(max_iter=200), n_estimators=3, random_state=0).fit(X, y)
+    assert all(issubclass(e.data_type_, type(X)) for e in model.estimators_)
+    dense = AdaBoostClassifier(Recording(max_iter=200), n_estimators=3,
+                               random_state=0).fit(X.toarray(), y)
+    np.testing.assert_allclose(model.decision_function(X), dense.decision_function(X.toarray()))
