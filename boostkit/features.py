@@ -5,8 +5,13 @@ Real tables come as DataFrames with named columns, missing values and words. A
 and applied to every later ``X`` (validation, prediction), so that components always see one
 thing: a float64 matrix where a numeric column holds its values, a categorical column holds the
 index of its category in ``schema.categories[j]`` (0, 1, ..., K - 1), and NaN is a missing value
-(a category unseen in training is missing too). Feature names travel with it into round records,
-``describe()``, plots and the model file.
+(a category unseen in training is missing too; a table's are counted in a warning). Feature names
+travel with it into round records, ``describe()``, plots and the model file.
+
+A categorical column's categories keep their type, numbers (float64) or text, and a table's
+values are matched to them by value and type, never read as category indices; only an array
+holds indices, under text categories (the loader's encoding). Dates, durations and complex
+numbers are refused, naming the column (docs/tabular.md, "What is matched how").
 
 Accepted ``X``: a numpy array or anything ``np.asarray`` reads, a scipy.sparse matrix (passed
 through: sparse data are numeric and unnamed), a pandas DataFrame, a dataframe with
@@ -272,8 +277,8 @@ class FeatureSchema:
         The column names (strings) when ``X`` came with them (a DataFrame), else ``None``.
     categories:
         One entry per column: ``None`` for a numeric column; for a categorical one, the array of
-        its categories (sorted numbers or strings) seen in training. The column's values in the
-        matrix components see are indices into this array.
+        its categories seen in training: sorted float64 numbers, or sorted text. The column's
+        values in the matrix components see are indices into this array.
     """
 
     n_features: int
