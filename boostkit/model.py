@@ -22,12 +22,17 @@ into one uint8 array entry, referenced from the JSON as ``{"__pickled__": key}``
 the structure's ``"pickled"`` key. Such a file loads only with ``allow_pickle=True``; without it,
 loading stops before anything is unpickled.
 
-A file is untrusted input (:func:`read_model_file`): only the arrays the structure references
-are read, none larger than the file itself (boostkit writes them uncompressed, so a zip bomb is
-refused before it is inflated); the layout and nesting are checked; every component must hold
-exactly the values the file gives it, with floats that are numbers (finite in contributions);
-every :func:`boostkit.feature_field` names a column in range; and the model is evaluated once on
-rows of zeros. Whatever fails is a :class:`boostkit.ModelFormatError` naming the file.
+A file is untrusted input (:func:`read_model_file`): only the arrays the entries ``save``
+writes reference are read (an unknown entry naming an array is refused before any is read),
+and together they may unpack to no more bytes than the file itself, nor may an ``.npy`` header
+declare more than its entry holds (boostkit writes arrays uncompressed, so a zip bomb is refused
+before it is inflated); the layout and nesting are checked; the content must be what a fit
+gives (classes distinct, sorted and never NaN, the column indices for multi-label data; flags
+JSON booleans; round records numbered in order, typed, and adding the model's terms); every
+component must hold exactly the values the file gives it, with floats that are numbers (finite
+in contributions); every :func:`boostkit.feature_field` names a column in range; and the model
+is evaluated once on rows of zeros. Whatever fails is a :class:`boostkit.ModelFormatError`
+naming the file.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ import json
 import math
 import os
 import pickle
+import reprlib
 import tempfile
 import zipfile
 import zlib
@@ -660,6 +666,10 @@ class BoostModel:
         registry = get_registry()
         try:
             _check_layout(structure)
+            if structure.get("kind", "boost") != "boost":
+                raise ModelFormatError(f"a model of kind {structure['kind']!r} where a boosted "
+                                       "model ('boost') belongs")
+            made = _check_records(structure["records"])
             hypotheses = tuple(
                 _component_from_state(r["hypothesis"], arrays, registry, "hypothesis")
                 for r in structure["rounds"]
@@ -672,11 +682,14 @@ class BoostModel:
                 RoundRecord(**{**r, "coefficients": tuple(r["coefficients"])})
                 for r in structure["records"]
             )
-            classes = arrays[f"{prefix}classes"]
-            multilabel = bool(structure.get("multilabel", False))  # absent before version 3
-            if classes.ndim != 1 or classes.shape[0] < 2:
-                raise ModelFormatError(f"{path}: invalid classes of shape {classes.shape}")
-            columns = structure.get("margin_columns", 1)
+            _check_terms(hypotheses, made, len(records))
+            multilabel = _saved_flag(structure, "multilabel", version, since=3)
+            classes = _saved_classes(arrays, f"{prefix}classes", multilabel)
+            columns = structure.get("margin_columns", 1)  # absent before version 3
+            if version >= 3 and "margin_columns" not in structure:
+                raise ModelFormatError("'margin_columns' is missing")
+            if isinstance(columns, bool) or not isinstance(columns, int):
+                raise ModelFormatError(f"'margin_columns' must be an integer, got {columns!r}")
             if columns != _margin_columns(classes, multilabel):
                 raise ModelFormatError(
                     f"{path}: {columns} margin columns do not match {classes.shape[0]} "
@@ -688,14 +701,19 @@ class BoostModel:
             for t, (h, c) in enumerate(zip(hypotheses, contributions), 1):
                 _check_features(h, n_features, f"{path}: round {t}")
                 _check_features(c, n_features, f"{path}: round {t}")
+            stop_reason = structure["stop_reason"]
+            if not isinstance(stop_reason, str):
+                raise ModelFormatError(f"'stop_reason' must be a string, got {stop_reason!r}")
+            if version >= 4 and "features" not in structure:
+                raise ModelFormatError("'features' is missing (null for unnamed numeric data)")
             model = cls(
                 classes=classes,
                 n_features=n_features,
                 hypotheses=hypotheses,
                 contributions=contributions,
                 records=records,
-                recipe=Recipe.from_json(structure["recipe"]),
-                stop_reason=str(structure["stop_reason"]),
+                recipe=_saved_recipe(structure["recipe"], registry),
+                stop_reason=stop_reason,
                 best_round=_saved_best_round(structure, version, len(hypotheses), path),
                 multilabel=multilabel,
                 features=_saved_features(structure, arrays, n_features),
@@ -719,6 +737,29 @@ class BoostModel:
 
         Never unpickles unless ``allow_pickle=True``: a file saved with ``allow_pickle=True``
         is refused (a :class:`boostkit.ModelFormatError`) before anything is unpickled.
+
+        The file is untrusted input. A :class:`boostkit.ModelFormatError` naming the file and
+        the field refuses whatever no fitted model has:
+
+        * memory: the arrays read may unpack to no more bytes than the file's own size, each
+          and all together (boostkit writes them uncompressed, so its files always fit), and an
+          ``.npy`` header may not declare more data than its entry holds; only the arrays of
+          the entries ``save`` writes are read, and an unknown entry naming one is refused
+          before any is read. Loading thus allocates a small multiple of the file's size at
+          most;
+        * classes distinct, in increasing order (as a fit sorts them) and never NaN; for
+          multi-label data (``multilabel: true``) the column indices 0..C-1; ``multilabel``
+          a JSON boolean; ``margin_columns`` an integer matching the classes;
+        * round records numbered 1, 2, ... in order, with numbers and strings where
+          :class:`boostkit.RoundRecord` has them, each adding a term or back-fitting an earlier
+          one; the terms are the ones they add (or a model derived from them: an offset term
+          ahead of them, or one term folding them all);
+        * components rebuilt with exactly the file's values, columns in range, the recipe's
+          components installed, and the model evaluated once on rows of zeros.
+
+        These checks refuse content no fit gives; they do not authenticate a file. A model
+        whose labels were replaced by other valid labels, or whose classes are 0..C-1 and whose
+        ``multilabel`` flag was flipped, is a model some fit could give, and loads as written.
 
         .. warning:: ``allow_pickle=True`` unpickles the file's objects, and unpickling runs
            arbitrary code: only pass it for files you trust.
@@ -772,11 +813,13 @@ def read_model_file(path: str | os.PathLike,
                     allow_pickle: bool = False) -> tuple[dict, dict[str, np.ndarray], int]:
     """``(structure, arrays, version)`` of a model file, checked up to its format version.
 
-    The file is untrusted input: only the arrays the structure references are read, and none
-    may unpack to more bytes than the file itself holds (boostkit writes them uncompressed), so
-    a small file cannot make ``load`` allocate a large one (a zip bomb). Pickled objects (a file
-    saved with ``allow_pickle=True``) are unpickled in the structure when ``allow_pickle``;
-    otherwise such a file is refused before anything is unpickled.
+    The file is untrusted input: only the arrays the entries ``save`` writes reference are
+    read (an unknown entry naming an array is refused before any is read), and together they
+    may not unpack to more bytes than the file itself holds, nor may an ``.npy`` header declare
+    more data than its entry holds (boostkit writes arrays uncompressed), so a small file cannot
+    make ``load`` allocate a large one (a zip bomb). Pickled objects (a file saved with
+    ``allow_pickle=True``) are unpickled in the structure when ``allow_pickle``; otherwise such
+    a file is refused before anything is unpickled.
     """
     path = Path(path)
     size = path.stat().st_size  # FileNotFoundError is the caller's business
@@ -787,8 +830,9 @@ def read_model_file(path: str | os.PathLike,
             f"{path} is not a boostkit model file (corrupt or not an .npz archive): {exc}"
         ) from exc
     with archive:
+        read = _ArrayReader(archive, size, path)
         try:
-            blob = _read_member(archive, _JSON_KEY, size, path)
+            blob = read(_JSON_KEY)
         except KeyError:
             raise ModelFormatError(
                 f"{path} is an .npz archive but not a boostkit model (no {_JSON_KEY})"
@@ -809,10 +853,12 @@ def read_model_file(path: str | os.PathLike,
             )
         if structure.get("pickled") and not allow_pickle:
             raise ModelFormatError(_pickle_refusal(path))
+        members = {name[:-4] for name in archive.namelist() if name.endswith(".npy")}
+        _check_entries(structure, members, path)
         arrays = {}
         for key in _referenced_keys(structure):
             try:
-                arrays[key] = _read_member(archive, key, size, path)
+                arrays[key] = read(key)
             except KeyError:
                 pass  # a missing array is named where the structure needs it
     return _unpickled(structure, arrays, allow_pickle, path), arrays, version
@@ -823,29 +869,111 @@ _ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, OSError, Va
                EOFError, NotImplementedError, UnicodeDecodeError, OverflowError)
 
 
-def _read_member(archive: zipfile.ZipFile, key: str, limit: int, path) -> np.ndarray:
-    """The array ``key`` of the archive (KeyError when absent), refusing one that would unpack
-    to more than ``limit`` bytes."""
-    info = archive.getinfo(f"{key}.npy")
-    if info.file_size > limit:
-        raise ModelFormatError(
-            f"{path}: array {key!r} would unpack to {info.file_size:,} bytes, more than the "
-            f"{limit:,} of the whole file: refused (boostkit writes arrays uncompressed)"
-        )
-    try:
-        with archive.open(info) as fh:
-            return np.lib.format.read_array(fh, allow_pickle=False)
-    except _ZIP_ERRORS as exc:
-        raise ModelFormatError(f"{path}: array {key!r} is corrupt: {exc}") from exc
+class _ArrayReader:
+    """Reads the arrays of one model file, refusing any that would unpack to more than the file
+    itself, alone or together with those read before it: boostkit writes them uncompressed,
+    so the arrays of a file it wrote unpack to less than the file in total, and a small file
+    cannot make ``load`` allocate a large one (a zip bomb, or many arrays each within bounds)."""
+
+    def __init__(self, archive: zipfile.ZipFile, size: int, path):
+        self.archive, self.size, self.path = archive, size, path
+        self.budget = size  # what the arrays may still unpack to
+
+    def __call__(self, key: str) -> np.ndarray:
+        """The array ``key`` (KeyError when absent)."""
+        info, path = self.archive.getinfo(f"{key}.npy"), self.path
+        if info.file_size > self.size:
+            raise ModelFormatError(
+                f"{path}: array {key!r} would unpack to {info.file_size:,} bytes, more than the "
+                f"{self.size:,} of the whole file: refused (boostkit writes arrays uncompressed)"
+            )
+        if info.file_size > self.budget:
+            raise ModelFormatError(
+                f"{path}: array {key!r} would bring the arrays read to "
+                f"{self.size - self.budget + info.file_size:,} bytes, more than the "
+                f"{self.size:,} bytes of the whole file in total: refused (boostkit writes "
+                "arrays uncompressed)"
+            )
+        self.budget -= info.file_size
+        try:
+            with self.archive.open(info) as fh:
+                self._check_header(fh, info.file_size, key)
+            with self.archive.open(info) as fh:
+                return np.lib.format.read_array(fh, allow_pickle=False)
+        except _ZIP_ERRORS as exc:
+            raise ModelFormatError(f"{path}: array {key!r} is corrupt: {exc}") from exc
+
+    def _check_header(self, fh, entry_size: int, key: str) -> None:
+        """Refuse an ``.npy`` header declaring more data than its entry holds, before numpy
+        allocates it (a shape of (10**11,) would be a bare MemoryError)."""
+        version = np.lib.format.read_magic(fh)
+        if version == (1, 0):
+            shape, _, dtype = np.lib.format.read_array_header_1_0(fh)
+        elif version == (2, 0):
+            shape, _, dtype = np.lib.format.read_array_header_2_0(fh)
+        else:  # 3.0 only differs for structured dtypes with non-Latin-1 names: none here
+            raise ModelFormatError(f"{self.path}: array {key!r} is in .npy version {version}, "
+                                   "which no boostkit model file uses")
+        declared = math.prod(shape) * dtype.itemsize
+        if declared > entry_size - fh.tell():
+            raise ModelFormatError(
+                f"{self.path}: array {key!r} declares shape {shape} of {dtype} "
+                f"({declared:,} bytes), but its entry holds {entry_size - fh.tell():,}"
+            )
+
+
+#: The entries ``save`` writes at the top of a model's structure, by kind (the one-vs-rest
+#: ``models`` are boosted models' structures).
+_ENTRIES = {
+    "boost": frozenset({"format", "version", "kind", "n_features", "multilabel",
+                        "margin_columns", "recipe", "stop_reason", "best_round", "rounds",
+                        "records", "features", "pickled"}),
+    "one-vs-rest": frozenset({"format", "version", "kind", "multilabel", "models", "pickled"}),
+}
+
+
+def _scopes(structure: Mapping) -> list[tuple[str, Mapping, frozenset]]:
+    """``(where, structure, known entries)`` of the model and, for one-vs-rest, its models."""
+    if structure.get("kind") != "one-vs-rest":
+        return [("", structure, _ENTRIES["boost"])]
+    models = structure.get("models")
+    return [("", structure, _ENTRIES["one-vs-rest"])] + [
+        (f"of models[{l}] ", model, _ENTRIES["boost"])
+        for l, model in enumerate(models if isinstance(models, list) else [])
+        if isinstance(model, dict)
+    ]
+
+
+def _check_entries(structure: Mapping, members: set[str], path) -> None:
+    """Refuse an entry ``save`` never writes that names one of the file's arrays, before any
+    is read: only the known entries' arrays are ever read, and no model has such an entry."""
+    for where, scope, known in _scopes(structure):
+        for key, value in scope.items():
+            if key in known:
+                continue
+            stack = [value]
+            while stack:
+                item = stack.pop()
+                if isinstance(item, dict):
+                    stack += list(item.keys()) + list(item.values())
+                elif isinstance(item, list):
+                    stack += item
+                elif isinstance(item, str) and item in members:
+                    raise ModelFormatError(
+                        f"{path}: the unknown entry {key!r} {where}names the file's array "
+                        f"{item!r}; no model has it (refused before reading any array)"
+                    )
 
 
 def _referenced_keys(structure) -> list[str]:
-    """The array keys a model structure names: its classes, every component's ``arrays`` and
-    every pickled object, in one walk (nesting beyond :data:`_MAX_DEPTH` is refused later)."""
+    """The array keys a model structure names in the entries ``save`` writes: its classes,
+    every component's ``arrays``, the feature schema's and every pickled object, in one walk
+    (nesting beyond :data:`_MAX_DEPTH` is refused later)."""
     keys = ["classes"]
     if isinstance(structure.get("models"), list):  # one-vs-rest: one prefix per class
         keys += [f"m{l}.classes" for l in range(len(structure["models"]))]
-    stack = [(structure, 0)]
+    stack = [(v, 1) for _, scope, known in _scopes(structure)
+             for k, v in scope.items() if k in known and k != "models"]
     while stack:
         value, depth = stack.pop()
         if depth > 4 * _MAX_DEPTH + 8:
@@ -902,6 +1030,114 @@ def _probe(model: BoostModel, path) -> None:
         ) from exc
     if not np.isfinite(margin).all():
         raise ModelFormatError(f"{path}: the model evaluates to NaN or infinite margins")
+
+
+def _saved_flag(structure: Mapping, name: str, version: int, since: int) -> bool:
+    """The JSON boolean ``structure[name]``, written by ``save`` from format version ``since``
+    on (``False`` in older files): "yes" or 1 is no flag any model has."""
+    if name not in structure and version < since:
+        return False
+    if name not in structure:
+        raise ModelFormatError(f"{name!r} is missing")
+    value = structure[name]
+    if not isinstance(value, bool):
+        raise ModelFormatError(f"{name!r} must be true or false, got {value!r}")
+    return value
+
+
+def _saved_classes(arrays: Mapping, key: str, multilabel: bool) -> np.ndarray:
+    """The class labels ``arrays[key]`` as a fit leaves them: distinct, sorted (the labels of
+    ``np.unique``; so ``classes[1]`` is the positive class of one margin column), never NaN,
+    and for multi-label data the column indices 0..C-1."""
+    classes = arrays[key]
+    if classes.ndim != 1 or classes.shape[0] < 2:
+        raise ModelFormatError(f"classes of shape {classes.shape}: expected at least two labels "
+                               "in one dimension")
+    if classes.dtype.kind not in "biufUS":
+        raise ModelFormatError(f"classes of {classes.dtype}: expected numbers, booleans or text")
+    shown = reprlib.repr(classes.tolist())
+    if classes.dtype.kind == "f" and np.isnan(classes).any():
+        raise ModelFormatError(f"classes {shown} hold NaN, which is no label")
+    if np.unique(classes).shape[0] != classes.shape[0]:
+        raise ModelFormatError(f"classes {shown} repeat a label")
+    if not (classes[1:] > classes[:-1]).all():
+        raise ModelFormatError(f"classes {shown} are not in increasing order, as a fit sorts them")
+    if multilabel and not (classes.dtype.kind in "iu"
+                           and np.array_equal(classes, np.arange(classes.shape[0]))):
+        raise ModelFormatError(
+            f"a multi-label model's classes must be the column indices "
+            f"0..{classes.shape[0] - 1}, got {shown}"
+        )
+    return classes
+
+
+#: The fields of a saved :class:`boostkit.RoundRecord`, and those every record has.
+_RECORD_FIELDS = frozenset(a.name for a in attrs.fields(RoundRecord))
+_RECORD_REQUIRED = frozenset(a.name for a in attrs.fields(RoundRecord) if a.default is attrs.NOTHING)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _check_records(records: list) -> int:
+    """The number of terms the round records add, checking that they are numbered 1, 2, ...
+    in order, each adding a term or back-fitting one made before it (``extra["replaces"]``),
+    with numbers where :class:`boostkit.RoundRecord` has them."""
+    made = 0
+    for t, record in enumerate(records, 1):
+        if not _RECORD_REQUIRED <= set(record) <= _RECORD_FIELDS:
+            raise ModelFormatError(f"record {t} has the fields {sorted(record)}, expected "
+                                   f"{sorted(_RECORD_FIELDS)}")
+        number = record["round"]
+        if isinstance(number, bool) or not isinstance(number, int) or number != t:
+            raise ModelFormatError(f"record {t} is numbered {record['round']!r}")
+        for name, value in record.items():
+            where = f"record {t}, field {name!r}: {reprlib.repr(value)}"
+            if name in ("weighted_error", "edge", "training_error") and not _is_number(value):
+                raise ModelFormatError(f"{where} is not a number")
+            if name in ("z", "error_bound") and value is not None and not _is_number(value):
+                raise ModelFormatError(f"{where} is not a number or null")
+            if name == "coefficients" and not (isinstance(value, list)
+                                               and all(_is_number(v) for v in value)):
+                raise ModelFormatError(f"{where} is not a list of numbers")
+            if (name == "hypothesis" and not isinstance(value, str)) or (
+                    name == "stop_reason" and value is not None and not isinstance(value, str)):
+                raise ModelFormatError(f"{where} is not a string")
+            if name == "extra" and not isinstance(value, dict):
+                raise ModelFormatError(f"{where} is not an object")
+        replaced = record.get("extra", {}).get("replaces")
+        if replaced is None:
+            made += 1
+        elif isinstance(replaced, bool) or not isinstance(replaced, int) or not 0 <= replaced < made:
+            raise ModelFormatError(f"record {t} replaces term {replaced!r}, but the model has "
+                                   f"{made} terms at that round")
+    return made
+
+
+def _check_terms(hypotheses, made: int, n_records: int) -> None:
+    """The terms are those the records add (``made``), as a fit leaves them, or a model derived
+    from one: the same after an offset term that reads no column
+    (``boostkit_pnspace.to_adaboost_form``), or a single term folding them all
+    (``boostkit_onepass.collapse``). Anything else (no term beside ten records, a round left
+    out) is no model."""
+    n_terms = len(hypotheses)
+    if n_terms == made or n_terms == 1 or (
+            n_terms == made + 1 and _feature_columns(hypotheses[0]).size == 0):
+        return
+    raise ModelFormatError(f"{n_terms} terms but {n_records} records (which add {made} terms): "
+                           "the rounds and the records do not match")
+
+
+def _saved_recipe(state, registry) -> Recipe:
+    """The model's recipe, whose components must be installed for their roles as they were
+    for the fit (prediction asks them whether the model reads missing values)."""
+    recipe = Recipe.from_json(state)
+    try:
+        registry.check_recipe(recipe)
+    except RecipeError as exc:
+        raise ModelFormatError(f"the model's {exc}; install the plugin that fitted the model") from None
+    return recipe
 
 
 def _saved_features(structure: Mapping, arrays: Mapping, n_features: int) -> FeatureSchema | None:

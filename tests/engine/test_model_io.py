@@ -180,7 +180,7 @@ def test_newer_format_version_asks_to_upgrade(fitted, tmp_path):
         (lambda s: s.update(format="other-model"), "not a boostkit model file"),
         (lambda s: s.update(version="1"), "invalid format version '1'"),
         (lambda s: s.pop("rounds"), "incomplete or corrupt"),
-        (lambda s: s["records"][0].pop("edge"), "incomplete or corrupt"),
+        (lambda s: s["records"][0].pop("edge"), "record 1 has the fields"),
     ],
 )
 def test_malformed_structure_is_refused(fitted, tmp_path, edit, message):
@@ -272,3 +272,125 @@ def test_unsavable_model_is_refused_without_touching_the_file(fitted, tmp_path, 
         spoil(fitted).save(path)
     assert directory_listing(tmp_path) == ["model.npz"]
     assert path.read_bytes() == good
+
+
+# -- content no fitted model has is refused, naming the field ---------------------------------
+
+
+@pytest.fixture(scope="module")
+def three_classes(ionosphere):
+    """A native three-class model whose labels are text (so they are not column indices)."""
+    X, _ = ionosphere
+    labels = np.array(["high", "low", "mid"])[np.digitize(X[:, 2], [0.0, 0.7])]
+    return boostkit.Booster("samme", n_rounds=6).fit(X, labels)
+
+
+def _set(field, value):
+    return lambda s, a: s.update({field: value})
+
+
+def _record(t, **fields):
+    return lambda s, a: s["records"][t].update(fields)
+
+
+def _classes(values):
+    return lambda s, a: a.update(classes=np.asarray(values))
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (_classes(["b", "b"]), r"classes \['b', 'b'\] repeat a label"),
+        (_classes([1.0, np.nan]), r"classes \[1\.0, nan\] hold NaN"),
+        (_classes(["g", "b"]), r"classes \['g', 'b'\] are not in increasing order"),
+        (_classes([[0, 1], [2, 3]]), r"classes of shape \(2, 2\)"),
+        (_classes([1 + 1j, 2 + 0j]), "classes of complex128"),
+        (_set("multilabel", "yes"), "'multilabel' must be true or false, got 'yes'"),
+        (_set("multilabel", 1), "'multilabel' must be true or false, got 1"),
+        (lambda s, a: s.pop("multilabel"), "'multilabel' is missing"),
+        (_set("margin_columns", True), "'margin_columns' must be an integer, got True"),
+        (_set("rounds", []), "0 terms but 15 records"),
+        (_set("records", []), "15 terms but 0 records"),
+        (lambda s, a: s["rounds"].pop(), "14 terms but 15 records"),
+        (_record(1, round=5), "record 2 is numbered 5"),
+        (_record(1, round=True), "record 2 is numbered True"),
+        (_record(0, weighted_error="0.1"), "record 1, field 'weighted_error': '0.1' is not a number"),
+        (_record(0, coefficients=["1"]), "record 1, field 'coefficients'"),
+        (_record(0, z=False), "record 1, field 'z': False is not a number"),
+        (_record(0, hypothesis=3), "record 1, field 'hypothesis': 3 is not a string"),
+        (_record(0, extra={"replaces": 0}), "record 1 replaces term 0, but the model has 0 terms"),
+        (_record(3, extra={"replaces": 9}), "record 4 replaces term 9, but the model has 3 terms"),
+        (_set("stop_reason", 5), "'stop_reason' must be a string, got 5"),
+        (lambda s, a: s.pop("features"), "'features' is missing"),
+        (lambda s, a: s["recipe"]["proposal"].update(name="nosuch"), "recipe 'real-adaboost'"),
+        (_set("junk", {"arrays": {"x": "r0.h.cell_scores"}}), "unknown entry 'junk'"),
+    ],
+)
+def test_content_no_fitted_model_has_is_refused(fitted, tmp_path, edit, message):
+    path = fitted.save(tmp_path / "model.npz")
+    structure, arrays = read_structure(path)
+    edit(structure, arrays)
+    write_structure(path, structure, arrays)
+    with pytest.raises(ModelFormatError, match=re.escape(str(path)) + ".*" + message):
+        boostkit.load_model(path)
+
+
+def test_a_back_fitting_record_loads(fitted, ionosphere, tmp_path):
+    # The contrary of the last two refusals: a record may replace a term made before it.
+    X, _ = ionosphere
+    path = fitted.save(tmp_path / "model.npz")
+    structure, arrays = read_structure(path)
+    structure["records"].append({**structure["records"][-1], "round": 16,
+                                 "extra": {"replaces": 14}})
+    write_structure(path, structure, arrays)
+    loaded = boostkit.load_model(path)
+    assert len(loaded.records) == 16
+    np.testing.assert_array_equal(loaded.decision_function(X), fitted.decision_function(X))
+
+
+def test_multilabel_on_labels_that_are_not_column_indices_is_refused(three_classes, tmp_path):
+    path = three_classes.save(tmp_path / "model.npz")
+    structure, arrays = read_structure(path)
+    structure["multilabel"] = True
+    write_structure(path, structure, arrays)
+    with pytest.raises(ModelFormatError,
+                       match=r"multi-label .* classes must be the column indices 0\.\.2"):
+        boostkit.load_model(path)
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (_set("multilabel", "yes"), "'multilabel' must be true or false, got 'yes'"),
+        (_set("multilabel", True), r"multi-label .* column indices 0\.\.2"),
+        (_classes(["high", "high", "mid"]), "repeat a label"),
+        (lambda s, a: s["models"][1].update(junk=[{"arrays": {"x": "m0.classes"}}]),
+         "unknown entry 'junk'"),
+    ],
+)
+def test_one_vs_rest_content_no_fitted_model_has_is_refused(ionosphere, tmp_path, edit, message):
+    X, _ = ionosphere
+    labels = np.array(["high", "low", "mid"])[np.digitize(X[:, 2], [0.0, 0.7])]
+    model = boostkit.Booster("adaboost", n_rounds=3, multiclass="one-vs-rest").fit(X, labels)
+    path = model.save(tmp_path / "model.npz")
+    structure, arrays = read_structure(path)
+    edit(structure, arrays)
+    write_structure(path, structure, arrays)
+    with pytest.raises(ModelFormatError, match=re.escape(str(path)) + ".*" + message):
+        boostkit.load_model(path)
+
+
+def test_models_derived_from_a_fit_load(tmp_path):
+    # Their terms are not one per record: one term folding every round, or an offset ahead of
+    # the rounds' terms. Both are models the public API gives, and load as saved.
+    from boostkit_onepass import collapse
+    from boostkit_pnspace import to_adaboost_form
+
+    rng = np.random.default_rng(0)
+    X = rng.poisson(1.0, size=(200, 6)).astype(float)
+    y = np.where(X[:, 0] + X[:, 1] + rng.normal(size=200) > 2, 1, -1)
+    for model in (collapse(boostkit.Booster("opab").fit(X, y)),
+                  to_adaboost_form(boostkit.Booster("ada2boost", n_rounds=5).fit(X, y))):
+        assert model.n_rounds != len(model.records)
+        loaded = boostkit.load_model(model.save(tmp_path / "derived.npz"))
+        np.testing.assert_array_equal(loaded.decision_function(X), model.decision_function(X))
