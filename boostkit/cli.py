@@ -51,7 +51,8 @@
     comparison goes on. Ctrl-C stops it and writes the algorithms that finished. The table,
     ``results.csv`` (``status``, ``error``), ``results.md`` and ``roc.json`` show the others as
     ``cannot run``, ``failed``, ``interrupted`` or ``not run``, with the reason. Exit status 1
-    when a fit failed, 130 when interrupted, else 0.
+    when a fit failed or no algorithm could run (then no figure is drawn), 130 when
+    interrupted, else 0.
 
 Only the core dependencies are needed: folds and metrics come from :mod:`boostkit.metrics`;
 tqdm (the ``progress`` extra) draws a progress bar and matplotlib (the ``plot`` extra) the
@@ -1499,12 +1500,18 @@ def _cmd_compare(args) -> int:
         labels = {"positive": data.positive}
     run = {"data": data.describe(), **labels, "n_folds": args.folds, "n_rounds": args.rounds,
            "seed": args.seed, "max_bins": args.max_bins}
-    paths = write_outputs(args.output, results, run, plots=not args.no_plots)
+    # No figures of nothing: the tables say why no algorithm ran.
+    paths = write_outputs(args.output, results, run,
+                          plots=not args.no_plots and statuses["done"] > 0)
     print(f"\n{_wrap('wrote ' + ', '.join(str(p) for p in paths))}")
     if interrupted:
         print(f"boostkit compare: interrupted; wrote the {statuses['done']} algorithm(s) that "
               "finished", file=sys.stderr)
         return 130
+    if not statuses["done"]:
+        print("boostkit compare: error: no algorithm could run on these data (the reasons are "
+              "under the table and in results.md)", file=sys.stderr)
+        return 1
     failed = [result.algorithm for result in results if result.status == "failed"]
     if failed:
         print(f"boostkit compare: error: {len(failed)} algorithm(s) failed: {', '.join(failed)} "

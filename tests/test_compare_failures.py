@@ -72,6 +72,17 @@ def test_an_algorithm_that_cannot_run_is_found_before_the_fits_and_the_others_ar
     assert "max_pairs=10" in roc["algorithms"]["tiny-pairs"]["error"]
 
 
+def test_when_no_algorithm_can_run_the_tables_say_why_and_no_figure_is_drawn(
+        capsys, two_class_csv, tmp_path):
+    out_dir = tmp_path / "out"
+    status, out, err = run(capsys, "compare", str(two_class_csv), "--recipe", TINY_PAIRS,
+                           "--rounds", "3", "--folds", "2", "--no-progress",
+                           "--output", str(out_dir))
+    assert status == 1 and "no algorithm could run" in err
+    assert read_results(out_dir)["tiny-pairs"]["status"] == "cannot run"
+    assert not (out_dir / "roc.png").exists()
+
+
 @attrs.define
 class FailsInRoundTwo(boostkit.Stopping):
     """A stopping rule that raises in round 2 of every fit: a component bug met mid-fit."""
