@@ -279,11 +279,16 @@ class FeatureSchema:
         One entry per column: ``None`` for a numeric column; for a categorical one, the array of
         its categories seen in training: sorted float64 numbers, or sorted text. The column's
         values in the matrix components see are indices into this array.
+    table:
+        Whether the schema was learnt from a table: an array given to its model is then warned
+        about, as scikit-learn does, for its columns cannot be checked by name. A schema made
+        for encoded arrays (the loader's) is not.
     """
 
     n_features: int
     names: tuple[str, ...] | None = None
     categories: tuple[np.ndarray | None, ...] = attrs.field(eq=False, default=None)
+    table: bool = attrs.field(default=False, eq=False, kw_only=True)
     # Asked every round (descriptions): computed once.
     _default: bool = attrs.field(init=False, eq=False, repr=False)
 
@@ -371,8 +376,8 @@ class FeatureSchema:
             # A categorical column with no value at all stays numeric (all NaN): nothing to bin.
             categories.append(_category_array(values, _column_name(names, j), name)
                               if mask[j] else None)
-        schema = cls(len(columns), names, tuple(categories))
-        return schema, schema._matrix(columns, name, n_rows, table=names is not None)
+        schema = cls(len(columns), names, tuple(categories), table=names is not None)
+        return schema, schema._matrix(columns, name, n_rows, table=schema.table)
 
     @classmethod
     def union(cls, schemas) -> FeatureSchema:
@@ -391,7 +396,7 @@ class FeatureSchema:
                 raise DataError(f"column {first.column(j)} holds numbers in some parts and text "
                                 "in others; a categorical column's values must be of one type")
             categories.append(np.unique(np.concatenate(seen)) if seen else None)
-        return cls(first.n_features, first.names, tuple(categories))
+        return cls(first.n_features, first.names, tuple(categories), table=first.table)
 
     def transform(self, X, *, name: str = "X", encoded: bool = False):
         """``X`` (validation or prediction data) as components see it, with this schema's
@@ -403,6 +408,10 @@ class FeatureSchema:
         """
         frame = _as_dataframe(X)
         if frame is None:
+            if self.table and not encoded:
+                warnings.warn(f"{name} does not have valid feature names, but the model was fitted "
+                              "with feature names; its columns are read by position",
+                              DataWarning, stacklevel=3)
             if self.is_default or is_sparse(X):
                 return X
             if encoded:
@@ -502,7 +511,8 @@ class FeatureSchema:
         for j in np.flatnonzero(self.categorical):
             named[str(j)] = key = f"{prefix}categories.{j}"
             arrays[key] = self.categories[j]
-        return {"names": None if self.names is None else list(self.names), "arrays": named}
+        return {"names": None if self.names is None else list(self.names), "arrays": named,
+                "table": self.table}
 
     @classmethod
     def from_state(cls, state, arrays, n_features: int) -> FeatureSchema:
@@ -512,9 +522,12 @@ class FeatureSchema:
         that no category is silently read as another."""
         from .data import MAX_BINS  # data imports this module
 
-        if not isinstance(state, dict) or set(state) != {"names", "arrays"}:
+        # "table" is written from format version 5 on.
+        if not isinstance(state, dict) or set(state) - {"table"} != {"names", "arrays"}:
             raise ModelFormatError("the 'features' entry is not a feature schema")
-        names, named = state["names"], state["arrays"]
+        names, named, table = state["names"], state["arrays"], state.get("table", False)
+        if not isinstance(table, bool):
+            raise ModelFormatError(f"the features' 'table' must be true or false, got {table!r}")
         if names is not None and (not isinstance(names, list) or len(names) != n_features
                                   or not all(isinstance(n, str) for n in names)):
             raise ModelFormatError(f"the feature names are not {n_features} strings")
@@ -541,7 +554,8 @@ class FeatureSchema:
             if not (values[1:] > values[:-1]).all():
                 raise ModelFormatError(f"{feature}: the categories are not sorted")
             categories[int(j)] = values
-        return cls(n_features, None if names is None else tuple(names), tuple(categories))
+        return cls(n_features, None if names is None else tuple(names), tuple(categories),
+                   table=table)
 
 
 def _column_name(names, j: int) -> str:

@@ -4,14 +4,15 @@ A model is the sequence of (weak hypothesis, contribution) pairs of its rounds. 
 evaluated in order and each contribution receives the running margin F_{t-1}(x), so contributions
 that depend on it (input-dependent regularizers) predict exactly as they were fitted.
 
-File format (version 4): one ``.npz`` archive (a zip of ``.npy`` arrays) holding the arrays of
+File format (version 5): one ``.npz`` archive (a zip of ``.npy`` arrays) holding the arrays of
 every component and one uint8 array ``__model__`` with the JSON structure: format name and
 version, the model kind (``"boost"``, or ``"one-vs-rest"`` with one such structure per class),
 class labels, whether they are multi-label columns, the number of margin columns, recipe, the
 best round (``null`` for none), the feature schema (column names and the keys of the categorical
-columns' category arrays; ``null`` for unnamed numeric data), and for every round the registered
-component names, their JSON parameters and the keys of their arrays. Version 3 files (before
-feature schemas), version 2 files (binary models, before multiclass) and version 1 files (before best rounds, which load with ``best_round=None``) still load. Loading uses
+columns' category arrays, and whether it was learnt from a table; ``null`` for unnamed numeric
+data), and for every round the registered component names, their JSON parameters and the keys of
+their arrays. Version 4 files (before the schema's ``table`` flag, loaded as not from a table),
+version 3 files (before feature schemas), version 2 files (binary models, before multiclass) and version 1 files (before best rounds, which load with ``best_round=None``) still load. Loading uses
 ``allow_pickle=False``: nothing in a model file is ever executed. Components are rebuilt by
 registered name, so the plugins that fitted the model must be installed to load it.
 
@@ -43,6 +44,7 @@ import os
 import pickle
 import reprlib
 import tempfile
+import warnings
 import zipfile
 import zlib
 from pathlib import Path
@@ -75,7 +77,7 @@ from .registry import Recipe
 __all__ = ["BoostModel", "FORMAT_NAME", "FORMAT_VERSION"]
 
 FORMAT_NAME = "boostkit-model"
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 _JSON_KEY = "__model__"
 _PICKLED = "__pickled__"  # {"__pickled__": key}: a pickled object, in the array entry ``key``
 
@@ -1022,7 +1024,9 @@ def _probe(model: BoostModel, path) -> None:
     together (a direction of the wrong length, a tree whose children point nowhere) fails here,
     named, instead of at the user's first prediction."""
     try:
-        with np.errstate(all="ignore"):
+        # Warnings would be about the zeros (read by position, unseen categories), not the file.
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
             margin = model.decision_function(np.zeros((2, model.n_features)))
     except Exception as exc:
         raise ModelFormatError(

@@ -4,6 +4,7 @@ pyarrow tables are each handled or refused clearly (boostkit.features)."""
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import numpy as np
@@ -112,6 +113,24 @@ def test_a_table_reaching_a_model_fitted_without_names_is_warned_about():
         model.predict(X)
 
 
+def test_an_array_reaching_a_model_fitted_on_a_table_is_warned_about(tmp_path):
+    d, _, y = coded(200)
+    model = boostkit.Booster("adaboost", n_rounds=5).fit(d, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loaded = boostkit.load_model(model.save(tmp_path / "m.npz"))
+    for fitted in (model, loaded):
+        with pytest.warns(DataWarning, match="X does not have valid feature names, but the model "
+                                             "was fitted with feature names"):
+            fitted.predict(d.to_numpy(dtype=object))
+    # The loader's form is fitted on arrays: its arrays are expected.
+    schema, X = FeatureSchema.learn(d.assign(code=d["code"].astype(str)))
+    encoded = boostkit.Booster("adaboost", n_rounds=5).fit(X, y, features=schema)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        encoded.predict(X)
+
+
 # -- dates, durations, complex numbers ------------------------------------------------------------
 
 
@@ -210,6 +229,31 @@ def test_category_values_round_trip_through_the_file_with_their_types(tmp_path):
     assert loaded.features.categories[2].tolist() == ["high", "low"]
     as_int = table.assign(code=codes)
     np.testing.assert_array_equal(loaded.predict(as_int), model.predict(table))
+
+
+def _rewrite(path, edit):
+    with np.load(path, allow_pickle=False) as npz:
+        arrays = {key: npz[key] for key in npz.files}
+    structure = json.loads(arrays.pop("__model__").tobytes())
+    edit(structure)
+    blob = np.frombuffer(json.dumps(structure).encode("utf-8"), dtype=np.uint8)
+    np.savez(path, __model__=blob, **arrays)
+
+
+def test_a_version_4_schema_loads_as_not_from_a_table(tmp_path):
+    d, _, y = coded(200)
+    model = boostkit.Booster("adaboost", n_rounds=5).fit(d, y)
+    path = model.save(tmp_path / "m.npz")
+    _rewrite(path, lambda s: (s.update(version=4), s["features"].pop("table")))
+    loaded = boostkit.load_model(path)
+    assert loaded.feature_names == ("x", "code") and not loaded.features.table
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(loaded.predict(d), model.predict(d))
+    _rewrite(path, lambda s: s["features"].update(table="yes"))
+    with pytest.raises(ModelFormatError, match="the features' 'table' must be true or false, "
+                                               "got 'yes'"):
+        boostkit.load_model(path)
 
 
 def _saved_schema(names, categories):
