@@ -1267,7 +1267,8 @@ def write_outputs(
     AUC and each class's one-vs-rest curve. Multiclass results also get ``confusion.json``: the
     pooled confusion matrix of each algorithm (rows true classes, columns predicted, in the
     order of ``classes``). With ``plots`` the figures (:func:`write_plots`) follow; they need
-    the ``plot`` extra, and without it a note says so and they are skipped. Returns the paths
+    the ``plot`` extra; without it, or when drawing fails, a note says so and they are skipped
+    (the tables are written all the same). Returns the paths
     written.
 
     Every file is first written into a hidden folder inside ``directory`` and moved into place
@@ -1296,6 +1297,18 @@ def write_outputs(
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return [directory / path.name for path in written]
+
+
+def _figures(directory: Path, results: Sequence[AlgorithmResult], run: dict) -> list[Path]:
+    """The figures' paths, or none with a note when they cannot be drawn: no figure's fault
+    (matplotlib missing, a drawing error) loses the tables."""
+    try:
+        return write_plots(directory, results, run)
+    except ImportError as exc:
+        _note(f"{exc}; the figures were not drawn")
+    except Exception as exc:  # noqa: BLE001 - said, and the tables are written
+        _note(f"the figures were not drawn: {type(exc).__name__}: {exc}")
+    return []
 
 
 def _is_result_file(name: str) -> bool:
@@ -1328,9 +1341,7 @@ def _write_outputs(directory: Path, results: Sequence[AlgorithmResult], run: dic
             }
             paths[3].write_text(json.dumps(confusion), encoding="utf-8")
         if plots:
-            paths += write_plots(directory, results, run)
-    except ImportError as exc:
-        _note(f"{exc}; the figures were not drawn")
+            paths += _figures(directory, results, run)
     except OSError as exc:
         raise UsageError(f"cannot write the results into {directory}: {exc}") from None
     return paths

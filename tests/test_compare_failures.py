@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import boostkit
+import boostkit.plot
 from boostkit.cli import main
 
 # RankBoost over explicit pairs with a budget too small for the CSV's 90 x 60 pairs: the same
@@ -80,6 +81,24 @@ def test_when_no_algorithm_can_run_the_tables_say_why_and_no_figure_is_drawn(
                            "--output", str(out_dir))
     assert status == 1 and "no algorithm could run" in err
     assert read_results(out_dir)["tiny-pairs"]["status"] == "cannot run"
+    assert not (out_dir / "roc.png").exists()
+
+
+def test_a_figure_that_cannot_be_drawn_loses_no_table(capsys, two_class_csv, tmp_path,
+                                                       monkeypatch):
+    pytest.importorskip("matplotlib")
+
+    def broken(*args, **kwargs):
+        raise ValueError("planted drawing error")
+
+    monkeypatch.setattr(boostkit.plot, "margin_figure", broken)
+    out_dir = tmp_path / "out"
+    status, out, err = run(capsys, "compare", str(two_class_csv), "--algorithms", "adaboost",
+                           "--rounds", "3", "--folds", "2", "--no-progress",
+                           "--output", str(out_dir))
+    assert status == 0
+    assert "the figures were not drawn: ValueError: planted drawing error" in err
+    assert float(read_results(out_dir)["adaboost"]["accuracy_mean"]) > 0.7
     assert not (out_dir / "roc.png").exists()
 
 
