@@ -44,6 +44,7 @@ import os
 import pickle
 import reprlib
 import tempfile
+import tokenize
 import warnings
 import zipfile
 import zlib
@@ -853,7 +854,13 @@ def read_model_file(path: str | os.PathLike,
                 f"{path} was written in model format version {version}, newer than this boostkit "
                 f"reads ({FORMAT_VERSION}); upgrade boostkit to load it"
             )
-        if structure.get("pickled") and not allow_pickle:
+        pickled = structure.get("pickled")  # written only when there are pickled objects
+        if "pickled" in structure and not (
+                isinstance(pickled, list) and pickled
+                and all(isinstance(k, str) and k.startswith(f"{_PICKLED}.") for k in pickled)):
+            raise ModelFormatError(f"{path}: 'pickled' must list the file's pickled entries, "
+                                   f"got {reprlib.repr(pickled)}")
+        if pickled and not allow_pickle:
             raise ModelFormatError(_pickle_refusal(path))
         members = {name[:-4] for name in archive.namelist() if name.endswith(".npy")}
         _check_entries(structure, members, path)
@@ -866,9 +873,11 @@ def read_model_file(path: str | os.PathLike,
     return _unpickled(structure, arrays, allow_pickle, path), arrays, version
 
 
-# What a damaged archive raises from zipfile, zlib and numpy's .npy reader.
+# What a damaged archive raises from zipfile, zlib and numpy's .npy reader (which parses a
+# damaged header with the tokenizer, hence TokenError).
 _ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, OSError, ValueError,
-               EOFError, NotImplementedError, UnicodeDecodeError, OverflowError)
+               EOFError, NotImplementedError, UnicodeDecodeError, OverflowError, SyntaxError,
+               tokenize.TokenError)
 
 
 class _ArrayReader:
@@ -1110,8 +1119,9 @@ def _check_records(records: list) -> int:
                 raise ModelFormatError(f"{where} is not a string")
             if name == "extra" and not isinstance(value, dict):
                 raise ModelFormatError(f"{where} is not an object")
-        replaced = record.get("extra", {}).get("replaces")
-        if replaced is None:
+        extra = record.get("extra", {})
+        replaced = extra.get("replaces")
+        if "replaces" not in extra:
             made += 1
         elif isinstance(replaced, bool) or not isinstance(replaced, int) or not 0 <= replaced < made:
             raise ModelFormatError(f"record {t} replaces term {replaced!r}, but the model has "
@@ -1136,6 +1146,10 @@ def _check_terms(hypotheses, made: int, n_records: int) -> None:
 def _saved_recipe(state, registry) -> Recipe:
     """The model's recipe, whose components must be installed for their roles as they were
     for the fit (prediction asks them whether the model reads missing values)."""
+    for field in ("name", "paper", "description"):
+        if not isinstance(state.get(field, ""), str):
+            raise ModelFormatError(f"the recipe's {field} must be a string, got "
+                                   f"{reprlib.repr(state[field])}")
     recipe = Recipe.from_json(state)
     try:
         registry.check_recipe(recipe)

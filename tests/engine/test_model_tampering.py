@@ -382,3 +382,15 @@ def test_saved_files_honour_the_umask(originals, tmp_path):
     finally:
         os.umask(previous)
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
+
+
+def test_a_damaged_npy_header_is_a_corrupt_array(originals, tmp_path):
+    # numpy parses a header that is no Python literal with the tokenizer, whose error is
+    # neither a ValueError nor a SyntaxError.
+    members = _members(originals["adaboost"][1])
+    header = members["classes.npy"]
+    members["classes.npy"] = header.replace(b"'shape': (", b"'shape': \xc3", 1)
+    path = tmp_path / "header.npz"
+    _write(path, members)
+    with pytest.raises(ModelFormatError, match="array 'classes' is corrupt"):
+        boostkit.load_model(path)
