@@ -34,7 +34,7 @@ from .capabilities import handles_missing_values
 from .data import MAX_BINS
 from .engine import Booster
 from .plugins import get_registry
-from .sklearn_order import BestSplitterTieOrder
+from .sklearn_order import BestSplitterTieOrder, column_priority
 
 __all__ = ["AdaBoostClassifier", "AdaBoostRegressor", "BoostClassifier"]
 
@@ -1153,6 +1153,8 @@ class AdaBoostRegressor(_DropInAdaBoost, RegressorMixin, BaseEstimator):
                 _clip_columns(X, columns).T)
             # Binned through the column-major view: each column is read contiguously.
             binned = bin_features(clipped.T, self.max_bins, weights, np.random.default_rng(0))
+            sources = (np.arange(X.shape[1]) if columns is None
+                       else np.array([j for j, _, _ in columns]))  # each column's feature
         rng = check_random_state(self.random_state)
         n, T, nu = X.shape[0], int(self.n_estimators), float(self.learning_rate)
         estimators, alphas, errors = [], np.zeros(T), np.ones(T)
@@ -1183,8 +1185,11 @@ class AdaBoostRegressor(_DropInAdaBoost, RegressorMixin, BaseEstimator):
             else:
                 counts = np.empty(n)
                 bootstrap_counts(cdf, draws, counts)
-                tree = fit_regression_tree(binned, y, counts, max_depth=native[0],
-                                           min_samples_leaf=native[1], values=values)
+                # Exact ties between features go the way scikit-learn's tree of this round,
+                # seeded with its random_state, sends them.
+                tree = fit_regression_tree(
+                    binned, y, counts, max_depth=native[0], min_samples_leaf=native[1],
+                    values=values, node_priority=column_priority(seeds["random_state"], sources))
                 estimator = R2Tree(tree, X.shape[1],
                                    _term_importances(tree, X.shape[1], columns), columns,
                                    seeds.get("random_state"))

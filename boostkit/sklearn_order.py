@@ -18,7 +18,7 @@ import attrs
 import numpy as np
 
 __all__ = ["RAND_R_MAX", "FEATURE_THRESHOLD", "TreeRandom", "BestSplitterOrder",
-           "BestSplitterTieOrder"]
+           "BestSplitterTieOrder", "column_priority"]
 
 #: Largest value of scikit-learn's tree generator (``sklearn.utils._random.RAND_R_MAX``).
 RAND_R_MAX = 2**31 - 1
@@ -103,6 +103,35 @@ class BestSplitterOrder:
         return visited
 
 
+def column_priority(seed: int, column_features: np.ndarray):
+    """``priority(counts, depth)`` of one tree: the rank of every column among equal cuts, in
+    the order scikit-learn's tree seeded with ``seed`` visits the node's features (the
+    ``tie_order`` protocol of the ``stump`` and ``tree`` learners, and ``tie_order`` of
+    ``fit_regression_tree``).
+
+    ``column_features[k]`` is the feature of column k (several columns may clip one feature to
+    consecutive ranges of its values; columns of one feature keep their order); ``counts`` the
+    node's ``(n_columns, B)`` examples per bin. A feature is constant in a node when each of
+    its columns has examples in one bin only: exactly scikit-learn's test where every value
+    has its own bin (its tolerance of :data:`FEATURE_THRESHOLD` aside), an approximation on
+    quantile bins. Call it for every node scikit-learn's tree tries to split, in its order.
+    """
+    column_features = _feature_indices(column_features)
+    n_columns = column_features.shape[0]
+    n_features = int(column_features.max()) + 1
+    order = BestSplitterOrder(seed, n_features)
+
+    def priority(counts: np.ndarray, depth: int) -> np.ndarray:
+        varied = np.count_nonzero(counts, axis=1) > 1  # columns of two values or more
+        constant = np.bincount(column_features, weights=varied, minlength=n_features) == 0
+        visited = order.visit(constant, depth)
+        rank = np.full(n_features, n_features, dtype=np.int64)  # constants: last
+        rank[visited] = np.arange(len(visited))
+        return rank[column_features] * n_columns + np.arange(n_columns)
+
+    return priority
+
+
 def _int_tuple(value) -> tuple[int, ...]:
     return tuple(int(v) for v in value)
 
@@ -120,11 +149,7 @@ class BestSplitterTieOrder:
     ``seeds[t - 1]`` is round t's tree seed (scikit-learn's AdaBoost draws it with
     ``RandomState(random_state).randint(2**31 - 1)`` per round,
     ``sklearn.ensemble._base._set_random_states``). ``column_features[k]`` is the original
-    feature of column k of the data the learner sees (several columns may clip one feature to
-    consecutive ranges of its values; columns of one feature keep their order). A feature is
-    constant in a node when each of its columns has examples in one bin only: exactly
-    scikit-learn's test where every value has its own bin (its tolerance of
-    :data:`FEATURE_THRESHOLD` aside), an approximation on quantile bins.
+    feature of column k of the data the learner sees (:func:`column_priority`).
     """
 
     seeds: tuple[int, ...] = attrs.field(converter=_int_tuple)
@@ -142,16 +167,4 @@ class BestSplitterTieOrder:
                 f"BestSplitterTieOrder maps {n_columns} columns to features, and the data have "
                 f"{state.data.n_features}"
             )
-        n_features = int(self.column_features.max()) + 1
-        order = BestSplitterOrder(self.seeds[state.round - 1], n_features)
-
-        def priority(counts: np.ndarray, depth: int) -> np.ndarray:
-            varied = np.count_nonzero(counts, axis=1) > 1  # columns of two values or more
-            constant = np.bincount(self.column_features, weights=varied,
-                                   minlength=n_features) == 0
-            visited = order.visit(constant, depth)
-            rank = np.full(n_features, n_features, dtype=np.int64)  # constants: last
-            rank[visited] = np.arange(len(visited))
-            return rank[self.column_features] * n_columns + np.arange(n_columns)
-
-        return priority
+        return column_priority(self.seeds[state.round - 1], self.column_features)

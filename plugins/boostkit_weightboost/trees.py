@@ -636,8 +636,8 @@ def _midpoint(values: np.ndarray, left: np.ndarray, right: np.ndarray,
 
 
 def fit_regression_tree(binned, y: np.ndarray, weight: np.ndarray, *, max_depth: int,
-                        min_samples_leaf: int = 1, values: np.ndarray | None = None
-                        ) -> DecisionTree:
+                        min_samples_leaf: int = 1, values: np.ndarray | None = None,
+                        node_priority: Callable | None = None) -> DecisionTree:
     """A least-squares regression tree on binned features, grown as scikit-learn's
     ``DecisionTreeRegressor(max_depth=..., min_samples_leaf=...)`` grows one.
 
@@ -645,12 +645,17 @@ def fit_regression_tree(binned, y: np.ndarray, weight: np.ndarray, *, max_depth:
     not in the sample) or any non-negative weights. A node is split at the cut maximising
     ``S_L^2 / W_L + S_R^2 / W_R`` (S the weighted sum of y, W the weight on each side; CART's
     proxy of the squared-error decrease) whenever its impurity exceeds float64 eps and a cut
-    leaves ``min_samples_leaf`` weight on each side; ties go to the lowest feature and bin. The
-    leaves' scores are the weighted means of y; ``split_gains`` holds the squared-error
-    decrease of every split (feature importances). Given the binned features' ``values``
-    (feature-major, ``(d, n)`` like ``binned.codes``), each threshold is the midpoint of the node's own neighbouring values on either side of the
-    cut, as scikit-learn places it (rows outside the sample then go where its tree sends them);
-    else the bin edge.
+    leaves ``min_samples_leaf`` weight on each side; ties go to the lowest feature and bin.
+    Given ``node_priority(counts, depth)`` (the ``priority`` of the ``tree`` learner's
+    ``tie_order``), called for every node the tree tries to split, depth first and the left
+    child first, with the node's ``(d, B)`` weight per bin and its depth, cuts within 1e-12
+    (relative) of the best are ties, and the tied feature of the lowest priority wins, then
+    the lowest bin (how the drop-in ``AdaBoostRegressor`` replays scikit-learn's random feature
+    order). The leaves' scores are the weighted means of y; ``split_gains`` holds the
+    squared-error decrease of every split (feature importances). Given the binned features'
+    ``values`` (feature-major, ``(d, n)`` like ``binned.codes``), each threshold is the
+    midpoint of the node's own neighbouring values on either side of the cut, as scikit-learn
+    places it (rows outside the sample then go where its tree sends them); else the bin edge.
     """
     if not binned.ordered:
         raise boostkit.DataError(
@@ -683,7 +688,11 @@ def fit_regression_tree(binned, y: np.ndarray, weight: np.ndarray, *, max_depth:
     stack = [root]
     while stack:
         node = stack.pop()
-        split = None if node.hist is None else _best_regression_split(node, min_samples_leaf)
+        split = None
+        if node.hist is not None:
+            priority = (None if node_priority is None
+                        else node_priority(node.hist[..., 0], node.depth))
+            split = _best_regression_split(node, min_samples_leaf, priority)
         if split is None:
             index = -1 - len(leaf_scores)
             w, s, _ = node.totals
@@ -720,8 +729,10 @@ def fit_regression_tree(binned, y: np.ndarray, weight: np.ndarray, *, max_depth:
     return tree
 
 
-def _best_regression_split(node: _RegressionNode, min_samples_leaf: int):
-    """``(feature, bin, gain, left totals)`` of the node's best cut, or ``None``."""
+def _best_regression_split(node: _RegressionNode, min_samples_leaf: int, priority=None):
+    """``(feature, bin, gain, left totals)`` of the node's best cut, or ``None``; ``priority``
+    ranks the features of cuts within TIE_TOLERANCE of the best (else: the exact maximum, the
+    lowest feature and bin first)."""
     hist = node.hist
     cum = np.cumsum(hist, axis=1)[:, :-1, :]  # (d, B - 1, 3): the left side of every cut
     w, s, _ = node.totals
@@ -733,7 +744,14 @@ def _best_regression_split(node: _RegressionNode, min_samples_leaf: int):
         return None
     with np.errstate(invalid="ignore", divide="ignore"):
         proxy = np.where(valid, sl * sl / wl + sr * sr / wr, -np.inf)
-    f, b = np.unravel_index(int(np.argmax(proxy)), proxy.shape)
+    if priority is None:
+        f, b = np.unravel_index(int(np.argmax(proxy)), proxy.shape)
+    else:
+        best = proxy.max()
+        tied = proxy >= best - TIE_TOLERANCE * abs(best)
+        candidates = np.flatnonzero(tied.any(axis=1))
+        f = candidates[np.argmin(np.asarray(priority)[candidates])]
+        b = int(np.argmax(tied[f]))
     gain = float(proxy[f, b] - s * s / w)
     return int(f), int(b), gain, cum[f, b].copy()
 
