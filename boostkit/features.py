@@ -5,8 +5,8 @@ Real tables come as DataFrames with named columns, missing values and words. A
 and applied to every later ``X`` (validation, prediction), so that components always see one
 thing: a float64 matrix where a numeric column holds its values, a categorical column holds the
 index of its category in ``schema.categories[j]`` (0, 1, ..., K - 1), and NaN is a missing value
-(a category unseen in training is missing too; a table's are counted in a warning). Feature names
-travel with it into round records, ``describe()``, plots and the model file.
+(a category unseen in training is missing too, and counted in a warning). Feature names travel
+with it into round records, ``describe()``, plots and the model file.
 
 A categorical column's categories keep their type, numbers (float64) or text, and a table's
 values are matched to them by value and type, never read as category indices; only an array
@@ -434,7 +434,7 @@ class FeatureSchema:
             )
         columns = [_table_column(frame.iloc[:, j], _column_name(self.names, j), name)[0]
                    for j in range(self.n_features)]
-        return self._matrix(columns, name, len(frame), table=True, warn_unseen=True)
+        return self._matrix(columns, name, len(frame), table=True)
 
     def _check_encoded(self, X, name: str):
         try:
@@ -483,10 +483,10 @@ class FeatureSchema:
             f"expected {self.names[j]!r}; reorder them with X[model_feature_names]"
         )
 
-    def _matrix(self, columns, name: str, n_rows: int | None, *, table: bool,
-                warn_unseen: bool = False) -> np.ndarray:
+    def _matrix(self, columns, name: str, n_rows: int | None, *, table: bool) -> np.ndarray:
         """The float64 matrix of ``columns`` (numpy arrays of a table's or an array's columns);
-        ``table``: numbers in a text-category column are values, not category indices."""
+        ``table``: numbers in a text-category column are values, not category indices. Values
+        not among the categories (at prediction) are counted in a warning."""
         out = np.empty((columns[0].shape[0] if columns else n_rows or 0, len(columns)))
         unseen = []
         for j, values in enumerate(columns):
@@ -499,7 +499,7 @@ class FeatureSchema:
             if count:
                 unseen.append(f"{name} column {column}: {count} row{'s' if count > 1 else ''} "
                               f"hold a category not seen in training (e.g. {_shown(example)})")
-        if unseen and warn_unseen:
+        if unseen:
             warnings.warn("; ".join(unseen) + "; they are read as missing values", DataWarning,
                           stacklevel=4)
         return out
@@ -533,7 +533,7 @@ class FeatureSchema:
             raise ModelFormatError(f"the feature names are not {n_features} strings")
         if names is not None and len(set(names)) != n_features:
             dup = next(n for n in names if names.count(n) > 1)
-            raise ModelFormatError(f"the feature name {dup!r} is given twice")
+            raise ModelFormatError(f"the feature names give {dup!r} twice")
         categories: list[np.ndarray | None] = [None] * n_features
         for j, key in named.items():
             if not (j.isdigit() and int(j) < n_features and isinstance(key, str)):

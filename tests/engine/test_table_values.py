@@ -172,6 +172,12 @@ def test_unseen_categories_are_counted_in_a_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         model.predict(d.assign(code=d["code"].astype(str)))
+    # An array of values is counted too (its text is matched, its numbers are indices).
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.predict(later.to_numpy(dtype=object))
+    assert any(f"{(codes == 4).sum()} rows hold a category not seen" in str(w.message)
+               for w in caught)
 
 
 # -- empty tables and pyarrow ---------------------------------------------------------------------
@@ -276,7 +282,7 @@ def test_saved_category_arrays_are_checked_naming_the_feature(categories, messag
 
 def test_saved_feature_names_must_be_unique():
     state, arrays = _saved_schema(["x", "x"], [None, None])
-    with pytest.raises(ModelFormatError, match="the feature name 'x' is given twice"):
+    with pytest.raises(ModelFormatError, match="the feature names give 'x' twice"):
         FeatureSchema.from_state(state, arrays, 2)
 
 
