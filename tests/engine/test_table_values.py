@@ -98,6 +98,15 @@ def test_values_that_are_neither_numbers_nor_text_are_refused():
         FeatureSchema.learn(odd)
 
 
+def test_parts_of_one_table_must_agree_on_a_column_s_type():
+    numbers, _ = FeatureSchema.learn(pd.DataFrame({"v": pd.Categorical([1, 2])}))
+    more, _ = FeatureSchema.learn(pd.DataFrame({"v": pd.Categorical([3, 2])}))
+    text, _ = FeatureSchema.learn(pd.DataFrame({"v": pd.Categorical(["1", "2"])}))
+    assert FeatureSchema.union([numbers, more]).categories[0].tolist() == [1.0, 2.0, 3.0]
+    with pytest.raises(DataError, match=r"column 0 \('v'\) holds numbers in some parts and text"):
+        FeatureSchema.union([numbers, text])
+
+
 # -- names --------------------------------------------------------------------------------------
 
 
