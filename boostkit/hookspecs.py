@@ -140,7 +140,10 @@ class RoundSpecs:
 
         ``None`` means the pool is exhausted and ends the run (stop reason ``"pool-exhausted"``).
         The candidate carries the hypothesis and its output on the training data (``cells`` and/or
-        ``scores``) so that calibration does not evaluate it again. Exactly one proposal component
+        ``scores``) so that calibration does not evaluate it again. The fit trains on that output
+        and the model predicts with ``hypothesis.cells(X)`` and ``scores(X)``, so on the training
+        rows these must give the candidate's cells and scores bit for bit
+        (:func:`boostkit.testing.check_component` checks it). Exactly one proposal component
         implements this hook in a fit; wrappers (``wrapper=True``) may inspect the candidate and
         propose another instead (for example a picky wrapper that skips weak candidates).
 
