@@ -766,22 +766,23 @@ def cross_validate(data: BinaryData | MulticlassData, algorithms: Sequence[str |
         return AlgorithmResult(recipe.name, recipe.paper, (), "-" if multiclass else None,
                                input=form, status=status, error=error)
 
-    results: dict[str, AlgorithmResult] = {}
+    results: dict[int, AlgorithmResult] = {}  # by position: two recipes may share a name
     runnable = []
     try:
-        for recipe in recipes:
+        for j, recipe in enumerate(recipes):
             refused = _trial(recipe, data, folds[0][0], settings)
             if refused is None:
-                runnable.append(recipe)
+                runnable.append((j, recipe))
                 continue
-            results[recipe.name] = unfinished(recipe, *refused)
+            results[j] = unfinished(recipe, *refused)
             print(_wrap(f"{recipe.name} {refused[0]} on these data and is left out: "
                         f"{refused[1]}"), flush=True)
     except KeyboardInterrupt:
-        return [results.get(r.name) or unfinished(r, "not run", _NOT_STARTED) for r in recipes]
+        return [results.get(j) or unfinished(r, "not run", _NOT_STARTED)
+                for j, r in enumerate(recipes)]
     log = WarningLog()
     with FitProgress(len(runnable) * n_folds, enabled=progress, description="compare") as bar:
-        for i, recipe in enumerate(runnable):
+        for i, (j, recipe) in enumerate(runnable):
             name = recipe.name
             ranker = not multiclass and is_ranker(recipe)
             form = InputForm.of(recipe, data)
@@ -818,25 +819,25 @@ def cross_validate(data: BinaryData | MulticlassData, algorithms: Sequence[str |
                         f"{auc_name} {fold.roc_auc:.4f}"
                     )
             except KeyboardInterrupt:
-                results[name] = unfinished(recipe, "interrupted", f"Ctrl-C during {label}",
+                results[j] = unfinished(recipe, "interrupted", f"Ctrl-C during {label}",
                                            form.describe())
-                for rest in runnable[i + 1:]:
-                    results[rest.name] = unfinished(rest, "not run", _NOT_STARTED)
+                for k, rest in runnable[i + 1:]:
+                    results[k] = unfinished(rest, "not run", _NOT_STARTED)
                 break
             except Exception as exc:  # noqa: BLE001 - any error of one algorithm is its own
                 error = f"{label}: {type(exc).__name__}: {exc}"
-                results[name] = unfinished(recipe, "failed", error, form.describe())
+                results[j] = unfinished(recipe, "failed", error, form.describe())
                 bar.fit_done(f"{label}: failed, {type(exc).__name__}")
                 log.extend(own)
                 continue
             strategy = model.multiclass_strategy if multiclass else None
-            results[name] = AlgorithmResult(name, recipe.paper, tuple(fold_results), strategy,
-                                            ranker=ranker, warnings=tuple(own.lines()),
-                                            input=form.describe())
+            results[j] = AlgorithmResult(name, recipe.paper, tuple(fold_results), strategy,
+                                         ranker=ranker, warnings=tuple(own.lines()),
+                                         input=form.describe())
             log.extend(own)
     for line in log.lines():  # after the bar has closed
         print(_wrap(line), file=sys.stderr)
-    return [results[recipe.name] for recipe in recipes]
+    return [results[j] for j in range(len(recipes))]
 
 
 _NOT_STARTED = "the comparison was interrupted (Ctrl-C) before its fits started"
