@@ -254,3 +254,23 @@ def test_unregister_plugin_removes_its_components_and_algorithms(in_process_plug
     X, y = noisy_data
     with pytest.raises(RecipeError, match="unknown algorithm 'test-short-adaboost'"):
         boostkit.Booster("test-short-adaboost").fit(X, y)
+
+
+def test_an_in_process_recipe_named_like_another_plugins_is_left_out_alone(in_process_plugin,
+                                                                           noisy_data):
+    """Two in-process plugins register the same algorithm name: the later loses that recipe
+    only, with a warning naming both; its other recipe and its component work."""
+    in_process_plugin("test-short", components=[StopAfter], algorithms=[SHORT_ADABOOST])
+    again = attrs.evolve(SHORT_ADABOOST, paper="another paper")
+    other = attrs.evolve(SHORT_ADABOOST, name="test-later-adaboost", paper="later")
+    in_process_plugin("test-later", algorithms=[again, other])
+    with pytest.warns(PluginWarning, match="left out algorithm 'test-short-adaboost' of plugin "
+                                           "'test-later': .* by plugin 'test-short' .* and by "
+                                           "plugin 'test-later'"):
+        registry = boostkit.get_registry()
+    assert registry.algorithm("test-short-adaboost").paper == "test fixture"
+    assert registry.algorithm("test-later-adaboost").paper == "later"
+    info = {entry["name"]: entry for entry in plugins.plugin_info()}["test-later"]
+    assert info["status"] == "ok" and list(info["left_out"]) == ["test-short-adaboost"]
+    X, y = noisy_data
+    assert boostkit.Booster("test-later-adaboost", n_rounds=50).fit(X, y).n_rounds == 3
