@@ -758,7 +758,9 @@ class BoostModel:
           one; the terms are the ones they add (or a model derived from them: an offset term
           ahead of them, or one term folding them all);
         * components rebuilt with exactly the file's values, columns in range, the recipe's
-          components installed, and the model evaluated once on rows of zeros.
+          components installed, and the model evaluated once on rows of zeros;
+        * the feature schema (:meth:`boostkit.FeatureSchema.from_state`), one shared by every
+          class model of a one-vs-rest model.
 
         These checks refuse content no fit gives; they do not authenticate a file. A model
         whose labels were replaced by other valid labels, or whose classes are 0..C-1 and whose
@@ -1156,6 +1158,24 @@ def _saved_recipe(state, registry) -> Recipe:
     except RecipeError as exc:
         raise ModelFormatError(f"the model's {exc}; install the plugin that fitted the model") from None
     return recipe
+
+
+def _check_shared_schema(models) -> None:
+    """The class models of one-vs-rest were fitted on the same ``X``, so they share one feature
+    schema; each reads ``X`` through its own, and one that differed would read another column,
+    or another category, for its class alone."""
+    def state(schema):
+        arrays: dict[str, np.ndarray] = {}
+        return (None if schema is None else schema.to_state(arrays, "")), arrays
+
+    first, first_arrays = state(models[0].features)
+    for l, model in enumerate(models[1:], 1):
+        other, other_arrays = state(model.features)
+        if other != first or other_arrays.keys() != first_arrays.keys() or not all(
+                a.dtype == other_arrays[k].dtype and np.array_equal(a, other_arrays[k])
+                for k, a in first_arrays.items()):
+            raise ModelFormatError(f"the feature schema of class {l}'s model differs from class "
+                                   "0's; one-vs-rest fits every class on the same X")
 
 
 def _saved_features(structure: Mapping, arrays: Mapping, n_features: int) -> FeatureSchema | None:

@@ -25,8 +25,9 @@ import numpy as np
 
 from .data import TrainingData
 from .errors import DataError, ModelFormatError
-from .model import (BoostModel, _Pickler, _saved_classes, _saved_flag, _with_pickled,
-                    margin_labels, margin_probabilities, read_model_file, write_model_file)
+from .model import (BoostModel, _check_shared_schema, _Pickler, _saved_classes, _saved_flag,
+                    _with_pickled, margin_labels, margin_probabilities, read_model_file,
+                    write_model_file)
 from .registry import Recipe
 
 __all__ = ["OneVsRestModel", "fit_one_vs_rest"]
@@ -217,8 +218,10 @@ class OneVsRestModel:
             models = [BoostModel._from_structure(sub, arrays, version, path, f"m{l}.")
                       for l, sub in enumerate(structure["models"])]
             multilabel = _saved_flag(structure, "multilabel", version, since=3)
-            return cls(classes=_saved_classes(arrays, "classes", multilabel), models=models,
-                       multilabel=multilabel)
+            model = cls(classes=_saved_classes(arrays, "classes", multilabel), models=models,
+                        multilabel=multilabel)
+            _check_shared_schema(model.models)
+            return model
         except (KeyError, TypeError) as exc:
             raise ModelFormatError(f"{path}: the one-vs-rest structure is incomplete or corrupt: {exc!r}") from exc
         except ValueError as exc:

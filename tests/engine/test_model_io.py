@@ -11,6 +11,7 @@ from pathlib import Path
 
 import attrs
 import numpy as np
+import pandas as pd
 import pytest
 
 import boostkit
@@ -399,3 +400,30 @@ def test_models_derived_from_a_fit_load(tmp_path):
         assert model.n_rounds != len(model.records)
         loaded = boostkit.load_model(model.save(tmp_path / "derived.npz"))
         np.testing.assert_array_equal(loaded.decision_function(X), model.decision_function(X))
+
+
+def _swap_names(s, a):
+    names = s["models"][1]["features"]["names"]
+    names[0], names[1] = names[1], names[0]
+
+
+@pytest.mark.parametrize("edit", [
+    _swap_names,
+    lambda s, a: a.update({"m1.features.categories.2": np.array(["high", "low", "max"])}),
+    lambda s, a: s["models"][2].update(features=None),
+], ids=["names", "categories", "no schema"])
+def test_one_vs_rest_class_models_share_one_feature_schema(ionosphere, tmp_path, edit):
+    # Every class model reads X through its own schema: one that differs would read another
+    # column, or another category, for its class alone.
+    X, _ = ionosphere
+    labels = np.array(["high", "low", "mid"])[np.digitize(X[:, 2], [0.0, 0.7])]
+    frame = pd.DataFrame({"a": X[:, 4], "b": X[:, 5], "grade": pd.Categorical(labels)})
+    model = boostkit.Booster("real-adaboost", n_rounds=4, multiclass="one-vs-rest").fit(
+        frame, labels)
+    path = model.save(tmp_path / "model.npz")
+    structure, arrays = read_structure(path)
+    assert "m1.features.categories.2" in arrays
+    edit(structure, arrays)
+    write_structure(path, structure, arrays)
+    with pytest.raises(ModelFormatError, match="feature schema of class 1|feature schema of class 2"):
+        boostkit.load_model(path)
