@@ -49,8 +49,8 @@ from .data import (BIN_SAMPLE, MAX_BINS, BinnedData, LabelCoding, bin_thresholds
                    check_features, count_bins, encode_bins, encode_like)
 from .errors import DataError, HookError, RecipeError
 from .features import FeatureSchema, is_sparse
-from .engine import (BoostState, _best_round, _call, _callback_name, _missing_hint, _owner,
-                     _round_manager, potential_factors)
+from .engine import (BoostState, _best_round, _call, _callback_name, _component, _missing_hint,
+                     _owner, _round_manager, potential_factors)
 from .kernels.boosting import add_contribution
 from .model import BoostModel
 from .observers import RoundLog
@@ -722,11 +722,12 @@ def fit_distributed(booster, shards: Shards) -> tuple[BoostModel, FitStats]:
             break
         if not isinstance(candidate, Candidate) or candidate.bin_cells is None:
             raise HookError(f"boostkit_propose_from_histogram returned {candidate!r}, expected a "
-                            "boostkit.Candidate with bin_cells")
+                            f"boostkit.Candidate with bin_cells (round {t}, "
+                            f"{_component(owners, 'proposal')})")
         calibrated = _call(hook, "boostkit_calibrate", owners, state=state, candidate=candidate)
         if not isinstance(calibrated, Calibrated):
             raise HookError(f"boostkit_calibrate returned {type(calibrated).__name__}, expected "
-                            "a boostkit.Calibrated")
+                            f"a boostkit.Calibrated (round {t}, {_component(owners, 'calibration')})")
         if calibrated.replaces is not None:
             raise HookError(f"{calibration} re-fitted an earlier term, which a distributed fit "
                             "cannot do (it does not provide 'running-margin')")

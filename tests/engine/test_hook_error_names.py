@@ -88,3 +88,28 @@ def test_a_weights_message_says_what_is_wrong_and_nothing_else(weights, says, ne
     with pytest.raises(TypeError, match=says) as caught:
         boostkit.Weights(weights)
     assert never not in str(caught.value)
+
+
+@attrs.define
+class WrongCalibrated(ConstantAlpha):
+    """constant-alpha (distributed) whose answer is not a boostkit.Calibrated."""
+
+    name = "wrong-type-calibration-for-test"
+
+    @boostkit.hookimpl
+    def boostkit_calibrate(self, state, candidate):
+        return (0.5,)
+
+
+def test_a_distributed_fit_names_the_component_that_returned_a_wrong_type(data,
+                                                                          in_process_plugin):
+    from boostkit import distributed
+
+    in_process_plugin("wrong-calibrated-for-test", components=[WrongCalibrated])
+    X, y = data
+    booster = boostkit.Booster("adaboost calibration=wrong-type-calibration-for-test",
+                               n_rounds=3)
+    shards = distributed.LocalShards([(X[:40], y[:40]), (X[40:], y[40:])])
+    with pytest.raises(boostkit.HookError,
+                       match=r"returned tuple.*calibration 'wrong-type-calibration-for-test'"):
+        distributed.fit_distributed(booster, shards)
