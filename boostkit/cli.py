@@ -825,7 +825,7 @@ def cross_validate(data: BinaryData | MulticlassData, algorithms: Sequence[str |
                     results[k] = unfinished(rest, "not run", _NOT_STARTED)
                 break
             except Exception as exc:  # noqa: BLE001 - any error of one algorithm is its own
-                error = f"{label}: {type(exc).__name__}: {exc}"
+                error = f"{type(exc).__name__}: {exc} (in {label})"
                 results[j] = unfinished(recipe, "failed", error, form.describe())
                 bar.fit_done(f"{label}: failed, {type(exc).__name__}")
                 log.extend(own)
