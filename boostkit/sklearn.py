@@ -838,7 +838,7 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
             if tree_seeds is not None:
                 proposal[1]["tie_order"] = BestSplitterTieOrder(
                     tree_seeds, np.arange(X.shape[1]) if columns is None
-                    else [j for j, _, _ in columns])
+                    else [j for j, _, _ in columns], proposal[1]["criterion"])
         elif hasattr(X, "toarray"):  # the sklearn-estimator proposal reads dense features
             X = X.toarray()
         model = booster.fit(_clip_columns(X, columns), y, sample_weight)

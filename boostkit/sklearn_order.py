@@ -17,8 +17,8 @@ from __future__ import annotations
 import attrs
 import numpy as np
 
-__all__ = ["RAND_R_MAX", "FEATURE_THRESHOLD", "TreeRandom", "BestSplitterOrder",
-           "BestSplitterTieOrder", "column_priority"]
+__all__ = ["RAND_R_MAX", "FEATURE_THRESHOLD", "EPSILON", "TreeRandom", "BestSplitterOrder",
+           "BestSplitterTieOrder", "children_impurity", "column_priority"]
 
 #: Largest value of scikit-learn's tree generator (``sklearn.utils._random.RAND_R_MAX``).
 RAND_R_MAX = 2**31 - 1
@@ -103,7 +103,48 @@ class BestSplitterOrder:
         return visited
 
 
-def column_priority(seed: int, column_features: np.ndarray):
+#: scikit-learn's trees: a node of impurity at most this is a leaf (``sklearn/tree/_tree.pyx``).
+EPSILON = float(np.finfo(np.float64).eps)
+
+
+def children_impurity(criterion: str, totals: np.ndarray, left: np.ndarray, n_left: int,
+                      n_right: int) -> tuple[float, float]:
+    """The impurities scikit-learn's classification criterion records for the two children of
+    a cut (``ClassificationCriterion.update`` and ``children_impurity``,
+    ``sklearn/tree/_criterion.pyx``), from the node's class sums ``totals`` and the left
+    side's ``left``.
+
+    scikit-learn sums the side of fewer examples (``n_left`` <= ``n_right``: the left one)
+    and finds the other as the node's sums minus it, and the node's weight minus its weight;
+    so a pure child found by subtraction gets an impurity of rounding, from 0 to 1e-9 when it
+    weighs far less than its parent, which is above float64 eps as often as not. The tree then
+    tries to split it (and the visit draws from its generator). These are the same formulas
+    on boostkit's sums, which round like scikit-learn's where the difference is large and may
+    round otherwise where it is a few units in the last place.
+    """
+    totals = np.asarray(totals, dtype=np.float64)
+    weight = float(totals.sum())
+    if n_left <= n_right:
+        left = np.asarray(left, dtype=np.float64)
+        weight_left = float(left.sum())
+    else:
+        right = totals - np.asarray(left, dtype=np.float64)
+        left = totals - right
+        weight_left = weight - float(right.sum())
+    right, weight_right = totals - left, weight - weight_left
+    return _impurity(criterion, left, weight_left), _impurity(criterion, right, weight_right)
+
+
+def _impurity(criterion: str, sums: np.ndarray, weight: float) -> float:
+    if not weight > 0:
+        return 0.0
+    if criterion == "gini":  # Gini.children_impurity
+        return 1.0 - float((sums * sums).sum()) / (weight * weight)
+    share = sums[sums > 0.0] / weight  # Entropy.children_impurity
+    return float(-(share * np.log2(share)).sum())
+
+
+def column_priority(seed: int, column_features: np.ndarray, criterion: str = "gini"):
     """``priority(counts, depth)`` of one tree: the rank of every column among equal cuts, in
     the order scikit-learn's tree seeded with ``seed`` visits the node's features (the
     ``tie_order`` protocol of the ``stump`` and ``tree`` learners, and ``tie_order`` of
@@ -115,6 +156,12 @@ def column_priority(seed: int, column_features: np.ndarray):
     its columns has examples in one bin only: exactly scikit-learn's test where every value
     has its own bin (its tolerance of :data:`FEATURE_THRESHOLD` aside), an approximation on
     quantile bins. Call it for every node scikit-learn's tree tries to split, in its order.
+
+    ``priority.visits_pure(totals, left, n_left, n_right, is_left)`` tells whether the
+    classification tree of ``criterion`` (``"gini"`` or ``"entropy"``) tries to split a pure
+    child of a cut, from the parent's class sums (:func:`children_impurity`): the ``tree``
+    learner then calls ``priority`` for it too, so that the draws that follow stay
+    scikit-learn's.
     """
     column_features = _feature_indices(column_features)
     n_columns = column_features.shape[0]
@@ -129,6 +176,11 @@ def column_priority(seed: int, column_features: np.ndarray):
         rank[visited] = np.arange(len(visited))
         return rank[column_features] * n_columns + np.arange(n_columns)
 
+    def visits_pure(totals, left, n_left: int, n_right: int, is_left: bool) -> bool:
+        impurity = children_impurity(criterion, totals, left, n_left, n_right)
+        return impurity[0 if is_left else 1] > EPSILON
+
+    priority.visits_pure = visits_pure
     return priority
 
 
@@ -154,6 +206,10 @@ class BestSplitterTieOrder:
 
     seeds: tuple[int, ...] = attrs.field(converter=_int_tuple)
     column_features: np.ndarray = attrs.field(converter=_feature_indices, eq=False)
+    #: The scikit-learn tree's criterion (``"gini"`` or ``"entropy"``): which pure nodes it
+    #: tries to split (:func:`children_impurity`).
+    criterion: str = attrs.field(default="gini",
+                                 validator=attrs.validators.in_(("gini", "entropy")))
 
     def __call__(self, state):
         if not 1 <= state.round <= len(self.seeds):
@@ -167,4 +223,5 @@ class BestSplitterTieOrder:
                 f"BestSplitterTieOrder maps {n_columns} columns to features, and the data have "
                 f"{state.data.n_features}"
             )
-        return column_priority(self.seeds[state.round - 1], self.column_features)
+        return column_priority(self.seeds[state.round - 1], self.column_features,
+                               self.criterion)

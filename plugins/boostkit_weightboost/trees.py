@@ -287,6 +287,7 @@ class _Node:
     hist: np.ndarray | None = None  # (d, B, 2) or (d, B, C, 2); None: the node stays a leaf
     counts: np.ndarray | None = None  # (d, B) examples of positive initial weight per bin
     valid: np.ndarray | None = None  # (d, B - 1) valid cuts, when known before the search
+    pure_visit: bool = False  # a pure node the tie order's tree tries to split (visits_pure)
 
 
 @attrs.define
@@ -326,8 +327,13 @@ class TreeLearner(boostkit.Proposal):
         ``(d, B)`` examples (of positive initial weight) per bin and its depth (0: the root);
         it returns the ``(d,)`` priority of every column, and among equal cuts the column of
         the lowest priority wins, then the lowest bin (how the drop-in ``AdaBoostClassifier``
-        replays scikit-learn's random feature order). Ordered data only (no missing values,
-        no categorical columns).
+        replays scikit-learn's random feature order). A ``priority`` with a method
+        ``visits_pure(totals, left, n_left, n_right, is_left)`` is also asked, for every pure
+        child of a cut below ``max_depth`` with two examples or more (and
+        ``2 * min_samples_leaf``), whether it counts as a node tried (from the class sums of
+        its parent and of the cut's left side, the examples on either side, and its side); if
+        so, ``priority`` is called for it too, in its turn, and it stays a leaf. Ordered data
+        only (no missing values, no categorical columns).
 
     A node is split at the cut of lowest loss if that lowers its loss (a pure node never is);
     each leaf is labelled by its weighted majority (ties: -1). With ``max_depth=1`` the tree
@@ -370,13 +376,22 @@ class TreeLearner(boostkit.Proposal):
 
     def _splittable(self, node: _Node) -> bool:
         # A node at full depth, too small for two leaves, or holding one class stays a leaf.
-        if np.ndim(node.wpos):  # per class: two classes present, or a column with both signs
-            mixed = (np.count_nonzero(node.wpos > 0.0) >= 2
-                     or bool(np.any((node.wpos > 0.0) & (node.wneg > 0.0))))
-            return (node.depth < self.max_depth
-                    and node.n_counted >= 2 * self.min_samples_leaf and mixed)
         return (node.depth < self.max_depth and node.n_counted >= 2 * self.min_samples_leaf
-                and node.wneg > 0.0 and node.wpos > 0.0)
+                and _mixed(node))
+
+    def _mark_pure_visits(self, node: _Node, split, children: list[_Node], visits_pure):
+        """Flag the pure children that the tree replayed by ``tie_order`` tries to split
+        (``priority.visits_pure``, from the class sums of the node and of the cut's left
+        side; two classes: (negative, positive)), where it would split a node of two
+        examples or more."""
+        totals = node.wpos if np.ndim(node.wpos) else np.array([node.wneg, node.wpos])
+        left = split.wpos[0] if np.ndim(node.wpos) else np.array([split.wneg[0], split.wpos[0]])
+        n_left, n_right = children[0].n_counted, children[1].n_counted
+        for child in children:
+            child.pure_visit = (
+                child.depth < self.max_depth
+                and child.n_counted >= max(2, 2 * self.min_samples_leaf) and not _mixed(child)
+                and visits_pure(totals, left, n_left, n_right, child.is_left))
 
     def _fit_rows(self, data) -> tuple[np.ndarray, np.ndarray, int]:
         """``(positive, rows, number positive)`` of the training ``data``, computed once per fit
@@ -400,6 +415,7 @@ class TreeLearner(boostkit.Proposal):
         loss = partition_loss(state, self.criterion)
         per_class = weights.ndim == 2
         node_priority = None if self.tie_order is None else self._node_priority(state)
+        visits_pure = getattr(node_priority, "visits_pure", None)
         # Example counts per bin need one sign per example: over pairs, the first column's.
         count_is_pos = np.ascontiguousarray(is_pos[:, 0]) if per_class else is_pos
 
@@ -438,6 +454,8 @@ class TreeLearner(boostkit.Proposal):
             split = (None if node.hist is None
                      else self._best_split(node, loss, binned, node_priority))
             if split is None:
+                if node.pure_visit:  # a leaf here, visited there: the draws must follow
+                    node_priority(node_sums(node.rows)[1], node.depth)
                 index = -1 - len(leaf_scores)
                 fill_rows(cells, node.rows, len(leaf_scores))
                 leaf_scores.append(_leaf_score(node.wpos, node.wneg, per_class))
@@ -466,6 +484,8 @@ class TreeLearner(boostkit.Proposal):
                     left[index], right[index] = -1 - leaf, -2 - leaf
                 else:
                     children = self._children(node, split, index, codes[split.feature], binned)
+                    if visits_pure is not None:
+                        self._mark_pure_visits(node, split, children, visits_pure)
                     if split.categories is not None:
                         threshold.append(0.0)  # unused: the node splits categories
                     elif self.midpoints:
@@ -562,6 +582,15 @@ class TreeLearner(boostkit.Proposal):
             other.counts = np.empty_like(node.counts)
             sibling_sums(node.hist, child.hist, node.counts, child.counts, other.counts)
             other.hist = node.hist
+
+
+def _mixed(node: _Node) -> bool:
+    """Whether a node holds two classes (per class: two present, or a column with both
+    signs)."""
+    if np.ndim(node.wpos):
+        return (np.count_nonzero(node.wpos > 0.0) >= 2
+                or bool(np.any((node.wpos > 0.0) & (node.wneg > 0.0))))
+    return node.wneg > 0.0 and node.wpos > 0.0
 
 
 def _leaf_score(wpos, wneg, per_class: bool) -> float:

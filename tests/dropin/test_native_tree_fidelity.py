@@ -111,3 +111,23 @@ def test_regressor_breaks_exact_feature_ties_in_scikit_learns_order():
         assert len(ours.estimators_) == len(theirs.estimators_), seed
         np.testing.assert_allclose(ours.predict(X_test), theirs.predict(X_test), rtol=1e-9,
                                    err_msg=f"random_state={seed}")
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_trees_follow_scikit_learns_visits_of_pure_nodes(seed):
+    # Wine, depth 3: in round 6 a depth-2 child holding one class, found as its parent's sums
+    # minus its sibling's, gets an impurity of 3.5e-12 > eps in scikit-learn, which tries to
+    # split it and so draws from its generator; the nodes after it break ties in the order
+    # those draws give.
+    from sklearn.model_selection import train_test_split
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, y = datasets.load_wine(return_X_y=True)
+    X_train, X_test, y_train, _ = train_test_split(X, y, test_size=0.25, random_state=2)
+    tree = DecisionTreeClassifier(max_depth=3)
+    ours = AdaBoostClassifier(tree, n_estimators=12, random_state=seed).fit(X_train, y_train)
+    theirs = SkAdaBoostClassifier(tree, n_estimators=12, random_state=seed).fit(X_train, y_train)
+    for a, b in zip(ours.estimators_, theirs.estimators_):
+        np.testing.assert_array_equal(a.predict(X_train), b.predict(X_train))
+    np.testing.assert_allclose(ours.estimator_weights_, theirs.estimator_weights_, rtol=1e-9)
+    np.testing.assert_array_equal(ours.predict(X_test), theirs.predict(X_test))

@@ -130,3 +130,20 @@ def test_tree_learner_tie_order_refuses_missing_values_clearly():
     with pytest.raises(boostkit.DataError, match="tie_order breaks ties between the cuts of "
                                                  "numeric features only"):
         booster.fit(X, y)
+
+
+def test_children_impurity_is_exact_on_the_summed_side_and_rounding_on_the_other():
+    from boostkit.sklearn_order import EPSILON, children_impurity
+
+    # The left side (fewer examples) is summed: pure, its impurity is exactly 0, as in
+    # scikit-learn. The right one is the node minus it.
+    totals = np.array([0.1, 0.3, 0.2])
+    for criterion in ("gini", "entropy"):
+        left_impurity, right_impurity = children_impurity(criterion, totals, [0.1, 0.0, 0.0],
+                                                          3, 9)
+        assert left_impurity == 0.0 and right_impurity > 0.1
+    # Found by subtraction, a pure side keeps the rounding of the node's sums minus the
+    # other's (here 1 - (0.3 - 0.1)^2 / 0.2^2 computed in floats): not necessarily 0.
+    pure_right = children_impurity("gini", np.array([0.1, 0.2]), [0.1, 0.0], 3, 2)[1]
+    assert abs(pure_right) <= 1e-15 and pure_right == 1.0 - (0.2 - 0.0) ** 2 / (
+        (0.1 + 0.2) - ((0.1 + 0.2) - (0.2 - 0.0))) ** 2
