@@ -178,3 +178,16 @@ def test_a_continuous_target_is_refused_as_continuous_not_as_hundreds_of_classes
     assert "classif" in err and "continuous" in err and "'price'" in err
     assert len(err) < 1000  # not a line listing 545 "classes"
     assert "--folds" not in err
+
+
+def test_the_data_line_names_at_most_twenty_classes():
+    from boostkit.cli import MulticlassData
+    from boostkit.features import FeatureSchema
+
+    labels = np.array([f"{k:03d}" for k in range(545)] * 2)
+    data = MulticlassData(name="many", X=np.zeros((1090, 1)), y=labels,
+                          classes=tuple(np.unique(labels).tolist()), features=FeatureSchema(1),
+                          target="code")
+    line = data.describe()
+    assert "545 classes" in line and "'019': 2, and 525 more" in line
+    assert "'020'" not in line and len(line) < 600
