@@ -497,8 +497,9 @@ class FeatureSchema:
             out[:, j], count, example = _encode_categories(values, self.categories[j], column,
                                                            name, indices=not table)
             if count:
-                unseen.append(f"{name} column {column}: {count} row{'s' if count > 1 else ''} "
-                              f"hold a category not seen in training (e.g. {_shown(example)})")
+                unseen.append(f"{name} column {column}: {count} row"
+                              f"{'s hold' if count > 1 else ' holds'} a category not seen in "
+                              f"training (e.g. {_shown(example)})")
         if unseen:
             warnings.warn("; ".join(unseen) + "; they are read as missing values", DataWarning,
                           stacklevel=4)

@@ -52,9 +52,11 @@ def test_an_array_declares_categorical_columns_by_index_or_mask():
     assert by_index.categorical.tolist() == by_mask.categorical.tolist() == [False, True]
     assert by_index.categories[1].tolist() == [10.0, 20.0, 30.0]
     np.testing.assert_array_equal(encoded[:, 1], [2, 0, 2, 1])
-    # Unseen categories at prediction read as missing values.
-    np.testing.assert_array_equal(by_index.transform(np.array([[0.0, 25.0], [0.0, 10.0]]))[:, 1],
-                                  [np.nan, 0])
+    # Unseen categories at prediction read as missing values, and are counted.
+    with pytest.warns(DataWarning, match=r"X column 1: 1 row holds a category not seen in "
+                                         r"training \(e.g. 25.0\)"):
+        unseen = by_index.transform(np.array([[0.0, 25.0], [0.0, 10.0]]))
+    np.testing.assert_array_equal(unseen[:, 1], [np.nan, 0])
 
 
 @pytest.mark.parametrize("spec, message", [
