@@ -522,8 +522,9 @@ class AlgorithmResult:
     """The folds of one algorithm, and their summary (mean ± std over folds).
 
     ``multiclass`` is ``None`` for two-class data, else how the recipe ran on the classes:
-    ``"native"`` or ``"one-vs-rest"`` (``model.multiclass_strategy``); the summary then has a
-    ``multiclass`` entry and its AUC is the macro one-vs-rest AUC (``macro_roc_auc_*``).
+    ``"native"`` or ``"one-vs-rest"`` (``model.multiclass_strategy``; ``"-"`` without
+    results); the summary then has a ``multiclass`` entry and its AUC is the macro one-vs-rest
+    AUC (``macro_roc_auc_*``).
     ``ranker``: the recipe ranks (:func:`is_ranker`), so its accuracy is taken at a threshold
     chosen on the training folds. ``warnings``: the distinct warnings its fits raised, as text.
     ``input``: how it was given the data (:meth:`InputForm.describe`, :data:`INPUT_MEANINGS`).
