@@ -20,11 +20,13 @@ import zipfile
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import boostkit
 import boostkit.sklearn
 from boostkit.datasets import load
-from boostkit.errors import ModelFormatError
+from boostkit.errors import BoostkitError, ModelFormatError
 
 KEY = "__model__"
 
@@ -248,6 +250,54 @@ def test_every_untampered_file_loads_to_the_same_predictions(originals, model_na
     assert _same_predictions(loaded, model, X)
     np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
     np.testing.assert_array_equal(loaded.classes, model.classes)
+
+
+def _paths(value, path=()):
+    """The path of every node of a JSON value (the root's, ``()``, left out)."""
+    if isinstance(value, dict):
+        items = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return
+    for key, item in items:
+        yield path + (key,)
+        yield from _paths(item, path + (key,))
+
+
+JSON_VALUES = st.one_of(
+    st.none(), st.booleans(), st.integers(-2, 3), st.floats(), st.text(max_size=3),
+    st.sampled_from([10**20, -0.0, [], {}, [0, 1], {"component": "linear"}, "classes"]),
+)
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_one_edit_of_the_structure_is_refused_or_loads_a_model(originals, tmp_path, data):
+    # Replacing or deleting any one node of the JSON: a ModelFormatError, or a model whose
+    # predictions are computed or refused by boostkit (a relabelled or re-thresholded model is
+    # one some fit could give: the corpus above checks that what is kept predicts the same).
+    name = data.draw(st.sampled_from(["categorical", "one-vs-rest", "weightboost"]))
+    _, path, X = originals[name]
+    members = _members(path)
+    structure = _structure(members)
+    where = data.draw(st.sampled_from(sorted(_paths(structure), key=repr)))
+    parent = structure
+    for key in where[:-1]:
+        parent = parent[key]
+    if isinstance(parent, dict) and data.draw(st.booleans()):
+        del parent[where[-1]]
+    else:
+        parent[where[-1]] = data.draw(JSON_VALUES)
+    tampered = _materialise(tmp_path, repr(where), _with_structure(members, structure))
+    try:
+        loaded = boostkit.load_model(tampered)
+    except ModelFormatError:
+        return
+    try:
+        _predictions(loaded, X)
+    except BoostkitError:
+        pass
 
 
 def _categories(variant):
