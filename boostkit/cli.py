@@ -58,7 +58,8 @@ Only the core dependencies are needed: folds and metrics come from :mod:`boostki
 tqdm (the ``progress`` extra) draws a progress bar and matplotlib (the ``plot`` extra) the
 figures, each imported only when used; without them compare says so and goes on.
 User errors (unknown algorithm or dataset, unreadable CSV, missing target column, a single class,
-a target that looks continuous: compare compares classifiers) print one line on standard error and exit with status 2; no traceback.
+a target that looks continuous: compare compares classifiers) print one line on standard error
+and exit with status 2; no traceback.
 """
 
 from __future__ import annotations

@@ -727,7 +727,8 @@ def fit_distributed(booster, shards: Shards) -> tuple[BoostModel, FitStats]:
         calibrated = _call(hook, "boostkit_calibrate", owners, state=state, candidate=candidate)
         if not isinstance(calibrated, Calibrated):
             raise HookError(f"boostkit_calibrate returned {type(calibrated).__name__}, expected "
-                            f"a boostkit.Calibrated (round {t}, {_component(owners, 'calibration')})")
+                            f"a boostkit.Calibrated (round {t}, "
+                            f"{_component(owners, 'calibration')})")
         if calibrated.replaces is not None:
             raise HookError(f"{calibration} re-fitted an earlier term, which a distributed fit "
                             "cannot do (it does not provide 'running-margin')")

@@ -229,9 +229,9 @@ class StagedEvaluation:
     ``error[t-1]`` and ``auc[t-1]``: the share of examples whose label ``predict`` would get wrong
     after round t (``classes[1]`` where F_t(x) > 0), and the ROC AUC of F_t with ``classes[1]``
     positive (NaN if ``y`` holds one class). With y_i = +1 for ``classes[1]`` and -1 for
-    ``classes[0]``, the error is sum_i [y_i sign(F_t(x_i)) < 0] / n, sign(0) = -1. ``margins``: y_i F_T(x_i) divided by
-    sum_t max_i |c_t(x_i)| (the largest contribution of each round on these examples), in
-    [-1, 1]; 0 for a model whose contributions are all 0.
+    ``classes[0]``, the error is sum_i [y_i sign(F_t(x_i)) < 0] / n, sign(0) = -1.
+    ``margins``: y_i F_T(x_i) divided by sum_t max_i |c_t(x_i)| (the largest contribution of
+    each round on these examples), in [-1, 1]; 0 for a model whose contributions are all 0.
     """
 
     error: np.ndarray = attrs.field(eq=False)
