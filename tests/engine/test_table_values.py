@@ -203,6 +203,17 @@ def test_empty_tables_are_refused_clearly():
         model.predict(d.iloc[:0])
 
 
+@pytest.mark.xfail(strict=True, raises=IndexError,
+                   reason="BoostClassifier._fit reads classes[0] of an empty y before X's rows "
+                   "are checked (a table skips scikit-learn's check_array)")
+def test_the_estimator_refuses_an_empty_table_clearly():
+    from boostkit.sklearn import BoostClassifier
+
+    d, _, y = coded(50)
+    with pytest.raises(ValueError, match="0 samples"):
+        BoostClassifier("adaboost", n_rounds=2).fit(d.iloc[:0], y[:0])
+
+
 def test_a_pyarrow_table_is_read_with_its_categories():
     pa = pytest.importorskip("pyarrow")
     d, codes, y = coded(300)
