@@ -875,11 +875,12 @@ def read_model_file(path: str | os.PathLike,
     return _unpickled(structure, arrays, allow_pickle, path), arrays, version
 
 
-# What a damaged archive raises from zipfile, zlib and numpy's .npy reader (which parses a
-# damaged header with the tokenizer, hence TokenError).
+# What a damaged archive raises from zipfile (a RuntimeError asking for the password of an
+# entry flagged encrypted), zlib and numpy's .npy reader (which parses a damaged header with
+# the tokenizer, hence TokenError).
 _ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, zlib.error, OSError, ValueError,
                EOFError, NotImplementedError, UnicodeDecodeError, OverflowError, SyntaxError,
-               tokenize.TokenError)
+               tokenize.TokenError, RuntimeError)
 
 
 class _ArrayReader:

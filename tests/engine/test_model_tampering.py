@@ -444,3 +444,13 @@ def test_a_damaged_npy_header_is_a_corrupt_array(originals, tmp_path):
     _write(path, members)
     with pytest.raises(ModelFormatError, match="array 'classes' is corrupt"):
         boostkit.load_model(path)
+
+
+def test_an_entry_flagged_as_encrypted_is_a_corrupt_file(originals, tmp_path):
+    # One bit of the zip's central directory: zipfile then asks for a password (RuntimeError).
+    raw = bytearray(originals["adaboost"][1].read_bytes())
+    raw[raw.index(b"PK\x01\x02") + 8] |= 0x01
+    path = tmp_path / "encrypted.npz"
+    path.write_bytes(bytes(raw))
+    with pytest.raises(ModelFormatError, match="encrypted"):
+        boostkit.load_model(path)
