@@ -748,8 +748,9 @@ class BoostModel:
           and all together (boostkit writes them uncompressed, so its files always fit), and an
           ``.npy`` header may not declare more data than its entry holds; only the arrays of
           the entries ``save`` writes are read, and an unknown entry naming one is refused
-          before any is read. Loading thus allocates a small multiple of the file's size at
-          most;
+          before any is read. The arrays thus take at most the file's size (about three
+          times that while one is read), and the parsed JSON at most about twenty times its
+          own size (a file of nothing but empty JSON lists);
         * classes distinct, in increasing order (as a fit sorts them) and never NaN; for
           multi-label data (``multilabel: true``) the column indices 0..C-1; ``multilabel``
           a JSON boolean; ``margin_columns`` an integer matching the classes;
