@@ -1090,7 +1090,8 @@ def _saved_classes(arrays: Mapping, key: str, multilabel: bool) -> np.ndarray:
 
 #: The fields of a saved :class:`boostkit.RoundRecord`, and those every record has.
 _RECORD_FIELDS = frozenset(a.name for a in attrs.fields(RoundRecord))
-_RECORD_REQUIRED = frozenset(a.name for a in attrs.fields(RoundRecord) if a.default is attrs.NOTHING)
+_RECORD_REQUIRED = frozenset(a.name for a in attrs.fields(RoundRecord)
+                             if a.default is attrs.NOTHING)
 
 
 def _is_number(value) -> bool:
@@ -1127,7 +1128,8 @@ def _check_records(records: list) -> int:
         replaced = extra.get("replaces")
         if "replaces" not in extra:
             made += 1
-        elif isinstance(replaced, bool) or not isinstance(replaced, int) or not 0 <= replaced < made:
+        elif (isinstance(replaced, bool) or not isinstance(replaced, int)
+              or not 0 <= replaced < made):
             raise ModelFormatError(f"record {t} replaces term {replaced!r}, but the model has "
                                    f"{made} terms at that round")
     return made
@@ -1158,7 +1160,8 @@ def _saved_recipe(state, registry) -> Recipe:
     try:
         registry.check_recipe(recipe)
     except RecipeError as exc:
-        raise ModelFormatError(f"the model's {exc}; install the plugin that fitted the model") from None
+        raise ModelFormatError(
+            f"the model's {exc}; install the plugin that fitted the model") from None
     return recipe
 
 

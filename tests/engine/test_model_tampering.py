@@ -207,7 +207,8 @@ def _corpus(path):
     yield "classes repeated", {**members, "classes.npy": _npy(classes[np.zeros_like(classes,
                                                                                   dtype=int)])}
     yield "classes reversed", {**members, "classes.npy": _npy(classes[::-1])}
-    yield "classes NaN", {**members, "classes.npy": _npy(np.r_[np.nan, np.arange(1.0, len(classes))])}
+    yield "classes NaN", {**members,
+                          "classes.npy": _npy(np.r_[np.nan, np.arange(1.0, len(classes))])}
     yield "classes indices", {**members, "classes.npy": _npy(np.arange(len(classes)))}
     yield "pickle payload", {**members, f"{KEY}.npy": pickle.dumps({"format": "boostkit-model"})}
 
@@ -302,8 +303,11 @@ def test_any_one_edit_of_the_structure_is_refused_or_loads_a_model(originals, tm
 
 def _categories(variant):
     """A tampering of the categorical model's category array (``grade``, the last column)."""
-    return lambda members, s: {**members, f"features.categories.{len(s['features']['names']) - 1}.npy":
-                               _npy(np.asarray(variant))}
+    def tamper(members, s):
+        last = len(s["features"]["names"]) - 1
+        return {**members, f"features.categories.{last}.npy": _npy(np.asarray(variant))}
+
+    return tamper
 
 
 @pytest.mark.parametrize("tamper", [
