@@ -348,3 +348,21 @@ def test_categories_are_matched_by_value_whatever_the_representation(codes, late
     seen = sorted(set(codes) - {None}, key=str if fitted in TEXT else None)
     expected = [seen.index(v) if v in seen else np.nan for v in later]
     np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("fitted", sorted(REPRESENTATIONS))
+def test_a_model_predicts_alike_on_every_representation_of_its_values(fitted):
+    rng = np.random.default_rng(3)
+    codes = [None if rng.random() < 0.1 else int(c) for c in rng.integers(1, 5, 300)]
+    y = np.array([c in (2, 4) for c in codes])
+    tables = {k: pd.DataFrame({"x": np.zeros(300), "c": make(codes)})
+              for k, make in REPRESENTATIONS.items()}
+    model = boostkit.Booster("real-adaboost", n_rounds=5,
+                             categorical_features=["c"]).fit(tables[fitted], y)
+    expected = model.predict(tables[fitted])
+    for predicted, table in tables.items():
+        if (fitted in TEXT) != (predicted in TEXT):
+            with pytest.raises(DataError, match=r"X column 1 \('c'\) holds"):
+                model.predict(table)
+        else:
+            np.testing.assert_array_equal(model.predict(table), expected, err_msg=predicted)
