@@ -22,6 +22,7 @@ through: sparse data are numeric and unnamed), a pandas DataFrame, a dataframe w
 from __future__ import annotations
 
 import numbers
+import sys
 import warnings
 from typing import Any, Sequence
 
@@ -144,6 +145,9 @@ def _missing_mask(values: np.ndarray) -> np.ndarray:
         return np.isnan(values)
     if values.dtype.kind in "biuUS":
         return np.zeros(values.shape, dtype=bool)
+    pandas = sys.modules.get("pandas")  # loaded when X came as a table; never imported here
+    if pandas is not None:
+        return np.asarray(pandas.isna(values), dtype=bool)  # the same test, vectorised
     out = np.empty(values.shape, dtype=bool)
     for i, v in enumerate(values):
         out[i] = v is None or (isinstance(v, (float, np.floating)) and v != v) or type(
