@@ -188,10 +188,10 @@ for page, line, code in json.load(open(sys.argv[1], encoding="utf-8")):
 """
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[page.name for page in PAGES])
-def test_runnable_blocks_run(page, tmp_path):
-    blocks = [block for block in code_blocks(page) if block.runnable]
-    assert blocks, f"{page.name} has no runnable python block"
+def run_blocks(blocks: list[CodeBlock], tmp_path: Path, **env_vars: str) -> None:
+    """Run ``blocks`` in order in one namespace, in a fresh interpreter (no ``BOOSTKIT_*``
+    variable but ``env_vars``) whose working directory is a temporary directory; fail the test
+    with the traceback if one raises."""
     # A copy of the example package, so numba's cache is written outside the repository.
     shutil.copytree(EXAMPLE_PACKAGE, tmp_path / "path" / EXAMPLE_PACKAGE.name,
                     ignore=shutil.ignore_patterns("__pycache__"))
@@ -199,10 +199,19 @@ def test_runnable_blocks_run(page, tmp_path):
     blocks_file.write_text(json.dumps([[str(b.page), b.line, b.code] for b in blocks]),
                            encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith("BOOSTKIT_")}
+    env.update(env_vars)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tmp_path / "path"), env.get("PYTHONPATH")]))
     work = tmp_path / "work"
     work.mkdir()
     completed = subprocess.run([sys.executable, "-c", RUNNER, str(blocks_file)], cwd=work,
                                env=env, capture_output=True, text=True)
     if completed.returncode != 0:
-        pytest.fail(f"a runnable block of {page.name} failed:\n{completed.stderr}", pytrace=False)
+        pytest.fail(f"a runnable block of {blocks[0].page.name} failed:\n{completed.stderr}",
+                    pytrace=False)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[page.name for page in PAGES])
+def test_runnable_blocks_run(page, tmp_path):
+    blocks = [block for block in code_blocks(page) if block.runnable]
+    assert blocks, f"{page.name} has no runnable python block"
+    run_blocks(blocks, tmp_path)

@@ -15,10 +15,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import json
-import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -28,13 +24,12 @@ from boostkit.datasets import data_dir
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_docs import (  # noqa: E402 - the shared block reader and runner
-    EXAMPLE_PACKAGE,
     NOT_RUN_MARKER,
     PAGES as PAGES_RUN_BY_TEST_DOCS,
     REPO,
-    RUNNER,
     CodeBlock,
     code_blocks,
+    run_blocks,
 )
 
 ALL_PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
@@ -177,25 +172,10 @@ RUN_PAGES = [pytest.param(page, id=_name(page), marks=_run_marks(page)) for page
 
 @pytest.mark.parametrize("page", RUN_PAGES)
 def test_runnable_blocks_run(page, tmp_path):
-    blocks = [block for block in _python_blocks(page) if block.runnable]
-    shutil.copytree(EXAMPLE_PACKAGE, tmp_path / "path" / EXAMPLE_PACKAGE.name,
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    blocks_file = tmp_path / "blocks.json"
-    blocks_file.write_text(json.dumps([[str(b.page), b.line, b.code] for b in blocks]),
-                           encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BOOSTKIT_")}
+    env = {}
     if _name(page) in NEEDS_DATA:
         directory = data_dir()
         if directory is None:
             pytest.skip(f"{_name(page)} {NEEDS_DATA[_name(page)]}; set BOOSTKIT_DATA to run it")
         env["BOOSTKIT_DATA"] = str(directory)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tmp_path / "path"),
-                                                      env.get("PYTHONPATH")]))
-    env.setdefault("MPLBACKEND", "Agg")
-    work = tmp_path / "work"
-    work.mkdir()
-    completed = subprocess.run([sys.executable, "-c", RUNNER, str(blocks_file)], cwd=work,
-                               env=env, capture_output=True, text=True)
-    if completed.returncode != 0:
-        pytest.fail(f"a runnable block of {_name(page)} failed:\n{completed.stderr}",
-                    pytrace=False)
+    run_blocks([block for block in _python_blocks(page) if block.runnable], tmp_path, **env)
