@@ -388,8 +388,7 @@ def _features(X, features, categorical_features) -> tuple[FeatureSchema, Any]:
             f"features must be a boostkit.FeatureSchema (e.g. boostkit.datasets.load(...).features) "
             f"or None, got {type(features).__name__}"
         )
-    # Fitted on encoded arrays, the model expects arrays, whatever the schema was learnt from.
-    return attrs.evolve(features, table=False), features.transform(X, encoded=True)
+    return features, features.transform(X, encoded=True)
 
 
 def _missing_hint(recipe_name: str, components) -> str:

@@ -285,8 +285,9 @@ class FeatureSchema:
         values in the matrix components see are indices into this array.
     table:
         Whether the schema was learnt from a table: an array given to its model is then warned
-        about, as scikit-learn does, for its columns cannot be checked by name. A schema made
-        for encoded arrays (the loader's) is not.
+        about, as scikit-learn does, for its columns cannot be checked by name (nor its numbers
+        under number categories told from category indices). The loader's schema, made for its
+        encoded arrays, is not.
     """
 
     n_features: int
@@ -448,16 +449,6 @@ class FeatureSchema:
         if arr.ndim != 2 or arr.shape[1] != self.n_features:
             return X
         for j in np.flatnonzero(self.categorical):
-            if self.categories[j].dtype.kind != "U":
-                # An array's numbers under number categories are values (prediction reads them
-                # so): indices there would be read as other categories.
-                raise DataError(
-                    f"features= says {name} holds category indices, but column "
-                    f"{_column_name(self.names, j)} has number categories "
-                    f"({_preview(self.categories[j])}), whose indices an array cannot tell from "
-                    "its values at prediction: fit on the table itself, or on the values with "
-                    "categorical_features"
-                )
             codes = arr[:, j][~np.isnan(arr[:, j])]
             k = self.categories[j].shape[0]
             bad = (codes < 0) | (codes >= k) | (codes != np.floor(codes))

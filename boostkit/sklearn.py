@@ -324,9 +324,6 @@ _NATIVE_TREE_PARAMS = {
     "monotonic_cst": (None,),
 }
 _NATIVE_CRITERIA = {"gini": "gini", "entropy": "entropy", "log_loss": "entropy"}
-#: A weighted error this small is a perfect fit (the engine's error of a perfect partition is a
-#: difference of sums, 0 up to rounding, where scikit-learn's is exactly 0).
-_PERFECT = 1e-12
 #: Deepest tree grown natively (node by node in Python above the histogram kernels).
 MAX_NATIVE_DEPTH = 8
 #: scikit-learn's ensembles draw their estimators' seeds below this (np.iinfo(np.int32).max).
@@ -829,7 +826,9 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
         booster = Booster(
             "samme", n_rounds=int(self.n_estimators), max_bins=self.max_bins, n_jobs=self.n_jobs,
             random_state=seed, proposal=proposal, stopping=stopping,
-            params={"calibration": calibration},
+            # scikit-learn's weights: multiplied each round and floored at eps.
+            params={"calibration": calibration,
+                    "reweighting": {"floor": float(np.finfo(np.float64).eps)}},
         )
         columns = None
         if proposal[0] != "sklearn-estimator":
@@ -857,6 +856,8 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
                 _at_midpoints(h, Xu, rows) for h in model.hypotheses))
         self._columns = columns
         self._set_fitted(model, classes, X.shape[1], tree_seeds)
+        if model.stop_reason == "weights-overflow":
+            _warn_overflow(model.records[-1].round - 1)
         return self
 
     def _fit_estimator_itself(self, X, y, sample_weight, classes):
@@ -941,7 +942,7 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
                 break
             estimators.append(self._estimator(h, c, classes, n_features, self._columns,
                                               None if seeds is None else seeds[t]))
-            if eps <= _PERFECT:  # a perfect estimator: scikit-learn gives it weight 1 and stops
+            if eps <= 0:  # a perfect estimator: scikit-learn gives it weight 1 and stops
                 weights.append(1.0)
                 errors.append(0.0)
                 break

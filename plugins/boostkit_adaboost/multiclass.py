@@ -129,7 +129,8 @@ class SammeAlpha(boostkit.Calibration):
     heaviest class, for hypotheses whose cells are the class they predict (the
     ``sklearn-estimator`` proposal's): eps is then the weighted error of those predictions, as
     scikit-learn computes it, also for an estimator that does not predict the weighted majority
-    of its own partition. Needs single-label classes.
+    of its own partition. Needs single-label classes. eps is summed over the examples (over the
+    cells' sums in a distributed fit), so that it is 0 exactly when the labelling is perfect.
     """
 
     name = "samme-alpha"
@@ -172,10 +173,16 @@ class SammeAlpha(boostkit.Calibration):
             # the histogram's sums must not pick among them, the first class wins.
             heaviest = class_weights.max(axis=-1, keepdims=True)
             cell_labels = np.argmax(class_weights >= heaviest - TIE_TOLERANCE * heaviest, axis=-1)
-        total = class_weights.sum()
-        right = np.take_along_axis(class_weights, cell_labels[:, None], axis=-1).sum()
-        eps = max(0.0, float((total - right) / total)) if total > 0 else 0.0
-        s = resolve_smoothing(self.smoothing, data.n_weighted)
+        if candidate.has_rows:
+            eps = _row_error(state, candidate.cells, cell_labels)
+        else:  # a distributed fit: from the cells' sums, 0 up to rounding when perfect
+            total = class_weights.sum()
+            right = np.take_along_axis(class_weights, cell_labels[:, None], axis=-1).sum()
+            eps = max(0.0, float((total - right) / total)) if total > 0 else 0.0
+        # The floor of a zero smoothing only keeps a perfect labelling's alpha finite: a tiny
+        # eps > 0 keeps the textbook alpha (scikit-learn's, whose weights are floored at eps).
+        s = (0.0 if self.smoothing == 0 and eps > 0
+             else resolve_smoothing(self.smoothing, data.n_weighted))
         if eps >= 1.0 - 1.0 / n_classes:
             alpha = 0.0
         else:
@@ -191,6 +198,26 @@ class SammeAlpha(boostkit.Calibration):
         )
 
 
+def _row_error(state, cells: np.ndarray, cell_labels: np.ndarray) -> float:
+    """eps = sum_i D_t(i) [k_{cell(i)} != y_i] / sum_i D_t(i), over the true-label pairs'
+    weights, as scikit-learn's ``np.average(incorrect, weights=sample_weight)``."""
+    labels, weights = _true_pairs(state.data, state.weights)
+    total = weights.sum()
+    if not total > 0:
+        return 0.0
+    return float(np.average(cell_labels[cells] != labels, weights=weights))
+
+
+def _true_pairs(data, pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(labels, values)``: each example's class index and the value of ``pairs`` (weights or
+    margins: ``(n,)`` with two classes, ``(n, C)`` otherwise) on its true-label pair."""
+    if data.n_columns == 1:
+        return (data.y > 0).astype(np.intp), pairs
+    values = np.empty(data.n_samples)
+    gather_true_pairs(pairs, data.labels, values)
+    return data.labels, values
+
+
 @attrs.define
 class SammeWeights(ExponentialReweighting):
     """SAMME's example weights as a distribution on the true-label pairs (i, y_i).
@@ -199,15 +226,34 @@ class SammeWeights(ExponentialReweighting):
     ``exponential``, D_{t+1}(i, l) proportional to D_1(i, l) exp(-Y(i, l) F_t(x_i, l)), which on
     the true-label pairs is D_1(i) exp(-F_t(x_i, y_i)), SAMME's weights (Zhu et al. 2009,
     Algorithm 2, step 2(d); module docstring). With two classes it is ``exponential``.
+
+    ``floor`` > 0 (scikit-learn's is float64 eps) gives scikit-learn's ``AdaBoostClassifier``
+    weights instead: multiplied each round, D_{t+1}(i) = D_t(i) e^{alpha_t [h_t(x_i) != y_i]}
+    normalised, then raised to at least ``floor`` (rows of initial weight 0 stay 0). Once
+    floored, a weight remembers the floor, so these are no longer a function of the margins:
+    at large learning rates they keep the examples that the margins' weights would round to 0
+    (an error of 1e-14 is then no perfect fit). When the multiplied weights overflow, the run
+    stops (``weights_overflow`` in the record's ``extra``; ``samme-no-edge`` says
+    ``"weights-overflow"``). alpha_t and the mistakes are read off the round's change of the
+    true-label margins. No potential is reported.
     """
 
     name = "samme-weights"
     # Not "distributed": its D_1 lives on the true-label pairs (boostkit_initial_weights).
     provides = frozenset({"potential", "multiclass"})
+    floor: float = attrs.field(default=0.0, converter=float,
+                               validator=[attrs.validators.ge(0.0), attrs.validators.lt(1.0)])
+    _margins: np.ndarray | None = attrs.field(default=None, init=False, repr=False, eq=False)
+
+    @boostkit.hookimpl
+    def boostkit_fit_start(self, state):
+        self._margins = None  # the true-label margins after the last round (floor > 0)
 
     @boostkit.hookimpl
     def boostkit_reweight(self, state):
         data = state.data
+        if self.floor > 0:
+            return self._floored(state)
         if data.n_columns == 1:
             return super().boostkit_reweight(state)
         # Only the true-label pairs carry weight: the exponential over those n margins, not nC.
@@ -219,6 +265,34 @@ class SammeWeights(ExponentialReweighting):
         weights = np.empty(state.margin.shape)
         scatter_true_pairs(on_labels, data.labels, weights)
         return boostkit.Weights(weights, log_potential)
+
+    def _floored(self, state):
+        data = state.data
+        labels, margins = _true_pairs(data, state.margin)
+        weights = _true_pairs(data, state.weights)[1]
+        initial = _true_pairs(data, state.initial_weights)[1]
+        if data.n_columns == 1:
+            margins = data.y * margins
+        change = margins if self._margins is None else margins - self._margins
+        self._margins = margins
+        if state.round == state.n_rounds:  # no later round to weigh (scikit-learn skips it)
+            return boostkit.Weights(state.weights, None)
+        # A term adds alpha (K-1)/K to a right example's true-label margin and -alpha/K to a
+        # wrong one's (alpha/2 and -alpha/2 with two classes).
+        n_classes = 2 if data.n_columns == 1 else data.n_columns
+        alpha = max(float(change.max()), 0.0) * n_classes / (n_classes - 1)
+        incorrect = change < 0
+        with np.errstate(divide="ignore", over="ignore"):  # log 0: rows of weight 0
+            updated = np.exp(np.log(weights) + alpha * incorrect * (weights > 0))
+        total = updated.sum()
+        if not np.isfinite(total):
+            return boostkit.Weights(state.weights, None, extra={"weights_overflow": True})
+        updated = np.where(initial > 0, np.maximum(updated / total, self.floor), 0.0)
+        if data.n_columns == 1:
+            return boostkit.Weights(updated, None)
+        out = np.empty(state.margin.shape)
+        scatter_true_pairs(updated, labels, out)
+        return boostkit.Weights(out, None)
 
     @boostkit.hookimpl
     def boostkit_initial_weights(self, data):
@@ -239,8 +313,9 @@ class SammeNoEdge(boostkit.Stopping):
     """Stop when SAMME's labelling is no better than chance, or perfect.
 
     ``"no-edge"`` when eps_t >= 1 - 1/K (Zhu et al. 2009: the weak learner must beat random
-    guessing among K classes, not 1/2), ``"perfect-fit"`` when eps_t = 0. Reads the error the
-    calibration records (``record.extra["class_error"]``).
+    guessing among K classes, not 1/2), ``"perfect-fit"`` when eps_t = 0,
+    ``"weights-overflow"`` when ``samme-weights(floor > 0)`` could not weigh the next round.
+    Reads the error the calibration records (``record.extra["class_error"]``).
     """
 
     name = "samme-no-edge"
@@ -250,6 +325,8 @@ class SammeNoEdge(boostkit.Stopping):
     @boostkit.hookimpl
     def boostkit_should_stop(self, state, record):
         eps, n_classes = record.extra["class_error"], record.extra["n_classes"]
+        if record.extra.get("weights_overflow"):
+            return "weights-overflow"
         if eps <= 0.0:
             return "perfect-fit"
         if eps >= 1.0 - 1.0 / n_classes:

@@ -67,12 +67,12 @@ def test_encoded_arrays_still_hold_category_indices():
     np.testing.assert_array_equal(model.predict(X), model.predict(text))
 
 
-def test_encoded_arrays_under_number_categories_are_refused_as_ambiguous():
-    d, _, y = coded(50)
-    schema, X = FeatureSchema.learn(d)
-    with pytest.raises(DataError, match=r"features= says X holds category indices, but column 1 "
-                                        r"\('code'\) has number categories \(1.0, 2.0, 3.0, ...\)"):
-        boostkit.Booster("adaboost", n_rounds=2).fit(X, y, features=schema)
+def test_one_vs_rest_matches_number_categories_by_value():
+    d, codes, _ = coded(300)
+    y = np.array(["a", "b", "c"])[codes % 3]
+    model = boostkit.Booster("adaboost", n_rounds=5, multiclass="one-vs-rest").fit(d, y)
+    assert all(m.features.categories[1].tolist() == [1.0, 2.0, 3.0, 4.0] for m in model.models)
+    np.testing.assert_array_equal(model.predict(d.assign(code=codes)), model.predict(d))
 
 
 def test_a_float_category_and_an_int_are_the_same_value():
@@ -132,9 +132,10 @@ def test_an_array_reaching_a_model_fitted_on_a_table_is_warned_about(tmp_path):
         with pytest.warns(DataWarning, match="X does not have valid feature names, but the model "
                                              "was fitted with feature names"):
             fitted.predict(d.to_numpy(dtype=object))
-    # The loader's form is fitted on arrays: its arrays are expected.
+    # The loader's schema is made for its encoded arrays: they are expected.
     schema, X = FeatureSchema.learn(d.assign(code=d["code"].astype(str)))
-    encoded = boostkit.Booster("adaboost", n_rounds=5).fit(X, y, features=schema)
+    loader = FeatureSchema(2, schema.names, schema.categories)
+    encoded = boostkit.Booster("adaboost", n_rounds=5).fit(X, y, features=loader)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         encoded.predict(X)
