@@ -1005,7 +1005,8 @@ def table_notes(rows: Sequence[dict], n_folds: int | None = None) -> list[str]:
         )
     forms: dict[str, list[str]] = {}
     for row in rows:
-        forms.setdefault(row.get("input", "as given"), []).append(row["algorithm"])
+        if row.get("status", "done") == "done":  # the others were given nothing to fit
+            forms.setdefault(row.get("input", "as given"), []).append(row["algorithm"])
     if set(forms) != {"as given"}:
         notes.append("input, on the same rows for all: " + "; ".join(
             f"{', '.join(names)}: {INPUT_MEANINGS[form]}" for form, names in forms.items()) + ".")

@@ -102,6 +102,21 @@ def test_a_figure_that_cannot_be_drawn_loses_no_table(capsys, two_class_csv, tmp
     assert not (out_dir / "roc.png").exists()
 
 
+def test_the_input_note_names_only_algorithms_that_ran(capsys, tmp_path):
+    rng = np.random.default_rng(2)
+    path = tmp_path / "colours.csv"
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["x", "colour", "label"])
+        writer.writerows([f"{v:.3f}", c, "yes" if v > 0 else "no"]
+                         for v, c in zip(rng.normal(size=120), rng.choice(["red", "blue"], 120)))
+    status, out, _ = run(capsys, "compare", str(path), "--algorithms", "adaboost,naive-bayes",
+                         "--recipe", TINY_PAIRS, *FAST, "--output", str(tmp_path / "out"))
+    assert status == 0
+    note = " ".join(out.split()).split("input, on the same rows for all: ")[1].split(".")[0]
+    assert "adaboost" in note and "naive-bayes" in note and "tiny-pairs" not in note
+
+
 @attrs.define
 class FailsInRoundTwo(boostkit.Stopping):
     """A stopping rule that raises in round 2 of every fit: a component bug met mid-fit."""
