@@ -122,12 +122,14 @@ def test_samme_alpha_and_coding_by_hand():
 
 
 def test_samme_no_better_than_chance_adds_nothing_and_stops():
-    y = np.repeat(["red", "green", "blue"], 20)
-    constant = np.zeros((len(y), 2))  # no feature splits: one label for all, eps = 2/3 = 1 - 1/K
+    # No feature splits: one label for all, eps = 3/4 = 1 - 1/K, exactly (weights 1/64: eps is
+    # summed over the examples, and 40 weights of 1/60 would sum to 2/3 less one rounding).
+    y = np.repeat(["red", "green", "blue", "gold"], 16)
+    constant = np.zeros((len(y), 2))
     model = boostkit.Booster("samme", n_rounds=10).fit(constant, y)
     assert model.stop_reason == "no-edge" and model.n_rounds == 1
     assert model.records[0].coefficients == (0.0,)
-    assert model.records[0].extra["class_error"] == pytest.approx(2 / 3)
+    assert model.records[0].extra["class_error"] == 3 / 4
     assert np.all(model.decision_function(constant) == 0.0)
 
 

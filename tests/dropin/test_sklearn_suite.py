@@ -21,10 +21,7 @@ SKLEARN_IMPORT = "from sklearn.ensemble import AdaBoostClassifier, AdaBoostRegre
 BOOSTKIT_IMPORT = "from boostkit.sklearn import AdaBoostClassifier, AdaBoostRegressor\n"
 
 #: The tests of test_weight_boosting.py that fail by design, with the reason (docs/dropin.md).
-DELIBERATE: dict[str, str] = {
-    "test_sample_weights_infinite": "native stumps: the weights come from the margins in log "
-                                    "space and never overflow, so there is no warning",
-}
+DELIBERATE: dict[str, str] = {}
 
 # scikit-learn's conftest gives the tests this fixture; its default seed is 42.
 CONFTEST = '''
