@@ -31,7 +31,7 @@ from sklearn.utils.validation import (
 )
 
 from .capabilities import handles_missing_values
-from .data import MAX_BINS
+from .data import MAX_BINS, check_sample_weight
 from .engine import Booster
 from .plugins import get_registry
 from .sklearn_order import BestSplitterTieOrder, column_priority
@@ -878,7 +878,7 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
         seed_keys = _seed_keys(self.estimator_)
         T, nu, K = int(self.n_estimators), float(self.learning_rate), classes.shape[0]
         estimators, alphas, errors = [], np.zeros(T), np.ones(T)
-        weights = sample_weight / sample_weight.sum()
+        weights = check_sample_weight(sample_weight, sample_weight.shape[0])  # sum may overflow
         tiny = np.finfo(np.float64).eps
         zero = weights == 0.0
         for t in range(T):
@@ -1123,10 +1123,10 @@ class AdaBoostRegressor(_DropInAdaBoost, RegressorMixin, BaseEstimator):
         y = column_or_1d(y).astype(np.float64)
         weights = _check_sample_weight(sample_weight, X, dtype=np.float64, copy=True,
                                        ensure_non_negative=True)
-        total = weights.sum()
-        if not total > 0:
+        if not (weights > 0).any():
             raise ValueError("sample_weight must not be all zero")
-        weights /= total
+        # A distribution, also when the weights' sum overflows: they are proportions.
+        weights = check_sample_weight(weights, weights.shape[0])
         self.estimator_ = (DecisionTreeRegressor(max_depth=3) if self.estimator is None
                            else clone(self.estimator))
         native = _native_regression_tree(self.estimator_) if self.native_trees else None

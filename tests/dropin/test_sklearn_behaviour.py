@@ -164,3 +164,22 @@ def test_overflowing_weights_warn_and_stop_as_in_scikit_learn():
     assert ([str(w.message) for w in ours_w if "Sample weights" in str(w.message)]
             == [str(w.message) for w in theirs_w if "Sample weights" in str(w.message)])
     assert ours.model_.stop_reason == "weights-overflow"
+
+
+def test_weights_whose_sum_overflows_are_proportions_like_any_others():
+    """sample_weight of 1e308 each: the sum overflows, which gave 'zero-size array to reduction
+    operation' from deep inside the regressor's fit; the weights are proportions, so the model
+    is the unit weights' model."""
+    from sklearn.linear_model import LogisticRegression
+
+    X, y = datasets.load_diabetes(return_X_y=True)
+    huge = np.full(len(y), 1e308)
+    ours = AdaBoostRegressor(n_estimators=5, random_state=0).fit(X, y, sample_weight=huge)
+    unit = AdaBoostRegressor(n_estimators=5, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(ours.predict(X), unit.predict(X))
+    Xc, yc = datasets.load_iris(return_X_y=True)
+    for estimator in (None, LogisticRegression(max_iter=300)):
+        ours = AdaBoostClassifier(estimator, n_estimators=5, random_state=0).fit(
+            Xc, yc, sample_weight=np.full(len(yc), 1e308))
+        unit = AdaBoostClassifier(estimator, n_estimators=5, random_state=0).fit(Xc, yc)
+        np.testing.assert_allclose(ours.decision_function(Xc), unit.decision_function(Xc))
