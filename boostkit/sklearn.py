@@ -651,10 +651,12 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
     ``"log_loss"``, ``min_samples_leaf`` any, the other parameters at their defaults) the recipe
     ``samme`` runs natively on binned features: Gini stumps (``stump``) for d = 1, the ``tree``
     learner for deeper trees. Features are compared as float32 values, as scikit-learn's trees
-    do. Where every feature has at most ``max_bins`` distinct values the native fit picks the
-    same splits as scikit-learn's, and the ``tree`` learner breaks exact ties between features
-    by the random order in which scikit-learn's tree of the same round visits them
-    (:mod:`boostkit.sklearn_order`); with more values the thresholds are quantile bin edges.
+    do. Where every feature has at most ``max_bins`` distinct values (on training sets of at
+    most 20 000 rows, up to 2033), the native fit searches the cuts scikit-learn's search and
+    places thresholds at the midpoints of each node's training values; the ``stump`` and
+    ``tree`` learners break exact ties between features by the random order in which
+    scikit-learn's tree of the same round visits them (:mod:`boostkit.sklearn_order`); with
+    more values the thresholds are quantile bin edges.
 
     Any other classifier that accepts ``sample_weight`` is boosted through the
     ``sklearn-estimator`` proposal, when a plugin provides it.
@@ -671,8 +673,8 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
     random_state:
         Seed of the fit: the validation split of early stopping, the estimator's seeds on the
         ``sklearn-estimator`` path, and the seeds of the trees whose feature order breaks exact
-        ties on the native ``tree`` path, drawn as scikit-learn draws its trees' seeds (``None``:
-        from numpy's global generator, as scikit-learn does). Native stumps are deterministic.
+        ties on the native path (stumps and trees), drawn as scikit-learn draws its trees' seeds
+        (``None``: from numpy's global generator, as scikit-learn does).
     n_iter_no_change, validation_fraction, tol:
         Early stopping (not in scikit-learn's AdaBoost; named as in its gradient boosting):
         with ``n_iter_no_change`` = k, a stratified ``validation_fraction`` of the training rows
@@ -1082,10 +1084,11 @@ class AdaBoostRegressor(_DropInAdaBoost, RegressorMixin, BaseEstimator):
     other parameters at their defaults (``min_samples_leaf`` any), every round grows a native
     least-squares tree on the features binned once (the registered ``tree`` component's
     ``fit_regression_tree``), on the bootstrap counts, with scikit-learn's thresholds (midpoints
-    of the node's values, features as float32). It picks scikit-learn's splits except between
-    exactly tied features, which scikit-learn breaks by its tree's random feature order: the
-    models then differ on rows outside the bootstrap, and so in later rounds; the test R^2 is
-    the same in distribution (docs/dropin.md). ``native_trees=False``, or any other
+    of the node's values, features as float32). It picks scikit-learn's splits, and breaks
+    exact ties between features by the random order in which scikit-learn's tree of the same
+    round, seeded as scikit-learn seeds it, visits them (:mod:`boostkit.sklearn_order`); ties
+    that scikit-learn's rounding decides may go the other way (docs/dropin.md).
+    ``native_trees=False``, or any other
     regressor, fits the scikit-learn estimator itself each round: then the same
     ``random_state`` gives scikit-learn's model, estimator for estimator.
 
