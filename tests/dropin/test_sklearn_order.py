@@ -147,3 +147,26 @@ def test_children_impurity_is_exact_on_the_summed_side_and_rounding_on_the_other
     pure_right = children_impurity("gini", np.array([0.1, 0.2]), [0.1, 0.0], 3, 2)[1]
     assert abs(pure_right) <= 1e-15 and pure_right == 1.0 - (0.2 - 0.0) ** 2 / (
         (0.1 + 0.2) - ((0.1 + 0.2) - (0.2 - 0.0))) ** 2
+
+
+def test_stump_learner_tie_order_reorders_only_equal_cuts():
+    X, y, _ = _twinned_data()
+    calls = []
+
+    def reversed_columns(state):
+        def priority(counts, depth):
+            calls.append((depth, counts.shape))
+            return -np.arange(counts.shape[0])  # the highest column first
+        return priority
+
+    def fit(tie_order):
+        return boostkit.Booster("adaboost", n_rounds=4, proposal=(
+            "stump", {"criterion": "gini", "tie_order": tie_order})).fit(X, y)
+
+    default, reordered = fit(None), fit(reversed_columns)
+    assert calls == [(0, (X.shape[1], calls[0][1][1]))] * 4  # once per round, at the root
+    for a, b in zip(default.hypotheses, reordered.hypotheses):
+        assert a.feature < 5 and b.feature == a.feature + 5 and a.threshold == b.threshold
+    X[0, 0] = np.nan
+    with pytest.raises(boostkit.DataError, match="stump learner's tie_order breaks ties"):
+        fit(reversed_columns)
