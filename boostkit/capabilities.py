@@ -30,6 +30,11 @@ fails. Missing values (NaN) are not held against a requirement (a recipe that ta
 with ``"missing-values"``), and neither are the implicit zeros of a sparse X when the
 requirement accepts 0.
 
+**Label requirements** are provided by the labels (``provider`` ``"labels"``):
+:data:`SINGLE_LABEL`, one class per example, is needed by the components of a softmax over
+classes (SAMME, multinomial LogitBoost); on a multi-label indicator matrix such a recipe is
+refused before fitting (:func:`binary_only_components`), or run as one-vs-rest.
+
 The engine defines the vocabulary every plugin shares (:data:`ENGINE_CAPABILITIES`); a plugin adds
 its own with ``registry.add_capability(Capability(...))`` in ``boostkit_register_components``.
 """
@@ -60,6 +65,7 @@ __all__ = [
     "COUNT_FEATURES",
     "BINARY_FEATURES",
     "MULTICLASS",
+    "SINGLE_LABEL",
     "PAIRWISE_LOSS",
     "DISTRIBUTED",
     "binary_only_components",
@@ -71,6 +77,7 @@ __all__ = [
     "check_categorical_input",
     "check_data_requirements",
     "capabilities_of",
+    "is_ranker",
 ]
 
 REAL_SCORES = "real-scores"
@@ -84,6 +91,7 @@ SPARSE_INPUT = "sparse-input"
 MISSING_VALUES = "missing-values"
 CATEGORICAL_FEATURES = "categorical-features"
 MULTICLASS = "multiclass"
+SINGLE_LABEL = "single-label"
 PAIRWISE_LOSS = "pairwise-loss"
 DISTRIBUTED = "distributed"
 NON_NEGATIVE_FEATURES = "non-negative-features"
@@ -94,11 +102,14 @@ _ROLES = ("proposal", "proposal-wrapper", "calibration", "calibration-wrapper", 
           "stopping", "observer")
 #: The provider of a data requirement: the training data, checked by check_data_requirements.
 DATA = "data"
+#: The provider of a label requirement: the training labels, checked by binary_only_components.
+LABELS = "labels"
 
 
 def _provider_role(instance, attribute, value):
-    if value not in (*_ROLES, DATA):
-        raise ValueError(f"provider must be one of {', '.join((*_ROLES, DATA))}, got {value!r}")
+    if value not in (*_ROLES, DATA, LABELS):
+        raise ValueError(
+            f"provider must be one of {', '.join((*_ROLES, DATA, LABELS))}, got {value!r}")
 
 
 def _accepts(instance, attribute, value):
@@ -115,8 +126,8 @@ class Capability:
     """A named promise one component makes and another relies on.
 
     ``meaning`` completes the sentence "X needs ..." in error messages; ``provider`` is the role
-    that normally provides it, whose component is named when it is missing, or ``"data"`` for a
-    requirement on the training data. ``accepts`` (data requirements only) maps a float64 array
+    that normally provides it, whose component is named when it is missing, ``"data"`` for a
+    requirement on the training data, or ``"labels"`` for one on the training labels. ``accepts`` (data requirements only) maps a float64 array
     of feature values to a boolean array, True where a value meets the requirement.
     """
 
@@ -173,6 +184,11 @@ ENGINE_CAPABILITIES = (
         "handles C > 1 margin columns: labels as an (n, C) sign matrix, weights over (example, "
         "class) pairs, margins of shape (n, C)",
         "proposal",
+    ),
+    Capability(
+        SINGLE_LABEL,
+        "one class per example (y a 1-D array of labels), not a multi-label indicator matrix",
+        LABELS,
     ),
     Capability(NON_NEGATIVE_FEATURES, "non-negative features (every value of X >= 0)", DATA,
                accepts=_non_negative),
@@ -261,7 +277,8 @@ def check_capabilities(recipe_name: str, components: Sequence[tuple[str, object]
     for role, component in components:
         for name in sorted(declared[id(component)][0]):
             capability = known[name]
-            if name in provided or capability.provider == DATA:  # data: check_data_requirements
+            # data and labels: checked on them (check_data_requirements, binary_only_components)
+            if name in provided or capability.provider in (DATA, LABELS):
                 continue
             reason = f"{_label(role, component)} needs {capability.meaning} ({name!r}), "
             if name in withdrawn:
@@ -310,14 +327,27 @@ def check_sparse_input(recipe_name: str, components: Sequence[tuple[str, object]
             )
 
 
-def binary_only_components(components: Sequence[tuple[str, object]]) -> list[tuple[str, object]]:
-    """The ``(role, component)`` pairs of a recipe that do not provide ``"multiclass"``.
+def binary_only_components(components: Sequence[tuple[str, object]],
+                           multilabel: bool = False) -> list[tuple[str, object]]:
+    """The ``(role, component)`` pairs of a recipe that do not provide ``"multiclass"`` or, for
+    a multi-label indicator matrix (``multilabel``), that need :data:`SINGLE_LABEL`.
 
     Observers only watch rounds and are never counted. An empty list means the recipe runs
     natively on several margin columns; otherwise it runs on them only as one-vs-rest.
     """
-    return [(role, component) for role, component in components
-            if role in _MULTICLASS_ROLES and MULTICLASS not in capabilities_of(component)[1]]
+    def blocks(role, component) -> bool:
+        needs, provides, _ = capabilities_of(component)
+        return ((role in _MULTICLASS_ROLES and MULTICLASS not in provides)
+                or (multilabel and SINGLE_LABEL in needs))
+
+    return [(role, component) for role, component in components if blocks(role, component)]
+
+
+def is_ranker(components: Sequence[tuple[str, object]]) -> bool:
+    """Whether an instantiated recipe ranks rather than classifies: a component provides
+    :data:`PAIRWISE_LOSS`, a loss over pairs of examples blind to the offset of the margin F,
+    so that the sign of F (or, over several classes, their argmax) decides nothing."""
+    return any(PAIRWISE_LOSS in capabilities_of(component)[1] for _, component in components)
 
 
 def handles_missing_values(components: Sequence[tuple[str, object]]) -> bool:

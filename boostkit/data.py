@@ -131,10 +131,32 @@ def check_features(X, *, name: str = "X", n_features: int | None = None, accept_
     return np.ascontiguousarray(arr)
 
 
+_LABEL_SETS = (list, tuple, set, frozenset, np.ndarray)
+
+
+def _as_labels(y, name: str = "y") -> np.ndarray:
+    """``y`` as an array: a scipy.sparse matrix (an indicator matrix, usually) densified, lists
+    of labels per example refused (they are not an indicator matrix)."""
+    if is_sparse(y):
+        return y.toarray()  # (n, C) labels: no larger than the (n, C) signs boosting needs
+    try:
+        arr = np.asarray(y)
+    except ValueError:  # numpy refuses ragged nested sequences
+        arr = None
+    if arr is None or (arr.dtype == object and arr.ndim == 1
+                       and any(isinstance(v, _LABEL_SETS) for v in arr)):
+        raise DataError(
+            f"{name} holds lists of labels (several labels per example); a multi-label {name} "
+            "must be an (n_samples, C) 0/1 indicator matrix, one column per label: e.g. "
+            f"sklearn.preprocessing.MultiLabelBinarizer().fit_transform({name})"
+        )
+    return arr
+
+
 def label_array(y, n_samples: int, *, name: str = "y", x_name: str = "X") -> np.ndarray:
     """``y`` as a 1-D array of ``n_samples`` labels (a column vector is accepted), or a clear
     :class:`DataError`."""
-    arr = np.asarray(y)
+    arr = _as_labels(y, name)
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr.ravel()
     if arr.ndim != 1:
@@ -198,7 +220,7 @@ def encode_like(coding: LabelCoding, y, n_samples: int, *, name: str = "y",
     Labels must be among ``coding.classes``; a multi-label matrix must have the same columns.
     """
     if coding.multilabel:
-        arr = np.asarray(y)
+        arr = _as_labels(y, name)
         if arr.ndim != 2 or arr.shape != (n_samples, coding.classes.shape[0]):
             raise DataError(
                 f"{name} must be a ({n_samples}, {coding.classes.shape[0]}) indicator matrix like "
@@ -245,10 +267,16 @@ def encode_labels(y, n_samples: int) -> LabelCoding:
 
     A 1-D array (or a column vector) holds one label per example, of any orderable values
     (numbers, strings): two classes give the binary coding, three or more the (n, C) sign
-    matrix. A 2-D array of C >= 2 columns of 0/1 is a multi-label indicator matrix; a column
-    with no 1 (or no 0) is allowed: that label is learnt as never (always) present.
+    matrix. A 2-D array of C >= 2 columns of 0/1 is a multi-label indicator matrix (dense or
+    scipy.sparse); a column with no 1 (or no 0) is allowed: that label is learnt as never
+    (always) present.
+
+    A float ``y`` with values that are not whole numbers and more than two distinct values is
+    refused as continuous, the target scikit-learn's ``type_of_target`` calls
+    ``"continuous"``, rather than fitted as one class per value. (Two values are a binary target
+    however they are coded.)
     """
-    arr = np.asarray(y)
+    arr = _as_labels(y)
     if arr.ndim == 2 and arr.shape[1] >= 2:
         return _indicator_matrix(arr, n_samples)
     arr = label_array(arr, n_samples)
@@ -261,6 +289,16 @@ def encode_labels(y, n_samples: int) -> LabelCoding:
     except TypeError as exc:
         raise DataError(f"y has labels of mixed, unorderable types: {exc}") from None
     codes = codes.ravel().astype(np.intp)
+    if arr.dtype.kind == "f" and classes.shape[0] > 2:
+        fractional = classes[classes != np.floor(classes)]
+        if fractional.size:
+            raise DataError(
+                f"y looks continuous: float labels that are not whole numbers (e.g. "
+                f"{fractional[0]:g}), {classes.shape[0]} distinct values among {n_samples} "
+                "examples (the target scikit-learn's type_of_target calls 'continuous'). "
+                "boostkit fits classifiers: bin the values into classes first, or, if they are "
+                "class labels, pass them as integers or strings"
+            )
     if classes.shape[0] < 2:
         raise DataError(
             f"y has only one class ({classes.tolist()}); a classifier needs at least two classes"
@@ -500,22 +538,44 @@ class TrainingData:
     what the weights range over: ``sample_weight`` itself for one margin column, D_1(i) / C over
     the (example, class) pairs otherwise, Schapire & Singer's uniform start), ``classes`` (the
     original label values), ``features`` (:class:`boostkit.features.FeatureSchema`: column
-    names, and which columns are categorical, holding category indices), and ``binned``
+    names, and which columns are categorical, holding category indices), ``binned``
     (:class:`BinnedData`, computed on first use so components that never look at bins never
-    pay for them; dense data only).
+    pay for them; dense data only), and ``rows`` (the indices, in the ``X`` given, of the
+    examples kept, or ``None`` when all are).
+
+    With ``remove_unweighted`` (as every fit builds them) the examples of ``sample_weight`` 0
+    are removed, their feature values with them, so that a fit with them is the fit without
+    them, bit for bit. Their labels still name classes (a class whose examples all have weight
+    0 is refused), and their values are still checked (NaN, infinities).
     """
 
     def __init__(self, X, y, sample_weight=None, *, max_bins: int = MAX_BINS, rng=None,
                  allow_missing: bool = False, features: FeatureSchema | None = None,
-                 missing_hint: str = ""):
+                 missing_hint: str = "", remove_unweighted: bool = False):
         self.X = check_features(X, accept_sparse=True, allow_missing=allow_missing,
                                 missing_hint=missing_hint, features=features)
         self.features = FeatureSchema(self.X.shape[1]) if features is None else features
+        n = self.X.shape[0]
+        self._set_labels(encode_labels(y, n))
+        self.sample_weight = check_sample_weight(sample_weight, n)
+        self._check_class_weights()
+        # An example of weight 0 is no example, values included: its 1e300 must not move a
+        # standardisation, a pool or a score range. Taken out here, no component sees it, and
+        # the fit is the one without it, bit for bit (D_1 normalised over the rows kept).
+        kept = np.flatnonzero(self.sample_weight)
+        self.rows = None if kept.shape[0] == n or not remove_unweighted else kept
+        if self.rows is not None:
+            self.X = self.X[kept]
+            labels = None if self.labels is None else self.labels[kept]
+            self._set_labels(LabelCoding(self.classes, self.y[kept], labels, self.multilabel))
+            self.sample_weight = check_sample_weight(
+                np.broadcast_to(np.asarray(sample_weight, dtype=np.float64), (n,))[kept],
+                kept.shape[0])
+        # The weights' total, in examples (boostkit.smoothing.n_examples): n for None.
+        self.weight_total = float(n if sample_weight is None else np.broadcast_to(
+            np.asarray(sample_weight, dtype=np.float64), (n,)).sum())
         if allow_missing and not self.is_sparse:
             self._warn_empty_columns()
-        self._set_labels(encode_labels(y, self.X.shape[0]))
-        self.sample_weight = check_sample_weight(sample_weight, self.X.shape[0])
-        self._check_class_weights()
         if not (isinstance(max_bins, (int, np.integer)) and 2 <= max_bins <= MAX_BINS):
             raise DataError(f"max_bins must be an integer in [2, {MAX_BINS}], got {max_bins!r}")
         self.max_bins = int(max_bins)
@@ -565,9 +625,11 @@ class TrainingData:
             raise DataError("sample_weight sums to 0 on the examples kept for training")
         out = object.__new__(TrainingData)
         out.X = self.X[rows]
+        out.rows = rows if self.rows is None else self.rows[rows]
         labels = None if self.labels is None else self.labels[rows]
         out._set_labels(LabelCoding(self.classes, self.y[rows], labels, self.multilabel))
         out.sample_weight = weights / total
+        out.weight_total = self.weight_total * total
         out.max_bins, out._rng, out.features = self.max_bins, self._rng, self.features
         return out
 

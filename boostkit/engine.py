@@ -20,7 +20,9 @@ import pluggy
 
 from . import hookspecs
 from .capabilities import (
+    SINGLE_LABEL,
     binary_only_components,
+    capabilities_of,
     check_categorical_input,
     check_data_requirements,
     check_sparse_input,
@@ -302,16 +304,18 @@ class Booster:
         """Whether a fit with C > 1 margin columns runs as one-vs-rest (or is refused)."""
         if self.multiclass == "one-vs-rest":
             return True
-        blockers = binary_only_components(components)
+        blockers = binary_only_components(components, data.multilabel)
         if not blockers:
             return False
         if self.multiclass == "auto":
             return True
+        native = ("adaboost-mh, discrete-adaboost-mh, real-adaboost, gentle-adaboost" if
+                  data.multilabel else
+                  "adaboost-mh, discrete-adaboost-mh, samme, real-adaboost, gentle-adaboost")
         raise RecipeError(
-            _one_vs_rest_reason(recipe.name, blockers, data) + ". Either use a recipe that "
-            "does (adaboost-mh, discrete-adaboost-mh, samme, real-adaboost, gentle-adaboost; "
-            "`boostkit components` lists each component's capabilities), or fit one binary "
-            "model per class: Booster(..., multiclass='one-vs-rest') (or 'auto')"
+            _one_vs_rest_reason(recipe.name, blockers, data) + f". Either use a recipe that "
+            f"does ({native}; `boostkit components` lists each component's capabilities), or "
+            "fit one binary model per class: Booster(..., multiclass='one-vs-rest') (or 'auto')"
         )
 
     def fit(self, X, y, sample_weight=None, *, eval_set=None, features=None) -> BoostModel:
@@ -322,7 +326,9 @@ class Booster:
         model (``model.features``), NaN is a missing value for recipes whose proposal handles
         them. ``features`` (a :class:`boostkit.FeatureSchema`) says ``X`` is encoded already,
         as :func:`boostkit.datasets.load` gives it (categorical columns holding category
-        indices); then ``categorical_features`` is not consulted.
+        indices); then ``categorical_features`` is not consulted. Examples of ``sample_weight`` 0
+        are removed, values and all, before any component sees them: the fit is the fit without
+        them.
 
         ``eval_set`` is validation data, ``(X_val, y_val)`` or ``(X_val, y_val,
         sample_weight_val)``, checked like the training data (``y_val`` in the training classes).
@@ -355,7 +361,7 @@ class Booster:
         if data.n_columns > 1 and self._one_vs_rest(recipe, components, data):
             from .multiclass import fit_one_vs_rest
 
-            return fit_one_vs_rest(self, X, y, sample_weight, eval_set, data)
+            return fit_one_vs_rest(self, sample_weight, eval_set, data)
         n_jobs = min(
             self.n_jobs if self.n_jobs > 0 else numba.config.NUMBA_NUM_THREADS,
             numba.config.NUMBA_NUM_THREADS,
@@ -373,6 +379,12 @@ def _one_vs_rest_reason(recipe_name: str, blockers, data: TrainingData) -> str:
     role, component = blockers[0]
     what = (f"a multi-label indicator matrix of {data.n_columns} labels" if data.multilabel
             else f"{data.n_columns} classes")
+    if SINGLE_LABEL in capabilities_of(component)[0] and data.multilabel:
+        return (
+            f"y has {what}, and recipe {recipe_name!r} takes one class per example: {role} "
+            f"{component.name!r} needs single-label y ({SINGLE_LABEL!r}), not several labels "
+            "per example"
+        )
     return (
         f"y has {what}, and recipe {recipe_name!r} is binary-only: {role} {component.name!r} "
         "does not handle several classes (it does not provide 'multiclass')"
@@ -423,7 +435,8 @@ def _fit_data(hook, owners, X, y, sample_weight, eval_set, *, max_bins, rng, all
                                 allow_missing=allow_missing, features=features,
                                 missing_hint=missing_hint)
     data = TrainingData(X, y, sample_weight, max_bins=max_bins, rng=rng,
-                        allow_missing=allow_missing, features=features, missing_hint=missing_hint)
+                        allow_missing=allow_missing, features=features, missing_hint=missing_hint,
+                        remove_unweighted=True)
     if eval_set is None:
         return data, None
     return data, eval_set_data(eval_set, data, allow_missing=allow_missing)

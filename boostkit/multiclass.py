@@ -44,7 +44,7 @@ def _class_targets(labels, data: TrainingData, column: int) -> np.ndarray:
     return (labels == data.classes[column]).astype(np.intp)
 
 
-def fit_one_vs_rest(booster, X, y, sample_weight, eval_set, data: TrainingData) -> OneVsRestModel:
+def fit_one_vs_rest(booster, sample_weight, eval_set, data: TrainingData) -> OneVsRestModel:
     """Fit ``booster``'s recipe once per class of ``data`` (already validated) and combine."""
     if data.multilabel:
         constant = [l for l in range(data.n_columns) if np.unique(data.y[:, l]).shape[0] < 2]
@@ -56,7 +56,9 @@ def fit_one_vs_rest(booster, X, y, sample_weight, eval_set, data: TrainingData) 
                 f"model for it; drop the column, or use a native multi-label recipe "
                 "(adaboost-mh), which learns such a label as never (always) present"
             )
-    # The validated features are passed on: each binary fit then only re-reads them.
+    # The validated examples are passed on (each binary fit then only re-reads them), those of
+    # weight 0 already removed: the weights given, of the rows kept.
+    weights = sample_weight if data.rows is None else np.asarray(sample_weight)[data.rows]
     binary = attrs.evolve(booster, multiclass="native", n_jobs=1)
     columns = range(data.n_columns)
 
@@ -64,7 +66,7 @@ def fit_one_vs_rest(booster, X, y, sample_weight, eval_set, data: TrainingData) 
         val = None
         if eval_set is not None:
             val = (eval_set[0], _class_targets(eval_set[1], data, column), *eval_set[2:])
-        return binary.fit(data.X, _class_targets(y, data, column), sample_weight, eval_set=val,
+        return binary.fit(data.X, (data.y[:, column] > 0).astype(np.intp), weights, eval_set=val,
                           features=data.features)
 
     n_jobs = booster.n_jobs if booster.n_jobs > 0 else (os.cpu_count() or 1)

@@ -126,19 +126,20 @@ def holdout_data(X, y, sample_weight, fraction: float, *, max_bins: int, rng,
                  allow_missing: bool = False, features=None, missing_hint: str = ""):
     """``(TrainingData, ValidationData)``: the examples of ``fit`` less a stratified holdout.
 
-    The whole set is validated once (errors name ``fit``'s arguments), then split, so the
-    training data get the labels and classes of all examples.
+    The whole set is validated once (errors name ``fit``'s arguments), its examples of weight 0
+    removed, then split, so the training data get the labels and classes of all examples.
     """
     everything = TrainingData(X, y, sample_weight, max_bins=max_bins, rng=rng,
                               allow_missing=allow_missing, features=features,
-                              missing_hint=missing_hint)
+                              missing_hint=missing_hint, remove_unweighted=True)
     X, signed, weights = everything.X, everything.y, everything.sample_weight
     train, held_out = stratified_holdout(signed, fraction, rng, everything.labels)
     data = everything.subset(train)
     validation = ValidationData(
         X=X[held_out], y=signed[held_out],
         sample_weight=_normalised(weights[held_out], "the held-out examples"),
-        margin=np.zeros(signed[held_out].shape), rows=held_out,
+        margin=np.zeros(signed[held_out].shape),
+        rows=held_out if everything.rows is None else everything.rows[held_out],
         labels=None if everything.labels is None else everything.labels[held_out],
     )
     return data, validation

@@ -31,7 +31,7 @@ import attrs
 import numpy as np
 
 import boostkit
-from boostkit.capabilities import DISTRIBUTED
+from boostkit.capabilities import DISTRIBUTED, SINGLE_LABEL
 from boostkit.contributions import cell_values
 from boostkit.criteria import MULTICLASS_CRITERIA, weighted_error
 from boostkit.kernels.boosting import exponential_distribution
@@ -134,7 +134,7 @@ class SammeAlpha(boostkit.Calibration):
     """
 
     name = "samme-alpha"
-    needs = frozenset({"cells"})
+    needs = frozenset({"cells", SINGLE_LABEL})
     provides = frozenset({"running-margin", "multiclass", "class-error"})
     smoothing: float | None = attrs.field(default=0.0, validator=check_smoothing)
     learning_rate: float = attrs.field(
@@ -239,6 +239,7 @@ class SammeWeights(ExponentialReweighting):
     """
 
     name = "samme-weights"
+    needs = frozenset({SINGLE_LABEL})
     # Not "distributed": its D_1 lives on the true-label pairs (boostkit_initial_weights).
     provides = frozenset({"potential", "multiclass"})
     floor: float = attrs.field(default=0.0, converter=float,

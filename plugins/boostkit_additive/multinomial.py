@@ -67,6 +67,7 @@ import attrs
 import numpy as np
 
 import boostkit
+from boostkit.capabilities import SINGLE_LABEL
 from boostkit.splits import best_split, histogram
 
 from .kernels import class_half_log_odds, logistic_weights, working_response
@@ -199,6 +200,7 @@ class MultinomialStumps(boostkit.Proposal):
     """
 
     name = "multinomial-stumps"
+    needs = frozenset({SINGLE_LABEL})
     provides = frozenset({"multiclass", "multinomial-response"})
     shared_params = ("z_max",)
     z_max: float = attrs.field(default=4.0, converter=float, validator=_z_max)
@@ -268,7 +270,7 @@ class MultinomialStep(boostkit.Calibration):
     """
 
     name = "multinomial-step"
-    needs = frozenset({"multinomial-response"})
+    needs = frozenset({"multinomial-response", SINGLE_LABEL})
     provides = frozenset({"running-margin", "multiclass"})
     shared_params = ("z_max",)
     z_max: float = attrs.field(default=4.0, converter=float, validator=_z_max)
@@ -303,6 +305,7 @@ class MultinomialWeights(LogitWeights):
     """
 
     name = "multinomial-weights"
+    needs = frozenset({SINGLE_LABEL})
 
     @boostkit.hookimpl
     def boostkit_reweight(self, state):

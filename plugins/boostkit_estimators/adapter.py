@@ -48,6 +48,7 @@ import attrs
 import numpy as np
 
 import boostkit
+from boostkit.capabilities import SINGLE_LABEL
 
 __all__ = ["EstimatorProposal", "FittedEstimator", "RESPONSES"]
 
@@ -246,6 +247,7 @@ class EstimatorProposal(boostkit.Proposal):
     """
 
     name = "sklearn-estimator"
+    needs = frozenset({SINGLE_LABEL})
 
     estimator: Any = attrs.field(default=None, validator=_check_estimator)
     response: str = attrs.field(default="predict", validator=_check_response)

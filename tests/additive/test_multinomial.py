@@ -257,7 +257,7 @@ def test_two_classes_give_logitboost_bit_for_bit():
 def test_multi_label_data_are_refused_by_name():
     X = np.arange(8.0)[:, None]
     Y = np.array([[1, 0, 1], [0, 1, 1], [1, 1, 0], [0, 0, 1]] * 2)
-    with pytest.raises(boostkit.HookError, match="multinomial-stumps needs single-label"):
+    with pytest.raises(boostkit.RecipeError, match="'multinomial-stumps' needs single-label y"):
         boostkit.Booster(ALGORITHM, n_rounds=2).fit(X, Y)
 
 

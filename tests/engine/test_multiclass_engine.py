@@ -188,10 +188,10 @@ def test_a_bad_initial_weights_answer_is_named(fixed_start, answer, message):
         _fit_with_start(answer, X, y)
 
 
-def test_samme_weights_refuse_multilabel_data():
+def test_samme_refuses_multilabel_data_before_fitting():
     X, _ = blobs()
     Y = np.column_stack([X[:, 0] > 0, X[:, 1] > 0]).astype(int)
-    with pytest.raises(HookError, match="samme-weights needs single-label classes"):
+    with pytest.raises(RecipeError, match="'samme-alpha' needs single-label y"):
         boostkit.Booster("samme", n_rounds=3).fit(X, Y)
 
 
