@@ -473,6 +473,7 @@ class ShardedData:
     binned: BinnedData
     multilabel: bool = False
     X = y = is_pos = labels = sample_weight = initial_weights = None
+    weight_total = None  # unknown: the smoothing counts the examples (boostkit.smoothing)
 
 
 class Shards:

@@ -11,7 +11,7 @@ import boostkit
 from boostkit.capabilities import DISTRIBUTED
 from boostkit.contributions import cell_values
 from boostkit.criteria import weighted_error, z_loss
-from boostkit.smoothing import check_smoothing, resolve_smoothing
+from boostkit.smoothing import check_smoothing, n_examples, resolve_smoothing
 from boostkit.kernels.blocks import row_threads
 from boostkit.kernels.boosting import (cell_sign_error, cell_sign_error_parallel, exp_loss_alpha,
                                       sign_error, take_cells)
@@ -63,7 +63,7 @@ class ConstantAlpha(boostkit.Calibration):
         return boostkit.Calibrated(boostkit.LinearContribution(alpha), alpha * h, (alpha,))
 
     def _alpha(self, state, eps: float) -> float:
-        s = resolve_smoothing(self.smoothing, state.data.n_weighted)
+        s = resolve_smoothing(self.smoothing, n_examples(state.data))
         return 0.5 * math.log((1.0 - eps + s) / (eps + s))
 
     def _on_cells(self, state, candidate, table):
@@ -138,7 +138,7 @@ class NewtonAlpha(boostkit.Calibration):
     @boostkit.hookimpl
     def boostkit_calibrate(self, state, candidate):
         h = candidate.scores
-        s = resolve_smoothing(self.smoothing, state.data.n_weighted)
+        s = resolve_smoothing(self.smoothing, n_examples(state.data))
         alpha = newton_alpha(state.data.y * h, state.weights, s, self.tol, self.max_iter)
         return boostkit.Calibrated(boostkit.LinearContribution(alpha), alpha * h, (alpha,))
 
@@ -176,7 +176,7 @@ class DomainPartition(boostkit.Calibration):
                 f"{candidate.hypothesis.name!r} gives only scores"
             )
         wneg, wpos = state.cell_weights(candidate)
-        s = resolve_smoothing(self.smoothing, state.data.n_weighted * state.data.n_columns)
+        s = resolve_smoothing(self.smoothing, n_examples(state.data) * state.data.n_columns)
         values = 0.5 * np.log((wpos + s) / (wneg + s))
         return boostkit.Calibrated(
             boostkit.CellContribution(values), cell_values(values, candidate), values.ravel()

@@ -35,7 +35,7 @@ from boostkit.capabilities import DISTRIBUTED, SINGLE_LABEL
 from boostkit.contributions import cell_values
 from boostkit.criteria import MULTICLASS_CRITERIA, weighted_error
 from boostkit.kernels.boosting import exponential_distribution
-from boostkit.smoothing import check_smoothing, resolve_smoothing
+from boostkit.smoothing import check_smoothing, n_examples, resolve_smoothing
 from boostkit.splits import TIE_TOLERANCE
 
 from .multiclass_kernels import gather_true_pairs, scatter_true_pairs
@@ -99,7 +99,7 @@ class VoteAlpha(boostkit.Calibration):
         votes = np.where(mu >= 0.0, 1.0, -1.0)
         gamma = min(float(np.abs(mu).sum()), 1.0)
         eps = 0.5 * (1.0 - gamma)
-        s = resolve_smoothing(self.smoothing, state.data.n_weighted * state.data.n_columns)
+        s = resolve_smoothing(self.smoothing, n_examples(state.data) * state.data.n_columns)
         alpha = 0.5 * math.log((1.0 - eps + s) / (eps + s))
         values = alpha * np.outer([-1.0, 1.0], votes)  # (2 cells, C)
         if state.data.n_columns == 1:
@@ -182,7 +182,7 @@ class SammeAlpha(boostkit.Calibration):
         # The floor of a zero smoothing only keeps a perfect labelling's alpha finite: a tiny
         # eps > 0 keeps the textbook alpha (scikit-learn's, whose weights are floored at eps).
         s = (0.0 if self.smoothing == 0 and eps > 0
-             else resolve_smoothing(self.smoothing, data.n_weighted))
+             else resolve_smoothing(self.smoothing, n_examples(data)))
         if eps >= 1.0 - 1.0 / n_classes:
             alpha = 0.0
         else:

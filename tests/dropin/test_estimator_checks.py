@@ -1,0 +1,64 @@
+"""scikit-learn's ``check_estimator`` for BoostClassifier with every recipe that runs natively on
+several classes, and for the drop-in AdaBoost estimators (about 2 s each, 20 s in all)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import check_estimator
+
+import boostkit
+from boostkit.capabilities import binary_only_components
+from boostkit.sklearn import AdaBoostClassifier, AdaBoostRegressor, BoostClassifier
+
+#: Recipes whose every component handles several classes (they run natively on the pairs).
+NATIVE_MULTICLASS = ("adaboost-mh", "boostexter", "discrete-adaboost-mh", "gentle-adaboost",
+                     "logitboost", "multinomial-logitboost", "real-adaboost", "samme")
+
+#: Checks a recipe fails by design, with the reason (docs/dropin.md).
+EXPECTED: dict[str, dict[str, str]] = {}
+
+
+def _failed(estimator, expected=None) -> list[str]:
+    results = check_estimator(estimator, on_fail=None, on_skip=None,
+                              expected_failed_checks=expected)
+    failures = [r for r in results if r["status"] == "failed"]
+    for failure in failures:
+        print(f"{failure['check_name']}: {failure['exception']!r}")
+    return sorted({failure["check_name"] for failure in failures})
+
+
+def test_the_native_multiclass_recipes_are_the_registered_ones():
+    registry = boostkit.get_registry()
+    native = sorted(name for name in registry.algorithms()
+                    if not binary_only_components(
+                        registry.instantiate(boostkit.Booster(name).recipe())))
+    assert native == sorted(NATIVE_MULTICLASS)
+
+
+@pytest.mark.parametrize("algorithm", NATIVE_MULTICLASS)
+def test_boost_classifier_passes_check_estimator(algorithm):
+    assert _failed(BoostClassifier(algorithm, n_rounds=20), EXPECTED.get(algorithm)) == []
+
+
+def test_integer_weights_are_repeated_rows_under_the_default_smoothing():
+    """s = 1/m counts weight, not rows: weight 2 is a repeated row (it counted rows before, so
+    adaboost-mh and real-adaboost failed scikit-learn's sample-weight equivalence)."""
+    rng = np.random.RandomState(42)
+    X, y = rng.rand(15, 30), rng.randint(0, 3, 15)
+    w = rng.randint(0, 5, 15)
+    for algorithm in ("adaboost-mh", "real-adaboost"):
+        yy = y if algorithm == "adaboost-mh" else y % 2
+        weighted = boostkit.Booster(algorithm, n_rounds=10).fit(X, yy, w)
+        repeated = boostkit.Booster(algorithm, n_rounds=10).fit(X.repeat(w, axis=0),
+                                                                 yy.repeat(w))
+        np.testing.assert_allclose(weighted.decision_function(X),
+                                   repeated.decision_function(X), rtol=1e-9, atol=1e-12)
+
+
+def test_drop_in_classifier_passes_check_estimator():
+    assert _failed(AdaBoostClassifier(n_estimators=10)) == []
+
+
+def test_drop_in_regressor_passes_check_estimator():
+    assert _failed(AdaBoostRegressor(n_estimators=10)) == []
