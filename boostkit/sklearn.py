@@ -702,7 +702,8 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
         As in scikit-learn.
     model_:
         The fitted :class:`boostkit.BoostModel` (``model_.records``: every round's record). Its
-        recipe names the ``tree`` proposal without the ``tie_order`` that guided the fit.
+        recipe names the ``stump`` or ``tree`` proposal without the ``tie_order`` that guided
+        the fit.
     """
 
     def __init__(
