@@ -943,7 +943,8 @@ _ENTRIES = {
     "boost": frozenset({"format", "version", "kind", "n_features", "multilabel",
                         "margin_columns", "recipe", "stop_reason", "best_round", "rounds",
                         "records", "features", "pickled"}),
-    "one-vs-rest": frozenset({"format", "version", "kind", "multilabel", "models", "pickled"}),
+    "one-vs-rest": frozenset({"format", "version", "kind", "multilabel", "models", "offsets",
+                              "pickled"}),
 }
 
 

@@ -9,6 +9,14 @@ columns are on one scale: ``predict`` takes the argmax, ``predict_proba`` normal
 sigma(2 F_l) over the classes, exactly as for a native multi-class model
 (:func:`boostkit.model.margin_probabilities`).
 
+A ranking recipe (:func:`boostkit.capabilities.is_ranker`: a component provides
+``"pairwise-loss"``, as RankBoost's reweightings do) learns F_l only up to a constant: its loss
+compares examples, so the argmax of raw margins would pick the class of the largest arbitrary
+offset. Each class's margin then gets the offset b_l that minimises the exponential loss on the
+training examples (:func:`exponential_offset`), stored in :attr:`OneVsRestModel.offsets`: F_l +
+b_l is the margin AdaBoost would give the ranker's scores, and the per-class rankings, hence
+their AUCs, are unchanged.
+
 With ``n_jobs > 1`` the classes are fitted in parallel on threads (each fit single-threaded, so
 the models are those of a serial run: the kernels release the GIL).
 """
@@ -23,14 +31,38 @@ from typing import Iterator, Mapping
 import attrs
 import numpy as np
 
+from .capabilities import is_ranker
 from .data import TrainingData
 from .errors import DataError, ModelFormatError
 from .model import (BoostModel, _check_shared_schema, _Pickler, _saved_classes, _saved_flag,
                     _with_pickled, margin_labels, margin_probabilities, read_model_file,
                     write_model_file)
+from .plugins import get_registry
 from .registry import Recipe
 
-__all__ = ["OneVsRestModel", "fit_one_vs_rest"]
+__all__ = ["OneVsRestModel", "fit_one_vs_rest", "exponential_offset"]
+
+
+def _log_sum_exp(values: np.ndarray) -> float:
+    top = values.max()
+    return float(top + np.log(np.exp(values - top).sum()))
+
+
+def exponential_offset(margin: np.ndarray, y: np.ndarray, weights: np.ndarray) -> float:
+    """The offset b minimising sum_i w_i exp(-y_i (F(x_i) + b)) over the examples of positive
+    weight: b = 1/2 ln(sum_{y=+1} w e^{-F} / sum_{y=-1} w e^{F}).
+
+    At b, the loss is 2 sqrt(sum_{y=+1} w e^{-F} sum_{y=-1} w e^{F}), twice the square root of
+    the bipartite RankBoost loss of F, which no offset changes (Rudin & Schapire 2009, "Margin-based
+    ranking and an equivalence between AdaBoost and RankBoost", JMLR 10): F + b is a ranker's F
+    read as an AdaBoost margin. Computed in log space, so that margins of any size give a
+    finite b. ``y`` holds +-1; both signs need positive weight.
+    """
+    kept = weights > 0
+    margin, y, log_w = margin[kept], y[kept], np.log(weights[kept])
+    positive = y > 0
+    return 0.5 * (_log_sum_exp(log_w[positive] - margin[positive])
+                  - _log_sum_exp(log_w[~positive] + margin[~positive]))
 
 
 def _class_targets(labels, data: TrainingData, column: int) -> np.ndarray:
@@ -75,7 +107,12 @@ def fit_one_vs_rest(booster, sample_weight, eval_set, data: TrainingData) -> One
             models = tuple(pool.map(fit, columns))
     else:
         models = tuple(fit(column) for column in columns)
-    return OneVsRestModel(classes=data.classes, models=models, multilabel=data.multilabel)
+    offsets = None
+    if is_ranker(get_registry().instantiate(booster.recipe())):
+        offsets = [exponential_offset(model.decision_function(data.X), data.y[:, l],
+                                      data.sample_weight) for l, model in enumerate(models)]
+    return OneVsRestModel(classes=data.classes, models=models, multilabel=data.multilabel,
+                          offsets=offsets)
 
 
 def _check_models(instance, attribute, value):
@@ -93,6 +130,28 @@ def _n_columns(classes) -> int:
     return np.asarray(classes).shape[0]
 
 
+def _offsets(value):
+    return None if value is None else np.asarray(value, dtype=np.float64)
+
+
+def _saved_offsets(structure: Mapping):
+    """A file's ``offsets``: absent, or a list of numbers (no text read as numbers)."""
+    offsets = structure.get("offsets")
+    if offsets is not None and not (isinstance(offsets, list) and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in offsets)):
+        raise ValueError(f"offsets must be a list of numbers, one per class model, got "
+                         f"{offsets!r}")
+    return offsets
+
+
+def _check_offsets(instance, attribute, value):
+    if value is None:
+        return
+    if value.shape != (len(instance.models),) or not np.isfinite(value).all():
+        raise ValueError(f"offsets must be {len(instance.models)} finite numbers, one per "
+                         f"class model, got {value.tolist()}")
+
+
 @attrs.frozen
 class OneVsRestModel:
     """One binary :class:`boostkit.BoostModel` per class (per label), predicting together.
@@ -105,14 +164,21 @@ class OneVsRestModel:
         ``models[l]`` separates class l (its label 1) from the rest (label 0).
     multilabel:
         Whether the model was fitted on a multi-label indicator matrix.
+    offsets:
+        ``(C,)`` float64, the offset b_l added to class l's margin, or ``None`` (no offsets).
+        One-vs-rest over a ranking recipe sets them (:func:`exponential_offset` on the training
+        examples), since a ranker's margins carry an arbitrary constant per class.
 
-    ``decision_function`` is ``(n, C)``: column l is ``models[l].decision_function``; the other
-    methods are those of a native multi-class :class:`boostkit.BoostModel`.
+    ``decision_function`` is ``(n, C)``: column l is ``models[l].decision_function`` (plus
+    ``offsets[l]``); the other methods are those of a native multi-class
+    :class:`boostkit.BoostModel`.
     """
 
     classes: np.ndarray = attrs.field(eq=False)
     models: tuple[BoostModel, ...] = attrs.field(converter=tuple, validator=_check_models)
     multilabel: bool = attrs.field(default=False, converter=bool)
+    offsets: np.ndarray | None = attrs.field(default=None, converter=_offsets,
+                                             validator=_check_offsets, eq=False)
 
     multiclass_strategy = "one-vs-rest"
 
@@ -149,13 +215,17 @@ class OneVsRestModel:
         ``"max-rounds, no-edge"`` when they differ."""
         return ", ".join(dict.fromkeys(model.stop_reason for model in self.models))
 
+    def _offset(self, margin: np.ndarray) -> np.ndarray:
+        return margin if self.offsets is None else margin + self.offsets
+
     def decision_function(self, X) -> np.ndarray:
-        """``(n, C)``: each class's model's margin F_l(x) (at its own best round, if any)."""
-        return np.column_stack([model.decision_function(X) for model in self.models])
+        """``(n, C)``: each class's model's margin F_l(x) (at its own best round, if any), plus
+        its offset, if any."""
+        return self._offset(np.column_stack([model.decision_function(X) for model in self.models]))
 
     def staged_decision_function(self, X) -> Iterator[np.ndarray]:
         """Yield the ``(n, C)`` margins after each round t = 1..max T; a class whose model has
-        fewer terms keeps its final margin."""
+        fewer terms keeps its final margin. The offsets, if any, are the final model's."""
         stages = [model.staged_decision_function(X) for model in self.models]
         current = [None] * len(stages)
         while True:
@@ -166,7 +236,7 @@ class OneVsRestModel:
                     current[l], advanced = margin, True
             if not advanced:
                 return
-            yield np.column_stack(current)
+            yield self._offset(np.column_stack(current))
 
     def predict(self, X) -> np.ndarray:
         """The class of the largest margin, or the 0/1 indicator matrix F > 0 (multi-label)."""
@@ -200,6 +270,8 @@ class OneVsRestModel:
             "models": [model._structure(arrays, f"m{l}.", pickler)
                        for l, model in enumerate(self.models)],
         }
+        if self.offsets is not None:  # JSON floats read back exactly
+            structure["offsets"] = self.offsets.tolist()
         classes = np.asarray(self.classes)
         arrays["classes"] = classes.astype(str) if classes.dtype == object else classes
         return write_model_file(path, _with_pickled(structure, pickler), arrays)
@@ -221,7 +293,7 @@ class OneVsRestModel:
                       for l, sub in enumerate(structure["models"])]
             multilabel = _saved_flag(structure, "multilabel", version, since=3)
             model = cls(classes=_saved_classes(arrays, "classes", multilabel), models=models,
-                        multilabel=multilabel)
+                        multilabel=multilabel, offsets=_saved_offsets(structure))
             _check_shared_schema(model.models)
             return model
         except (KeyError, TypeError) as exc:
