@@ -658,8 +658,12 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
     scikit-learn's tree of the same round visits them (:mod:`boostkit.sklearn_order`); with
     more values the thresholds are quantile bin edges.
 
-    Any other classifier that accepts ``sample_weight`` is boosted through the
-    ``sklearn-estimator`` proposal, when a plugin provides it.
+    Any other classifier that accepts ``sample_weight``, and a ``y`` of one class, is boosted by
+    scikit-learn's own SAMME loop around the estimator itself, which then gets ``X`` as it was
+    given (sparse, or of any dimension): the model is scikit-learn's. With ``n_iter_no_change``
+    such an estimator runs through the engine's ``sklearn-estimator`` proposal instead, when a
+    plugin provides it. Weights are multiplied and floored at float64 eps, and a fit whose
+    weights overflow warns and stops, as in scikit-learn.
 
     Parameters
     ----------
@@ -703,7 +707,7 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
     model_:
         The fitted :class:`boostkit.BoostModel` (``model_.records``: every round's record). Its
         recipe names the ``stump`` or ``tree`` proposal without the ``tie_order`` that guided
-        the fit.
+        the fit. ``None`` when scikit-learn's loop fitted the estimator itself.
     """
 
     def __init__(
