@@ -584,9 +584,33 @@ def _check_recipe(recipe: Recipe, dataset: str, X, y, *, n_rounds: int, random_s
     if not (np.array_equal(again.decision_function(X), margin) and _trace(again) == _trace(model)):
         first = next((t for t, (a, b) in enumerate(zip(_trace(model), _trace(again)), 1) if a != b),
                      min(model.n_rounds, again.n_rounds) + 1)
+        side = _unseeded_side(recipe, model, again)
+        culprit = (None if len(side) != 1 or side[0].name == owner[0]
+                   else _labelled(registry, side[0]))
         return failed("refit", f"refitting with random_state={random_state} gave another model "
-                               f"(from round {first}); draw every random number from state.rng")
+                               f"(from round {first}{'' if culprit is None else ', in ' + culprit}"
+                               "); draw every random number from state.rng", culprit)
     return None
+
+
+def _unseeded_side(recipe: Recipe, model: BoostModel, again: BoostModel) -> list:
+    """The components that can have drawn the random numbers two fits of the same seed differ
+    by: in the first round where they differ (hypotheses compared field by field, records in
+    every value), the proposal and its wrappers when the hypotheses differ, the calibration and
+    its wrappers when only the coefficients do. Empty when it cannot be told (a round's record
+    differs in nothing else but its weights' statistics, or a round back-fitted a term)."""
+    if (len(model.hypotheses) != len(model.records)
+            or len(again.hypotheses) != len(again.records)):
+        return []
+    for h, other_h, record, other in zip(model.hypotheses, again.hypotheses, model.records,
+                                         again.records):
+        if repr(h) != repr(other_h):
+            return [recipe.proposal, *recipe.proposal_wrappers]
+        if repr(record) != repr(other):  # repr: extra may hold arrays, which == cannot
+            if record.coefficients != other.coefficients:
+                return [recipe.calibration, *recipe.calibration_wrappers]
+            return []
+    return []
 
 
 def check_component(component, *, datasets: Sequence[str] = ("ionosphere", "breast_cancer_wisconsin"),
@@ -625,9 +649,10 @@ def check_component(component, *, datasets: Sequence[str] = ("ionosphere", "brea
     A recipe refused on a dataset before fitting (a data requirement, several classes for a
     binary-only recipe) is a refusal, provided the message names one of its components. A
     failure that names another component of the recipe as the one at fault (an error raised in
-    its hook, its weights, its cells or its partition loss) goes to the report's
-    ``partner_failures``, not to ``failures``: a broken component registered beside yours does
-    not fail your check, and the report says which one it is.
+    its hook, its weights, its cells, its partition loss, or a refit that first differs in what
+    it gives: the hypotheses for a proposal, the coefficients for a calibration) goes to the
+    report's ``partner_failures``, not to ``failures``: a broken component registered beside
+    yours does not fail your check, and the report says which one it is.
 
     Parameters
     ----------

@@ -5,6 +5,8 @@ reported, the failure naming the component."""
 
 from __future__ import annotations
 
+import re
+
 import attrs
 import numpy as np
 import pytest
@@ -353,3 +355,31 @@ def test_the_report_groups_failures_alike_in_one_line_with_a_count(register):
     counted = sum(1 + int(line.rsplit("[and ", 1)[1].split()[0]) if "more like it]" in line else 1
                   for line in lines)
     assert counted == len(report.failures)
+
+
+@attrs.define
+class SignAlpha(boostkit.Calibration):
+    """Discrete AdaBoost's alpha, with the weighted error as its partition loss: sound."""
+
+    name = "checked-sign-alpha"
+    needs = frozenset({"sign-scores"})
+
+    @boostkit.hookimpl
+    def boostkit_partition_loss(self, wpos, wneg):
+        return boostkit.criteria.weighted_error(wpos, wneg)
+
+    @boostkit.hookimpl
+    def boostkit_calibrate(self, state, candidate):
+        return _sign_alpha(state, candidate.scores)
+
+
+def test_an_unseeded_partner_proposal_is_named_not_the_calibration_checked(register):
+    register(SignAlpha)
+    register(UnseededCuts)
+    report = check_component("checked-sign-alpha", **QUICK)
+    assert report.passed, str(report)
+    unseeded = [f for f in report.partner_failures if "checked-unseeded-cuts" in f.recipe]
+    assert unseeded and all(f.check == "refit" for f in unseeded)
+    assert {f.culprit for f in unseeded} == {"proposal 'checked-unseeded-cuts'"}
+    assert all(re.search(r"\(from round \d+, in proposal 'checked-unseeded-cuts'\)", f.message)
+               for f in unseeded)
