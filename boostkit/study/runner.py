@@ -1,0 +1,295 @@
+"""Running a study: every cell a pure function of its key and its data (:func:`run_cell`),
+executed serially, in local worker processes or on a Dask cluster, and written to the results
+database by the driver alone as each cell finishes (:func:`run_study`).
+
+A cell fits ``Booster(recipe, n_rounds, max_bins, multiclass="auto", random_state)`` on its
+training fold exactly as ``boostkit compare`` does (the fallback :class:`boostkit.cli.InputForm`
+for a proposal that cannot take categories or missing values; a ranker's accuracy at the
+threshold chosen on the training fold, :func:`boostkit.cli.training_threshold`) and scores the
+test fold. Its randomness comes from its key (:meth:`boostkit.study.spec.Cell.random_state`),
+so the three executors give the same values, timings excepted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import time
+from datetime import datetime, timezone
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+import attrs
+import numpy as np
+
+from ..engine import Booster
+from ..errors import DataError, RecipeError
+from ..metrics import accuracy, confusion_matrix, macro_roc_auc, roc_auc
+from ..plugins import get_registry, plugin_info
+from .spec import Cell, Resampling, StudySpec
+from ..progress import FitProgress
+from .store import KEY_COLUMNS, ResultStore, StoreError
+
+__all__ = ["StudyRun", "run_cell", "run_study", "prediction_hash"]
+
+#: Significant digits of the scores that :func:`prediction_hash` keeps: equal models whose
+#: margins differ in the last bits (sums in another order) hash alike.
+HASH_DIGITS = 12
+
+
+@lru_cache(maxsize=1)
+def _versions() -> tuple[str, str]:
+    try:
+        version = metadata.version("boostkit")
+    except metadata.PackageNotFoundError:
+        version = "unknown"
+    plugins = {entry["name"]: entry["version"] for entry in plugin_info()}
+    return version, json.dumps(plugins, sort_keys=True)
+
+
+def prediction_hash(predictions: np.ndarray, scores: np.ndarray) -> str:
+    """sha256 of the predicted labels and the scores rounded to :data:`HASH_DIGITS`
+    significant digits: two algorithms whose models coincide hash alike in every cell."""
+    rounded = np.char.mod(f"%.{HASH_DIGITS - 1}e", np.asarray(scores, np.float64).ravel() + 0.0)
+    digest = hashlib.sha256()
+    digest.update("\x1f".join(np.asarray(predictions).astype(str).tolist()).encode())
+    digest.update(b"\x1e")
+    digest.update("\x1f".join(rounded.tolist()).encode())
+    return digest.hexdigest()
+
+
+def _balanced_accuracy(y_true, y_pred, classes) -> float:
+    """Mean recall over the classes present in ``y_true`` (Brodersen et al. 2010)."""
+    matrix = confusion_matrix(y_true, y_pred, labels=classes)
+    present = matrix.sum(axis=1) > 0
+    return float(np.mean(np.diag(matrix)[present] / matrix.sum(axis=1)[present]))
+
+
+def _log_loss(y_true, proba, classes) -> float:
+    """Mean -log p(true class), probabilities clipped to [1e-15, 1] (scikit-learn's eps)."""
+    index = np.searchsorted(classes, y_true)
+    p = proba[np.arange(index.shape[0]), index]
+    return float(-np.mean(np.log(np.clip(p, 1e-15, 1.0))))
+
+
+def _model_bytes(model) -> int | None:
+    """The size of the model file ``model.save`` writes; ``None`` if it cannot be saved (a
+    component that would need pickling)."""
+    with tempfile.TemporaryDirectory() as directory:
+        try:
+            path = model.save(Path(directory) / "model.npz")
+        except Exception:  # noqa: BLE001 - a model that cannot be saved has no size
+            return None
+        return Path(path).stat().st_size
+
+
+def _errors(stages, y) -> list[float]:
+    return [float(np.mean(predicted != y)) for predicted in stages]
+
+
+def run_cell(data, cell: Cell, resampling: Resampling, n_rounds: int,
+             max_bins: int) -> tuple[dict, list[tuple[int, float, float]]]:
+    """One cell: its row of the ``cells`` table and its learning curve.
+
+    ``data``: a :class:`boostkit.study.sources.StudyData`. Any error of the fit or its scoring
+    is the cell's own: a DataError or RecipeError (the recipe refuses these data) records the
+    cell as ``"cannot run"``, any other as ``"failed"``, with the error; the study goes on.
+    """
+    from ..cli import InputForm, _rounds_run, is_ranker, training_threshold
+
+    version, plugins = _versions()
+    row: dict[str, Any] = {
+        **dict(zip(("dataset", "algorithm", "resample", "repeat", "fold", "seed"), cell.key)),
+        "recipe": cell.recipe, "n_classes": len(data.classes), "data_hash": data.data_hash,
+        "boostkit_version": version, "plugin_versions": plugins,
+    }
+    curves: list[tuple[int, float, float]] = []
+    try:
+        folds = resampling.split(data.y, data.name, data.data_hash, cell.repeat, cell.seed)
+        train, test = folds[cell.fold]
+        row.update(n_train=int(train.shape[0]), n_test=int(test.shape[0]))
+        recipe = get_registry().resolve(cell.recipe)
+        form = InputForm.of(recipe, data)
+        X, features = form.apply(data.X, data.features, train)
+        booster = Booster(recipe, n_rounds=n_rounds, max_bins=max_bins, multiclass="auto",
+                          random_state=cell.random_state(data.data_hash), n_jobs=1)
+        started = time.perf_counter()
+        model = booster.fit(X[train], data.y[train], features=features)
+        fit_seconds = time.perf_counter() - started
+        started = time.perf_counter()
+        scores = model.decision_function(X[test])
+        predictions = model.predict(X[test])
+        predict_seconds = time.perf_counter() - started
+        classes = np.asarray(model.classes)
+        y_test = data.y[test]
+        ranker = classes.shape[0] == 2 and is_ranker(recipe)
+        log_loss = None
+        if ranker:  # F has no meaningful 0 (nor probabilities): threshold on the training fold
+            signed = np.where(data.y[train] == classes[1], 1.0, -1.0)
+            threshold = training_threshold(signed, model.decision_function(X[train]))
+            predictions = np.where(scores > threshold, classes[1], classes[0])
+        elif hasattr(model, "predict_proba"):
+            log_loss = _log_loss(y_test, model.predict_proba(X[test]), classes)
+        if classes.shape[0] == 2:
+            auc = roc_auc(np.where(y_test == classes[1], 1.0, -1.0), scores)
+        else:
+            auc = macro_roc_auc(y_test, scores, classes)
+        curves = [(t, train_error, test_error) for t, (train_error, test_error) in enumerate(
+            zip(_errors(model.staged_predict(X[train]), data.y[train]),
+                _errors(model.staged_predict(X[test]), y_test)), start=1)]
+        row.update(
+            status="done", accuracy=accuracy(y_test, predictions),
+            balanced_accuracy=_balanced_accuracy(y_test, predictions, classes),
+            roc_auc=None if np.isnan(auc) else float(auc), log_loss=log_loss,
+            fit_seconds=fit_seconds, predict_seconds=predict_seconds,
+            rounds=_rounds_run(model), stop_reason=model.stop_reason,
+            model_bytes=_model_bytes(model), prediction_hash=prediction_hash(predictions, scores),
+        )
+    except (DataError, RecipeError) as exc:
+        row.update(status="cannot run", error=f"{type(exc).__name__}: {exc}")
+        curves = []
+    except Exception as exc:  # noqa: BLE001 - one cell's error is recorded, the study goes on
+        row.update(status="failed", error=f"{type(exc).__name__}: {exc}")
+        curves = []
+    row["finished_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return row, curves
+
+
+#: A worker's last loaded dataset: cells of one dataset run together, so each worker process
+#: reads it once.
+_loaded: dict[str, Any] = {}
+
+
+def _run_task(source, data_hash: str, cell: Cell, resampling: Resampling, n_rounds: int,
+              max_bins: int):
+    """A cell in a worker process: load the data from its source (once per worker), check
+    they are the driver's, run the cell."""
+    data = _loaded.get(source.name)
+    if data is None:
+        _loaded.clear()
+        data = _loaded[source.name] = source.load()
+    if data.data_hash != data_hash:
+        raise StoreError(f"a worker read other data for {source.name!r} than the driver "
+                         f"(data hash {data.data_hash[:12]} against {data_hash[:12]}): give "
+                         "every worker the same data files")
+    return run_cell(data, cell, resampling, n_rounds, max_bins)
+
+
+@attrs.frozen
+class StudyRun:
+    """What :func:`run_study` did: the database, the cells it computed now, those it found
+    finished already, and how many of the study's cells did not finish (failed or cannot run)."""
+
+    database: Path
+    computed: int
+    skipped: int
+    not_done: int
+    datasets: tuple[str, ...]
+    algorithms: tuple[str, ...]
+
+
+def _serial(tasks, loaded) -> Iterator:
+    for source, data_hash, cell, *settings in tasks:
+        yield run_cell(loaded[source.name], cell, *settings)
+
+
+def _processes(tasks, n_jobs: int) -> Iterator:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    # spawn: the same in every OS, and no fork of a process holding numba's threads.
+    with ProcessPoolExecutor(n_jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [pool.submit(_run_task, *task) for task in tasks]
+        try:
+            for future in as_completed(futures):
+                yield future.result()
+        finally:
+            for future in futures:
+                future.cancel()
+
+
+def _dask(tasks, client) -> Iterator:
+    from distributed import as_completed
+
+    futures = [client.submit(_run_task, *task, pure=False) for task in tasks]
+    try:
+        for future in as_completed(futures):
+            yield future.result()
+    finally:
+        client.cancel(futures)
+
+
+def run_study(spec: StudySpec, *, sources: Sequence | None = None, n_jobs: int = 1,
+              client=None, scheduler: str | None = None, progress: bool = False) -> StudyRun:
+    """Run every cell of ``spec`` not yet in its database (:attr:`StudySpec.database_path`)
+    and write each as it finishes.
+
+    ``sources``: the data sources (default: ``spec.datasets`` resolved by
+    :func:`boostkit.study.sources.resolve_datasets`). Cells run serially, in ``n_jobs`` local
+    worker processes, or on a Dask cluster (``client``, or a scheduler address): each task is
+    one cell and loads its own data from its source; only this process writes the database.
+    A finished cell -- done, failed or cannot run -- is never computed again, so a study
+    stopped by Ctrl-C or ``kill -9`` resumes where it stopped. A finished cell whose data or
+    recipe have changed since raises :class:`boostkit.study.store.StoreError`: its results
+    would mix two studies.
+    """
+    if n_jobs < 1:
+        raise ValueError(f"n_jobs must be an integer >= 1, got {n_jobs!r}")
+    if client is not None and scheduler is not None:
+        raise ValueError("give either client or scheduler, not both")
+    if sources is None:
+        from .sources import resolve_datasets
+
+        sources = resolve_datasets(spec.datasets, data_dir=spec.data_dir)
+    registry = get_registry()
+    algorithms = [(name, registry.resolve(name).to_string()) for name in spec.algorithms]
+    loaded = {source.name: source.load() for source in sources}
+    hashes = {name: data.data_hash for name, data in loaded.items()}
+    cells = spec.cells(list(loaded), algorithms)
+    settings = (spec.resampling, spec.n_rounds, spec.max_bins)
+    with ResultStore(spec.database_path) as store:
+        store.set_meta("spec", spec.summary())
+        finished = store.finished()
+        for cell in cells:
+            recorded = finished.get(cell.key)
+            if recorded is not None and recorded != (cell.recipe, hashes[cell.dataset]):
+                what = "recipe" if recorded[0] != cell.recipe else "data"
+                raise StoreError(
+                    f"{store.path} holds cell {cell.key} with another {what} than this study's "
+                    f"(recipe {recorded[0]!r}, data hash {recorded[1][:12]}): its results would "
+                    "mix two studies; give a new --db"
+                )
+        by_name = {source.name: source for source in sources}
+        todo = [cell for cell in cells if cell.key not in finished]
+        tasks = [(by_name[cell.dataset], hashes[cell.dataset], cell, *settings)
+                 for cell in todo]
+        own_client = None
+        if scheduler is not None:
+            from distributed import Client
+
+            client = own_client = Client(scheduler)
+        try:
+            if client is not None:
+                results = _dask(tasks, client)
+            elif n_jobs > 1 and len(tasks) > 1:
+                results = _processes(tasks, n_jobs)  # the workers load their own data
+            else:
+                results = _serial(tasks, loaded)
+            with FitProgress(len(tasks), enabled=progress, description="study") as bar:
+                for row, curve in results:
+                    store.write_cell(row, curve)
+                    bar.fit_done(f"{row['dataset']} {row['algorithm']} {row['resample']} "
+                                 f"repeat {row['repeat']} fold {row['fold']} seed "
+                                 f"{row['seed']}: {row['status']}")
+        finally:
+            if own_client is not None:
+                own_client.close()
+        keys = {cell.key for cell in cells}
+        not_done = sum(row["status"] != "done" for row in store.rows()
+                       if tuple(row[name] for name in KEY_COLUMNS) in keys)
+    return StudyRun(spec.database_path, len(todo), len(cells) - len(todo), not_done,
+                    tuple(hashes), tuple(spec.algorithms))
