@@ -346,6 +346,7 @@ def test_small_histograms_run_their_blocks_on_the_callers_thread():
     assert blocks.histogram_threads(large, 2) == 2
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # inf - inf
 @pytest.mark.parametrize("n_jobs", [1, 2, 3])
 def test_the_engine_checks_in_blocks_agree_with_the_serial_kernels(n_jobs, where_blocks_run):
     from boostkit.kernels.boosting import all_finite, all_finite_parallel, sum_and_min_parallel

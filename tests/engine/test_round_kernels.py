@@ -32,6 +32,7 @@ SCORES = st.one_of(
 
 
 @settings(max_examples=300, deadline=None)
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # infinite scores
 @given(st.integers(1, 4).flatmap(lambda d: st.integers(1, 6).flatmap(lambda b: st.tuples(
     arrays(np.float64, (d, b), elements=SCORES),
     arrays(np.bool_, (d, b)),
@@ -93,6 +94,7 @@ def test_cell_sign_error_by_hand_and_cells_outside_the_table():
     assert take_cells(table, np.zeros(0, dtype=np.uint8)).shape == (0,)
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")  # inf - inf
 @settings(max_examples=200, deadline=None)
 @given(arrays(np.float64, st.integers(0, 30), elements=st.one_of(
     st.floats(allow_nan=True, allow_infinity=True), st.just(1e308))))
