@@ -246,7 +246,12 @@ def run_study(spec: StudySpec, *, sources: Sequence | None = None, n_jobs: int =
 
         sources = resolve_datasets(spec.datasets, data_dir=spec.data_dir)
     registry = get_registry()
-    algorithms = [(name, registry.resolve(name).to_string()) for name in spec.algorithms]
+    recipes = [registry.resolve(algorithm) for algorithm in spec.algorithms]
+    algorithms = [(recipe.name, recipe.to_string()) for recipe in recipes]
+    names = [name for name, _ in algorithms]
+    if len(set(names)) != len(names):
+        raise RecipeError(f"two algorithms of the study have the same name: {names}; name "
+                          "recipe strings apart with name=...")
     loaded = {source.name: source.load() for source in sources}
     hashes = {name: data.data_hash for name, data in loaded.items()}
     cells = spec.cells(list(loaded), algorithms)
@@ -292,4 +297,4 @@ def run_study(spec: StudySpec, *, sources: Sequence | None = None, n_jobs: int =
         not_done = sum(row["status"] != "done" for row in store.rows()
                        if tuple(row[name] for name in KEY_COLUMNS) in keys)
     return StudyRun(spec.database_path, len(todo), len(cells) - len(todo), not_done,
-                    tuple(hashes), tuple(spec.algorithms))
+                    tuple(hashes), tuple(names))

@@ -1,0 +1,151 @@
+"""The runner: cells scored as compare scores folds, errors kept per cell, finished cells
+skipped, and local worker processes giving the serial run's values."""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+import pytest
+
+import boostkit
+from boostkit.errors import RecipeError
+from boostkit.study import ResultStore, Resampling, StoreError, StudySpec, run_study
+from study_standin import Blobs
+
+#: What may differ between two runs of the same cell.
+TIMINGS = ["fit_seconds", "predict_seconds", "finished_at"]
+
+
+def values(database):
+    with ResultStore(database, readonly=True) as store:
+        return (store.read_frame().drop(columns=TIMINGS), store.read_curves())
+
+
+def small_spec(tmp_path, **changes):
+    return StudySpec(**{"datasets": ["two", "three"], "algorithms": ["adaboost", "real-adaboost"],
+                        "resampling": Resampling.of("k-fold", 3), "n_rounds": 5,
+                        "output": str(tmp_path / "out"), **changes})
+
+
+SOURCES = [Blobs("two"), Blobs("three", n_classes=3, seed=1)]
+
+
+def test_a_study_writes_every_cell_with_its_scores(tmp_path):
+    spec = small_spec(tmp_path)
+    run = run_study(spec, sources=SOURCES)
+    assert (run.computed, run.skipped, run.not_done) == (12, 0, 0)
+    frame, curves = values(run.database)
+    assert len(frame) == 12 and (frame["status"] == "done").all()
+    assert frame["resample"].unique().tolist() == ["3-fold"]
+    assert ((frame["accuracy"] >= 0) & (frame["accuracy"] <= 1)).all()
+    assert frame["roc_auc"].notna().all() and frame["log_loss"].notna().all()
+    assert (frame["n_train"] + frame["n_test"] == 60).all()
+    assert frame.loc[frame["dataset"] == "three", "n_classes"].eq(3).all()
+    assert (frame["model_bytes"] > 0).all() and frame["prediction_hash"].str.len().eq(64).all()
+    assert frame["recipe"].str.startswith("proposal=stump").all()
+    assert frame["boostkit_version"].notna().all() and frame["data_hash"].notna().all()
+    # One curve point per round run, train and test error in [0, 1].
+    per_cell = curves.groupby(["dataset", "algorithm", "fold"])["round"].max()
+    assert per_cell.to_dict() == frame.set_index(["dataset", "algorithm", "fold"])["rounds"].to_dict()
+
+
+def test_the_last_curve_point_is_the_cells_test_error(tmp_path):
+    run = run_study(small_spec(tmp_path, datasets=["two"], algorithms=["adaboost"]),
+                    sources=SOURCES[:1])
+    frame, curves = values(run.database)
+    last = curves.groupby("fold").last()["test_error"]
+    np.testing.assert_allclose(1 - frame.set_index("fold")["accuracy"], last)
+
+
+def test_rerunning_skips_finished_cells_and_adding_an_algorithm_changes_none(tmp_path):
+    spec = small_spec(tmp_path, algorithms=["adaboost"])
+    run_study(spec, sources=SOURCES)
+    before, _ = values(spec.database_path)
+    again = run_study(spec, sources=SOURCES)
+    assert (again.computed, again.skipped) == (0, 6)
+    more = run_study(attrs.evolve(spec, algorithms=("adaboost", "real-adaboost")),
+                     sources=SOURCES)
+    assert (more.computed, more.skipped) == (6, 6)
+    after, _ = values(spec.database_path)
+    kept = after[after["algorithm"] == "adaboost"].reset_index(drop=True)
+    assert kept.equals(before)
+
+
+def test_a_fresh_study_gives_the_same_cells(tmp_path):
+    first = run_study(small_spec(tmp_path / "a"), sources=SOURCES)
+    second = run_study(small_spec(tmp_path / "b"), sources=SOURCES)
+    a, ca = values(first.database)
+    b, cb = values(second.database)
+    assert a.equals(b) and ca.equals(cb)
+
+
+@attrs.define
+class FailsOnFiveFeatures(boostkit.Stopping):
+    """A stopping rule that raises on data of five features only: a recipe that breaks on one
+    dataset of a study."""
+
+    name = "fails-on-five-features"
+
+    @boostkit.hookimpl
+    def boostkit_should_stop(self, state, record):
+        if state.data.X.shape[1] == 5:
+            raise ZeroDivisionError("planted failure")
+        return None
+
+
+def test_a_recipe_that_raises_on_one_dataset_is_recorded_failed_and_the_study_goes_on(
+        tmp_path, in_process_plugin):
+    in_process_plugin("fails-on-five", components=[FailsOnFiveFeatures])
+    spec = small_spec(tmp_path, algorithms=["adaboost",
+                                            "adaboost stopping+=fails-on-five-features "
+                                            "name=breaks"])
+    run = run_study(spec, sources=[Blobs("three-features", d=3), Blobs("five-features", d=5)])
+    assert run.not_done == 3
+    frame, curves = values(run.database)
+    breaks = frame[frame["algorithm"] == "breaks"].set_index("dataset")
+    assert (breaks.loc["five-features", "status"] == "failed").all()
+    assert breaks.loc["five-features", "error"].str.contains(
+        "ZeroDivisionError: planted failure").all()
+    assert breaks.loc["five-features", "accuracy"].isna().all()
+    assert (breaks.loc["three-features", "status"] == "done").all()
+    assert (frame[frame["algorithm"] == "adaboost"]["status"] == "done").all()
+    assert set(curves["algorithm"]) == {"adaboost", "breaks"}
+    # A failed cell is finished: rerunning does not retry it.
+    assert run_study(spec, sources=[Blobs("three-features", d=3),
+                                    Blobs("five-features", d=5)]).computed == 0
+
+
+def test_a_dataset_too_small_for_its_folds_records_why(tmp_path):
+    run = run_study(small_spec(tmp_path, resampling=Resampling.of("k-fold", 40),
+                               algorithms=["adaboost"]), sources=SOURCES[:1])
+    frame, _ = values(run.database)
+    assert (frame["status"] == "failed").all()
+    assert frame["error"].str.contains("cannot make 40 stratified folds").all()
+
+
+def test_an_unknown_algorithm_is_refused_before_anything_runs(tmp_path):
+    spec = small_spec(tmp_path, algorithms=["adaboost", "no-such-boost"])
+    with pytest.raises(boostkit.BoostkitError, match="no-such-boost"):
+        run_study(spec, sources=SOURCES)
+    assert not spec.database_path.exists()
+
+
+def test_the_same_name_twice_is_refused(tmp_path):
+    spec = small_spec(tmp_path, algorithms=["adaboost", "real-adaboost name=adaboost"])
+    with pytest.raises(RecipeError, match="same name"):
+        run_study(spec, sources=SOURCES)
+
+
+def test_changed_data_under_a_finished_cell_is_refused(tmp_path):
+    spec = small_spec(tmp_path, algorithms=["adaboost"])
+    run_study(spec, sources=SOURCES)
+    with pytest.raises(StoreError, match="another data than this study's"):
+        run_study(spec, sources=[Blobs("two", seed=9), SOURCES[1]])
+
+
+def test_worker_processes_give_the_serial_values(tmp_path):
+    serial = run_study(small_spec(tmp_path / "serial"), sources=SOURCES)
+    pooled = run_study(small_spec(tmp_path / "pool"), sources=SOURCES, n_jobs=2)
+    a, ca = values(serial.database)
+    b, cb = values(pooled.database)
+    assert a.equals(b) and ca.equals(cb)
