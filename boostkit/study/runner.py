@@ -155,7 +155,7 @@ def run_cell(data, cell: Cell, resampling: Resampling, n_rounds: int,
     except Exception as exc:  # noqa: BLE001 - one cell's error is recorded, the study goes on
         row.update(status="failed", error=f"{type(exc).__name__}: {exc}")
         curves = []
-    row["finished_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    row["finished_at"] = datetime.now(timezone.utc).isoformat(timespec="microseconds")
     return row, curves
 
 
