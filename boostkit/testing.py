@@ -585,8 +585,7 @@ def _check_recipe(recipe: Recipe, dataset: str, X, y, *, n_rounds: int, random_s
         first = next((t for t, (a, b) in enumerate(zip(_trace(model), _trace(again)), 1) if a != b),
                      min(model.n_rounds, again.n_rounds) + 1)
         side = _unseeded_side(recipe, model, again)
-        culprit = (None if len(side) != 1 or side[0].name == owner[0]
-                   else _labelled(registry, side[0]))
+        culprit = _labelled(registry, side[0]) if len(side) == 1 else None
         return failed("refit", f"refitting with random_state={random_state} gave another model "
                                f"(from round {first}{'' if culprit is None else ', in ' + culprit}"
                                "); draw every random number from state.rng", culprit)

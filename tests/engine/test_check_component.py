@@ -159,6 +159,8 @@ def test_a_proposal_that_ignores_the_seed_is_reported(register):
     assert report.failures and {f.check for f in report.failures} == {"refit"}
     assert all("proposal=checked-unseeded-cuts" in str(f) and "state.rng" in f.message
                for f in report.failures)
+    # Named as the one whose draw it was, where the recipe holds no wrapper it could be.
+    assert any("in proposal 'checked-unseeded-cuts')" in f.message for f in report.failures)
 
 
 def test_raise_on_failure_lists_every_failure_with_the_component(register):
