@@ -84,7 +84,9 @@ import attrs
 import numpy as np
 
 from . import datasets
-from .capabilities import CATEGORICAL_FEATURES, MISSING_VALUES, PAIRWISE_LOSS, capabilities_of
+from .capabilities import CATEGORICAL_FEATURES, MISSING_VALUES, capabilities_of
+from .capabilities import is_ranker as recipe_ranks
+from .data import encode_labels
 from .engine import Booster
 from .errors import BoostkitError, DataError, RecipeError
 from .features import FeatureSchema
@@ -294,7 +296,7 @@ def _problem(name, X, labels, features, target, positive,
     for the positive label, -1 for the rest); three or more classes without ``positive`` as a
     :class:`MulticlassData`; a single class is refused."""
     classes = np.unique(labels).tolist()
-    _refuse_continuous(name, target, classes)
+    _refuse_continuous(name, target, labels, classes)
     if positive is not None:
         if positive not in classes:
             raise UsageError(
@@ -315,22 +317,23 @@ def _problem(name, X, labels, features, target, positive,
     )
 
 
-def _refuse_continuous(name: str, target: str, classes: list[str]) -> None:
-    """Refuse a target that looks continuous: more than two distinct labels, all numbers, some
-    not whole (scikit-learn's ``type_of_target`` calls such a target "continuous"). compare
-    cross-validates classifiers; each distinct value would be a class of its own."""
+def _refuse_continuous(name: str, target: str, labels: np.ndarray, classes: list[str]) -> None:
+    """Refuse a target of more than two distinct labels that are all numbers when the engine
+    would refuse them as continuous (:func:`boostkit.data.encode_labels`: some not whole, as
+    scikit-learn's ``type_of_target`` says "continuous"): compare cross-validates classifiers,
+    and each distinct value would be a class of its own."""
     if len(classes) <= 2:
         return
-    values = [_parse_float(label) for label in classes]
-    if None in values or all(math.isfinite(v) and v == round(v) for v in values):
+    numbers = {label: _parse_float(label) for label in classes}
+    if None in numbers.values():
         return
-    numbers = np.array(values)
-    raise UsageError(
-        f"compare cross-validates classifiers, but the target column {target!r} of {name} looks "
-        f"continuous: {len(classes)} distinct numbers from {numbers.min():g} to "
-        f"{numbers.max():g}, not all whole, which would be {len(classes)} classes. Give a column "
-        "of class labels with --target, or cut the values into classes first"
-    )
+    try:
+        encode_labels(np.array([numbers[label] for label in labels]), labels.shape[0])
+    except DataError as exc:
+        raise UsageError(
+            f"compare cross-validates classifiers, and the target column {target!r} of {name} "
+            f"holds {len(classes)} distinct numbers: {exc}"
+        ) from None
 
 
 def load_data(csv_path: str | None, target: str | None, dataset: str | None,
@@ -640,9 +643,8 @@ def is_ranker(recipe: Recipe) -> bool:
     (:data:`boostkit.capabilities.PAIRWISE_LOSS`), a loss over pairs of examples that ignores
     the offset of the margins F(x), so that thresholding F at 0 gives a meaningless accuracy.
     No recipe is named: a plugin's own ranker declares the capability like RankBoost's
-    reweightings do."""
-    return any(PAIRWISE_LOSS in capabilities_of(component)[1]
-               for _, component in get_registry().instantiate(recipe))
+    reweightings do (:func:`boostkit.capabilities.is_ranker`)."""
+    return recipe_ranks(get_registry().instantiate(recipe))
 
 
 def training_threshold(y, scores) -> float:
