@@ -144,6 +144,7 @@ _awkward = st.sampled_from([0.0, -0.0, 5e-324, -5e-324, 1e-310, 1.0, np.nextafte
                             -3.5, 1e300, -1e300, np.nan])
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning")  # 1e300
 @settings(max_examples=150, deadline=None)
 @given(
     X=hnp.arrays(np.float64, st.tuples(st.integers(1, 400), st.integers(1, 3)),
@@ -225,6 +226,7 @@ def test_sort_column_is_a_stable_sort_leaving_out_nan(column):
     assert not np.signbit(values[values == 0]).any()  # -0.0 comes back as +0.0
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning")  # 1e300
 @settings(max_examples=60, deadline=None)
 @given(column=hnp.arrays(np.float64, st.integers(0, 3000),
                          elements=st.floats(allow_nan=True, allow_infinity=True, width=32)
