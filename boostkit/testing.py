@@ -353,7 +353,8 @@ class _RoundCheck:
 
     def _check_term(self, state, record) -> None:
         """The model's term for this round, on the training rows, is the change the fit made to
-        the margins: prediction reproduces training (docs/plugins.md, "Cells")."""
+        the margins: prediction reproduces training ("The weak hypothesis" in
+        docs/plugins.md)."""
         X, previous = state.data.X, self.previous
         replaces = record.extra.get("replaces")
         index = len(state.contributions) - 1 if replaces is None else replaces
@@ -455,15 +456,21 @@ class _RoundCheck:
                  for j in range(3)]
         summed = sum(np.asarray(cell, dtype=np.float64) for cell in cells)
         whole = np.asarray(whole, dtype=np.float64)
-        if whole.shape != summed.shape or not np.allclose(whole, summed, rtol=1e-9, atol=1e-12):
-            calibration = _labelled(self.registry, spec)
+        calibration = _labelled(self.registry, spec)
+        if whole.shape != summed.shape:
+            raise _Broken("partition-loss", (
+                f"{calibration}'s partition loss gave shape {whole.shape} for partitions of "
+                f"shape {wpos.shape} (a loss per partition: {summed.shape} expected)"),
+                calibration)
+        apart = ~np.isclose(whole, summed, rtol=1e-9, atol=1e-12)
+        if apart.any():
+            first = np.flatnonzero(apart.ravel())[0]
             raise _Broken("partition-loss", (
                 f"{calibration}'s partition loss does not add up over cells: on a partition "
-                f"into 3 cells it gave {float(whole.ravel()[0])!r}, and the sum of the 3 cells' losses "
-                f"is {float(summed.ravel()[0])!r}; a calibration combined with hypotheses of more than "
-                "two cells must score a partition by the sum of its cells' losses (trees rely "
-                "on it)"),
-                calibration)
+                f"into 3 cells it gave {float(whole.ravel()[first])!r}, and the sum of the 3 "
+                f"cells' losses is {float(summed.ravel()[first])!r}; a calibration combined "
+                "with hypotheses of more than two cells must score a partition by the sum of "
+                "its cells' losses (trees rely on it)"), calibration)
 
 
 def _trace(model: BoostModel) -> list:
