@@ -25,8 +25,8 @@ from boostkit_adaboost import DomainPartition, SammeAlpha, VoteAlpha
 
 MULTICLASS = ("adaboost-mh", "discrete-adaboost-mh", "samme")
 
-# CI also runs these tests with NUMBA_DISABLE_JIT=1 to cover the kernels' Python: the
-# reproductions on real data would take minutes that way, and add no kernel coverage.
+# With NUMBA_DISABLE_JIT=1 (run to cover the kernels' Python) the reproductions on real data
+# would take minutes, and add no kernel coverage.
 needs_jit = pytest.mark.skipif(numba.config.DISABLE_JIT, reason="a reproduction; slow without the JIT")
 
 

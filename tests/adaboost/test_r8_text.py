@@ -28,8 +28,8 @@ pytestmark = [
         not set(R8) <= set(boostkit.datasets.available()),
         reason="the R8 data (reuters_r8_train/test) are not in the data directory",
     ),
-    # CI also runs tests/adaboost with NUMBA_DISABLE_JIT=1 to cover the kernels' Python; a fit
-    # on R8 would take minutes that way (the kernels are covered by test_term_stumps.py).
+    # With NUMBA_DISABLE_JIT=1 (run to cover the kernels' Python) a fit on R8 would take
+    # minutes (the kernels are covered by test_term_stumps.py, which CI runs that way).
     pytest.mark.skipif(numba.config.DISABLE_JIT, reason="a fit on real data; slow without the JIT"),
 ]
 
