@@ -1391,6 +1391,8 @@ def _cmd_plugins(args) -> int:
                 width = max(len(name) for name in table)
                 for name, detail in table.items():
                     print(f"    {name.ljust(width)}  {detail}".rstrip())
+        for name, why in plugin.get("left_out", {}).items():
+            print(f"  algorithm {name} LEFT OUT: {why}")
     if broken:
         names = ", ".join(plugin["name"] for plugin in broken)
         print(f"\n{len(broken)} broken plugin(s) left out: {names}. Fix or uninstall them, or "

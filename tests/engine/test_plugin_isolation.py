@@ -368,6 +368,10 @@ def test_a_recipe_name_taken_first_leaves_out_that_recipe_alone(extra_entry_poin
     assert status == 0 and entry["status"] == "ok"
     assert set(entry["algorithms"]) == {"test-iso-mine-boost", "test-iso-other-boost"}
     assert list(entry["left_out"]) == ["adaboost"]
+    assert main(["plugins"]) == 0
+    out = capsys.readouterr().out
+    assert ("  algorithm adaboost LEFT OUT: algorithm name 'adaboost' registered twice: by plugin "
+            "'adaboost' (distribution boostkit) and by plugin 'late'") in out
 
 
 @pytest.mark.usefixtures("strict_plugins")
