@@ -357,9 +357,10 @@ def _advice(name: str, info: dict[str, str], working: list[str]) -> str:
 
 def _clash_advice(plugin: str, algorithm: str, message: str) -> str:
     return (
-        f"boostkit left out algorithm {algorithm!r} of plugin {plugin!r}: {message}, which "
-        f"loads first, so {algorithm!r} is that one. The plugin's other components and "
-        "algorithms work. To fix: name the plugin's algorithms (and components) with a prefix "
+        f"boostkit left out algorithm {algorithm!r} of plugin {plugin!r}: {message}. The "
+        f"plugin that loads first keeps the name, so {algorithm!r} is its algorithm; the other "
+        f"components and algorithms of plugin {plugin!r} work. To fix: name the plugin's "
+        "algorithms (and components) with a prefix "
         f"of its own, such as '{plugin.split(' ')[0]}-{algorithm}'. Set {STRICT_ENV_VAR}=1 to "
         "make this an error."
     )
