@@ -472,8 +472,8 @@ class ShardedData:
     features: FeatureSchema
     binned: BinnedData
     multilabel: bool = False
+    weight_total: float | None = None  # the sample weights' total (boostkit.smoothing)
     X = y = is_pos = labels = sample_weight = initial_weights = None
-    weight_total = None  # unknown: the smoothing counts the examples (boostkit.smoothing)
 
 
 class Shards:
@@ -697,7 +697,7 @@ def fit_distributed(booster, shards: Shards) -> tuple[BoostModel, FitStats]:
     data = ShardedData(
         n_samples=sum(s.n_rows for s in summaries), n_features=features.n_features,
         n_columns=n_columns, n_weighted=sum(r.n_weighted for r in reports), classes=classes,
-        features=features,
+        features=features, weight_total=weight_total,
         binned=BinnedData(codes=None, thresholds=thresholds,
                           n_bins=np.array([t.shape[0] + 1 for t in thresholds], dtype=np.int64),
                           bin_counts=bin_counts, split_mask=valid_splits(bin_counts),
