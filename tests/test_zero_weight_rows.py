@@ -114,3 +114,27 @@ def test_a_holdout_names_the_rows_of_the_given_X(spam):
     assert data.n_samples + validation.rows.shape[0] == len(y)
     assert validation.rows.min() >= 5
     np.testing.assert_array_equal(validation.X, X_all[validation.rows])
+
+
+@pytest.mark.parametrize("name", ["boostexter", "pav-adaboost", "naive-bayes"])
+def test_sparse_X_with_rows_of_zero_weight(name):
+    sparse = pytest.importorskip("scipy.sparse")
+    rng = np.random.default_rng(0)
+    X = (rng.random((200, 30)) < 0.1) * rng.integers(1, 5, (200, 30)).astype(float)
+    y = np.where(X[:, 0] + X[:, 1] > 0, 1, -1)
+    X_all = np.vstack([X, np.full((3, 30), 1e300)])
+    weights = np.r_[np.ones(200), 0.0, 0.0, 0.0]
+    with_rows = _fit(name, sparse.csr_matrix(X_all), np.r_[y, 1, -1, 1], weights)
+    _assert_same_model(with_rows, _fit(name, sparse.csr_matrix(X), y), sparse.csr_matrix(X))
+
+
+def test_categories_seen_only_in_rows_of_zero_weight_change_no_prediction():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    codes = rng.choice(list("abcd"), 300)
+    table = pd.DataFrame({"x": rng.normal(size=300), "c": codes})
+    y = np.where((codes == "a") | (table.x > 1), 1, -1)
+    extra = pd.DataFrame({"x": [1e300, -1e300], "c": ["z", "y"]})
+    with_rows = _fit("real-adaboost", pd.concat([table, extra], ignore_index=True),
+                     np.r_[y, 1, -1], np.r_[np.ones(300), 0.0, 0.0])
+    _assert_same_model(with_rows, _fit("real-adaboost", table, y), table)
