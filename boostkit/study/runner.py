@@ -29,6 +29,7 @@ import numpy as np
 from ..engine import Booster
 from ..errors import DataError, RecipeError
 from ..metrics import accuracy, confusion_matrix, macro_roc_auc, roc_auc
+from ..model import margin_labels, margin_probabilities
 from ..plugins import get_registry, plugin_info
 from .spec import Cell, Resampling, StudySpec
 from ..progress import FitProgress
@@ -76,19 +77,39 @@ def _log_loss(y_true, proba, classes) -> float:
     return float(-np.mean(np.log(np.clip(p, 1e-15, 1.0))))
 
 
+#: Where :func:`_model_bytes` writes: one directory per process, in memory where the OS has
+#: one (the save's fsync is then free), removed when the process exits.
+_scratch: list[tempfile.TemporaryDirectory] = []
+
+
 def _model_bytes(model) -> int | None:
     """The size of the model file ``model.save`` writes; ``None`` if it cannot be saved (a
-    component that would need pickling)."""
-    with tempfile.TemporaryDirectory() as directory:
-        try:
-            path = model.save(Path(directory) / "model.npz")
-        except Exception:  # noqa: BLE001 - a model that cannot be saved has no size
-            return None
-        return Path(path).stat().st_size
+    component that would need pickling).
+
+    Only the first fold of each repeat measures it: a model's size varies little between
+    folds, and writing every model costs about as much as fitting it."""
+    if not _scratch:
+        memory = "/dev/shm"
+        _scratch.append(tempfile.TemporaryDirectory(
+            prefix="boostkit-study-",
+            dir=memory if os.path.isdir(memory) and os.access(memory, os.W_OK) else None))
+    try:
+        path = model.save(Path(_scratch[0].name) / "model.npz")
+    except Exception:  # noqa: BLE001 - a model that cannot be saved has no size
+        return None
+    return Path(path).stat().st_size
 
 
-def _errors(stages, y) -> list[float]:
-    return [float(np.mean(predicted != y)) for predicted in stages]
+def _learning_curve(model, X, y_index, train, test) -> list[tuple[int, float, float]]:
+    """(t, training error, test error) after every round t = 1..T: ``predict``'s rule
+    (:func:`margin_labels`) on F_t, one staged pass over every row (per-term work is paid once
+    for both sets), class positions standing for labels so that each round compares integers."""
+    positions = np.arange(len(model.classes))
+    curve = []
+    for t, margin in enumerate(model.staged_decision_function(X), start=1):
+        wrong = margin_labels(margin, positions) != y_index
+        curve.append((t, float(wrong[train].mean()), float(wrong[test].mean())))
+    return curve
 
 
 def run_cell(data, cell: Cell, resampling: Resampling, n_rounds: int,
@@ -120,11 +141,11 @@ def run_cell(data, cell: Cell, resampling: Resampling, n_rounds: int,
         started = time.perf_counter()
         model = booster.fit(X[train], data.y[train], features=features)
         fit_seconds = time.perf_counter() - started
+        classes = np.asarray(model.classes)
         started = time.perf_counter()
         scores = model.decision_function(X[test])
-        predictions = model.predict(X[test])
+        predictions = margin_labels(scores, classes)  # predict's labels, from these scores
         predict_seconds = time.perf_counter() - started
-        classes = np.asarray(model.classes)
         y_test = data.y[test]
         ranker = classes.shape[0] == 2 and is_ranker(recipe)
         log_loss = None
@@ -132,22 +153,21 @@ def run_cell(data, cell: Cell, resampling: Resampling, n_rounds: int,
             signed = np.where(data.y[train] == classes[1], 1.0, -1.0)
             threshold = training_threshold(signed, model.decision_function(X[train]))
             predictions = np.where(scores > threshold, classes[1], classes[0])
-        elif hasattr(model, "predict_proba"):
-            log_loss = _log_loss(y_test, model.predict_proba(X[test]), classes)
+        else:  # predict_proba's probabilities, from these scores
+            log_loss = _log_loss(y_test, margin_probabilities(scores), classes)
         if classes.shape[0] == 2:
             auc = roc_auc(np.where(y_test == classes[1], 1.0, -1.0), scores)
         else:
             auc = macro_roc_auc(y_test, scores, classes)
-        curves = [(t, train_error, test_error) for t, (train_error, test_error) in enumerate(
-            zip(_errors(model.staged_predict(X[train]), data.y[train]),
-                _errors(model.staged_predict(X[test]), y_test)), start=1)]
+        curves = _learning_curve(model, X, np.searchsorted(classes, data.y), train, test)
         row.update(
             status="done", accuracy=accuracy(y_test, predictions),
             balanced_accuracy=_balanced_accuracy(y_test, predictions, classes),
             roc_auc=None if np.isnan(auc) else float(auc), log_loss=log_loss,
             fit_seconds=fit_seconds, predict_seconds=predict_seconds,
             rounds=_rounds_run(model), stop_reason=model.stop_reason,
-            model_bytes=_model_bytes(model), prediction_hash=prediction_hash(predictions, scores),
+            model_bytes=_model_bytes(model) if cell.fold == 0 else None,
+            prediction_hash=prediction_hash(predictions, scores),
         )
     except (DataError, RecipeError) as exc:
         row.update(status="cannot run", error=f"{type(exc).__name__}: {exc}")

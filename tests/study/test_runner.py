@@ -41,7 +41,11 @@ def test_a_study_writes_every_cell_with_its_scores(tmp_path):
     assert frame["roc_auc"].notna().all() and frame["log_loss"].notna().all()
     assert (frame["n_train"] + frame["n_test"] == 60).all()
     assert frame.loc[frame["dataset"] == "three", "n_classes"].eq(3).all()
-    assert (frame["model_bytes"] > 0).all() and frame["prediction_hash"].str.len().eq(64).all()
+    # The model's size is measured on the first fold of each repeat.
+    first = frame["fold"] == 0
+    assert (frame.loc[first, "model_bytes"] > 1000).all()
+    assert frame.loc[~first, "model_bytes"].isna().all()
+    assert frame["prediction_hash"].str.len().eq(64).all()
     assert frame["recipe"].str.startswith("proposal=stump").all()
     assert frame["boostkit_version"].notna().all() and frame["data_hash"].notna().all()
     # One curve point per round run, train and test error in [0, 1].
@@ -149,3 +153,26 @@ def test_worker_processes_give_the_serial_values(tmp_path):
     a, ca = values(serial.database)
     b, cb = values(pooled.database)
     assert a.equals(b) and ca.equals(cb)
+
+
+def test_a_cell_scores_what_the_models_predict_and_predict_proba_give(tmp_path):
+    """The cell derives labels and probabilities from one decision_function call; they are
+    predict's and predict_proba's."""
+    from boostkit import Booster
+    from boostkit.study import Cell, run_cell
+    from boostkit.plugins import get_registry
+
+    data = Blobs("three", n_classes=3, seed=1).load()
+    resampling = Resampling.of("k-fold", 3)
+    for name in ("real-adaboost", "adaboost"):
+        cell = Cell("three", name, "3-fold", 0, 1, 0, get_registry().resolve(name).to_string())
+        row, curve = run_cell(data, cell, resampling, 5, 255)
+        train, test = resampling.split(data.y, "three", data.data_hash, 0, 0)[1]
+        model = Booster(name, n_rounds=5, multiclass="auto",
+                        random_state=cell.random_state(data.data_hash)).fit(data.X[train],
+                                                                            data.y[train])
+        assert row["accuracy"] == np.mean(model.predict(data.X[test]) == data.y[test])
+        proba = model.predict_proba(data.X[test])
+        truth = proba[np.arange(test.shape[0]), np.searchsorted(model.classes, data.y[test])]
+        assert row["log_loss"] == pytest.approx(-np.mean(np.log(truth)), rel=1e-12)
+        assert curve[-1][2] == pytest.approx(1 - row["accuracy"])
