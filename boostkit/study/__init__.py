@@ -7,9 +7,9 @@ dataset, over the same seeded folds; each fit is a cell, written to an SQLite re
 ``boostkit study`` on the command line does the same and writes the report.
 """
 
-from .runner import StudyRun, run_cell, run_study
+from .runner import StudyRun, run_cell, run_study, write_outputs
 from .spec import Cell, Resampling, SpecError, StudySpec
 from .store import ResultStore, StoreError
 
 __all__ = ["Cell", "ResultStore", "Resampling", "SpecError", "StoreError", "StudyRun",
-           "StudySpec", "run_cell", "run_study"]
+           "StudySpec", "run_cell", "run_study", "write_outputs"]

@@ -27,7 +27,7 @@ import attrs
 import numpy as np
 
 from ..engine import Booster
-from ..errors import DataError, RecipeError
+from ..errors import BoostkitError, DataError, RecipeError
 from ..metrics import accuracy, confusion_matrix, macro_roc_auc, roc_auc
 from ..model import margin_labels, margin_probabilities
 from ..plugins import get_registry, plugin_info
@@ -35,7 +35,7 @@ from .spec import Cell, Resampling, StudySpec
 from ..progress import FitProgress
 from .store import KEY_COLUMNS, ResultStore, StoreError
 
-__all__ = ["StudyRun", "run_cell", "run_study", "prediction_hash"]
+__all__ = ["StudyRun", "prediction_hash", "run_cell", "run_study", "write_outputs"]
 
 #: Significant digits of the scores that :func:`prediction_hash` keeps: equal models whose
 #: margins differ in the last bits (sums in another order) hash alike.
@@ -318,3 +318,57 @@ def run_study(spec: StudySpec, *, sources: Sequence | None = None, n_jobs: int =
                        if tuple(row[name] for name in KEY_COLUMNS) in keys)
     return StudyRun(spec.database_path, len(todo), len(cells) - len(todo), not_done,
                     tuple(hashes), tuple(names))
+
+
+def _optional(module: str):
+    """``boostkit.study.<module>``, or ``None`` if this installation has none."""
+    import importlib
+
+    try:
+        return importlib.import_module(f"{__package__}.{module}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__package__}.{module}":
+            raise  # the module is there but a dependency of it is not: say so
+        return None
+
+
+def write_outputs(spec: StudySpec, run: StudyRun) -> tuple[list[Path], list[str]]:
+    """After a study: the cells and curves exported beside the report (``cells.csv``,
+    ``curves.csv``, and ``cells.parquet`` with pyarrow), the statistics
+    (:func:`boostkit.study.stats.compare` on ``spec.metric``) and the report
+    (:func:`boostkit.study.report.write_report`) in ``spec.output``.
+
+    Returns the files written and notes on what could not be (a missing extra, too few
+    datasets for the statistics), for the command line to print."""
+    import importlib.util
+
+    output = Path(spec.output)
+    output.mkdir(parents=True, exist_ok=True)
+    notes: list[str] = []
+    with ResultStore(run.database, readonly=True) as store:
+        frame, curves = store.read_frame(), store.read_curves()
+        paths = [store.export(output / "cells.csv"),
+                 store.export(output / "curves.csv", table="curves")]
+        if importlib.util.find_spec("pyarrow") is not None:
+            paths.append(store.export(output / "cells.parquet"))
+    keys = {(dataset, algorithm) for dataset in run.datasets for algorithm in run.algorithms}
+    frame = frame[[key in keys for key in zip(frame["dataset"], frame["algorithm"])]]
+    stats, report = _optional("stats"), _optional("report")
+    if stats is None:
+        notes.append("no statistics: this boostkit has no boostkit.study.stats")
+        return paths, notes
+    try:
+        matrix = stats.score_matrix(frame[frame["status"] == "done"], metric=spec.metric,
+                                    higher_is_better=spec.metric != "log_loss")
+        comparison = stats.compare(matrix, baseline=spec.baseline)
+    except (ValueError, BoostkitError) as exc:
+        notes.append(f"no statistics: {exc}")
+        return paths, notes
+    if report is None:
+        notes.append("no report: this boostkit has no boostkit.study.report")
+        return paths, notes
+    paths += report.write_report(output, frame, curves, comparison,
+                                 title=f"Study: {len(run.algorithms)} algorithms on "
+                                       f"{len(run.datasets)} datasets",
+                                 spec_summary=spec.summary())
+    return paths, notes

@@ -254,6 +254,15 @@ class StudySpec:
                 values[key] = str(path.parent / values[key])
         return cls.from_mapping({**values, **(overrides or {})}, where=f"study file {path}")
 
+    @classmethod
+    def from_flags(cls, config: str | os.PathLike | None = None, **flags) -> StudySpec:
+        """A spec from command-line flags (keys as in a study file; ``None`` = not given),
+        over the study file ``config`` if one is given."""
+        given = {key: value for key, value in flags.items() if value is not None}
+        if config is not None:
+            return cls.from_toml(config, given)
+        return cls.from_mapping(given, where="the command line")
+
     def cells(self, datasets: Sequence[str], algorithms: Sequence[tuple[str, str]]) -> list[Cell]:
         """Every cell over ``datasets`` (names) and ``algorithms`` ((name, recipe string))."""
         r = self.resampling

@@ -176,3 +176,18 @@ def test_a_cell_scores_what_the_models_predict_and_predict_proba_give(tmp_path):
         truth = proba[np.arange(test.shape[0]), np.searchsorted(model.classes, data.y[test])]
         assert row["log_loss"] == pytest.approx(-np.mean(np.log(truth)), rel=1e-12)
         assert curve[-1][2] == pytest.approx(1 - row["accuracy"])
+
+
+def test_outputs_export_the_cells_beside_the_report(tmp_path):
+    import pandas as pd
+
+    from boostkit.study import write_outputs
+
+    spec = small_spec(tmp_path)
+    run = run_study(spec, sources=SOURCES)
+    paths, notes = write_outputs(spec, run)
+    names = {path.name for path in paths}
+    assert {"cells.csv", "curves.csv", "cells.parquet"} <= names
+    cells = pd.read_csv(tmp_path / "out" / "cells.csv")
+    assert len(cells) == 12 and cells["accuracy"].notna().all()
+    assert all(isinstance(note, str) for note in notes)

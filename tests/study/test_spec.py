@@ -128,3 +128,15 @@ def test_repeats_and_seeds_give_other_folds():
     first = [test.tolist() for _, test in r.split(y, "d", "h", 0, 0)]
     assert first != [test.tolist() for _, test in r.split(y, "d", "h", 1, 0)]
     assert first != [test.tolist() for _, test in r.split(y, "d", "h", 0, 1)]
+
+
+def test_flags_over_a_study_file(tmp_path):
+    path = tmp_path / "study.toml"
+    path.write_text('datasets = ["keel"]\nalgorithms = ["adaboost"]\nfolds = 5\n',
+                    encoding="utf-8")
+    s = StudySpec.from_flags(path, folds=3, rounds=None, algorithms="adaboost,samme")
+    assert (s.resampling.folds, s.algorithms, s.n_rounds) == (3, ("adaboost", "samme"), 100)
+    s = StudySpec.from_flags(None, datasets="keel", algorithms="adaboost", repeats=2, folds=None)
+    assert s.resampling.name == "2x10-fold"
+    with pytest.raises(SpecError, match="the command line gives no algorithms"):
+        StudySpec.from_flags(None, datasets="keel")
