@@ -74,7 +74,8 @@ def test_plugins_json_lists_adaboost_with_its_components(capsys):
     assert adaboost["components"]["stump"] == "proposal"
     assert adaboost["components"]["no-edge"] == "stopping"
     assert set(adaboost["algorithms"]) == {"adaboost", "madaboost", "real-adaboost", "adaboost-mh",
-                                           "discrete-adaboost-mh", "samme", "boostexter"}
+                                           "discrete-adaboost-mh", "samme", "samme-error",
+                                           "boostexter"}
     assert "boostkit_register_components" in adaboost["hooks"]
     assert plugins["boostkit"]["entry_point"] == "built-in"
 

@@ -13,7 +13,8 @@ from boostkit.sklearn import AdaBoostClassifier, AdaBoostRegressor, BoostClassif
 
 #: Recipes whose every component handles several classes (they run natively on the pairs).
 NATIVE_MULTICLASS = ("adaboost-mh", "boostexter", "discrete-adaboost-mh", "gentle-adaboost",
-                     "logitboost", "multinomial-logitboost", "real-adaboost", "samme")
+                     "logitboost", "multinomial-logitboost", "real-adaboost", "samme",
+                     "samme-error")
 
 #: Checks a recipe fails, with the reason (docs/dropin.md, "check_estimator").
 EXPECTED: dict[str, dict[str, str]] = {
