@@ -562,18 +562,20 @@ class TrainingData:
         # An example of weight 0 is no example, values included: its 1e300 must not move a
         # standardisation, a pool or a score range. Taken out here, no component sees it, and
         # the fit is the one without it, bit for bit (D_1 normalised over the rows kept).
+        given = None if sample_weight is None else np.broadcast_to(
+            np.asarray(sample_weight, dtype=np.float64), (n,))
         kept = np.flatnonzero(self.sample_weight)
         self.rows = None if kept.shape[0] == n or not remove_unweighted else kept
         if self.rows is not None:
             self.X = self.X[kept]
             labels = None if self.labels is None else self.labels[kept]
             self._set_labels(LabelCoding(self.classes, self.y[kept], labels, self.multilabel))
-            self.sample_weight = check_sample_weight(
-                np.broadcast_to(np.asarray(sample_weight, dtype=np.float64), (n,))[kept],
-                kept.shape[0])
-        # The weights' total, in examples (boostkit.smoothing.n_examples): n for None.
-        self.weight_total = float(n if sample_weight is None else np.broadcast_to(
-            np.asarray(sample_weight, dtype=np.float64), (n,)).sum())
+            given = given[kept]  # totals summed without the zeros round as the data's own
+            self.sample_weight = check_sample_weight(given, kept.shape[0])
+        # The weights' total, in examples (boostkit.smoothing.n_examples): n for None; inf when
+        # the sum overflows (weights near 1e308 are proportions: n_examples then counts rows).
+        with np.errstate(over="ignore"):
+            self.weight_total = float(n if given is None else given.sum())
         if allow_missing and not self.is_sparse:
             self._warn_empty_columns()
         if not (isinstance(max_bins, (int, np.integer)) and 2 <= max_bins <= MAX_BINS):

@@ -53,7 +53,10 @@ def _with_zero_rows(draw, X, y, missing: bool):
     y_all = np.insert(y, at, labels)
     kept = np.ones(X_all.shape[0], dtype=bool)
     kept[at + np.arange(n_extra)] = False
-    weights = np.where(kept, draw(st.sampled_from([1.0, 0.25, 7.0])), 0.0)
+    # Weights of every size, whose sums round: totals must be taken over the rows kept.
+    scale = draw(st.sampled_from([1.0, 1e-3, 7.0]))
+    weights = np.where(kept, scale * np.random.default_rng(n_extra).uniform(0.1, 3.0, len(kept)),
+                       0.0)
     return X_all, y_all, weights, kept
 
 
