@@ -112,6 +112,19 @@ def _learning_curve(model, X, y_index, train, test) -> list[tuple[int, float, fl
     return curve
 
 
+#: The folds of the last (data, resampling, repeat, seed) a process split: the cells of one
+#: repeat follow each other, so each process splits it once rather than once per cell.
+_split: dict[tuple, list] = {}
+
+
+def _folds(data, resampling: Resampling, repeat: int, seed: int) -> list:
+    key = (data.name, data.data_hash, resampling, repeat, seed)
+    if key not in _split:
+        _split.clear()
+        _split[key] = resampling.split(data.y, data.name, data.data_hash, repeat, seed)
+    return _split[key]
+
+
 def run_cell(data, cell: Cell, resampling: Resampling, n_rounds: int,
              max_bins: int) -> tuple[dict, list[tuple[int, float, float]]]:
     """One cell: its row of the ``cells`` table and its learning curve.
@@ -130,8 +143,7 @@ def run_cell(data, cell: Cell, resampling: Resampling, n_rounds: int,
     }
     curves: list[tuple[int, float, float]] = []
     try:
-        folds = resampling.split(data.y, data.name, data.data_hash, cell.repeat, cell.seed)
-        train, test = folds[cell.fold]
+        train, test = _folds(data, resampling, cell.repeat, cell.seed)[cell.fold]
         row.update(n_train=int(train.shape[0]), n_test=int(test.shape[0]))
         recipe = get_registry().resolve(cell.recipe)
         form = InputForm.of(recipe, data)
