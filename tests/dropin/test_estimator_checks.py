@@ -75,3 +75,16 @@ def test_drop_in_classifier_passes_check_estimator():
 
 def test_drop_in_regressor_passes_check_estimator():
     assert _failed(AdaBoostRegressor(n_estimators=10)) == []
+
+
+@pytest.mark.parametrize("algorithm", ["samme", "samme-error", "multinomial-logitboost"])
+def test_single_label_recipes_that_declare_multi_label_fit_it(algorithm):
+    """The tags promise multi-label y: a recipe of one class per example (SAMME's softmax-like
+    coding) fits it one-vs-rest instead of refusing it from inside the fit."""
+    rng = np.random.RandomState(0)
+    X, Y = rng.normal(size=(60, 4)), (rng.rand(60, 3) > 0.5).astype(int)
+    model = BoostClassifier(algorithm, n_rounds=5)
+    assert model.__sklearn_tags__().classifier_tags.multi_label
+    model.fit(X, Y)
+    assert model.multiclass_strategy_ == "one-vs-rest"
+    assert model.predict(X).shape == Y.shape
