@@ -538,6 +538,15 @@ def _seed_keys(estimator) -> list[str]:
             if key == "random_state" or key.endswith("__random_state")]
 
 
+def _worse_than_random(eps: float, n_classes: int) -> ValueError:
+    """scikit-learn's error when the first estimator is no better than chance."""
+    return ValueError(
+        "BaseClassifier in AdaBoostClassifier ensemble is worse than random, ensemble can not "
+        f"be fit: the first estimator's weighted error {eps:.6g} is >= 1 - 1/K = "
+        f"{1.0 - 1.0 / n_classes:.6g}"
+    )
+
+
 def _warn_overflow(t: int) -> None:
     """scikit-learn's warning when the weights overflow at large learning rates."""
     import warnings
@@ -904,11 +913,7 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
             if eps >= 1.0 - 1.0 / K:  # no better than chance: dropped, and stop
                 estimators.pop()
                 if not estimators:
-                    raise ValueError(
-                        "BaseClassifier in AdaBoostClassifier ensemble is worse than random, "
-                        f"ensemble can not be fit: the first estimator's weighted error {eps:.6g}"
-                        f" is >= 1 - 1/K = {1.0 - 1.0 / K:.6g}"
-                    )
+                    raise _worse_than_random(eps, K)
                 break
             alpha = nu * (np.log((1.0 - eps) / eps) + np.log(K - 1.0))
             alphas[t], errors[t] = alpha, eps
@@ -941,11 +946,7 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
             eps = float(record.extra["class_error"])
             if eps >= 1.0 - 1.0 / n_classes:  # no better than chance: scikit-learn drops it
                 if t == 0:
-                    raise ValueError(
-                        "BaseClassifier in AdaBoostClassifier ensemble is worse than random, "
-                        "ensemble can not be fit: the first estimator's weighted error "
-                        f"{eps:.6g} is >= 1 - 1/K = {1.0 - 1.0 / n_classes:.6g}"
-                    )
+                    raise _worse_than_random(eps, n_classes)
                 break
             estimators.append(self._estimator(h, c, classes, n_features, self._columns,
                                               None if seeds is None else seeds[t]))
