@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 import boostkit
 from boostkit.capabilities import handles_missing_values
 from boostkit.datasets import load
+from boostkit.validation import holdout_data
 
 ALGORITHMS = sorted(boostkit.get_registry().algorithms())
 # Shrinking a failure refits hundreds of times: the drawn rows are reported unshrunk.
@@ -110,8 +111,6 @@ def test_a_holdout_names_the_rows_of_the_given_X(spam):
     X_all = np.vstack([np.full((5, X.shape[1]), 1e300), X])
     y_all = np.concatenate([np.ones(5), y])
     weights = np.r_[np.zeros(5), np.ones(len(y))]
-    from boostkit.validation import holdout_data
-
     data, validation = holdout_data(X_all, y_all, weights, 0.25, max_bins=255,
                                     rng=np.random.default_rng(0))
     assert data.n_samples + validation.rows.shape[0] == len(y)
