@@ -385,6 +385,13 @@ def load(
     if encode not in _ENCODINGS:
         raise ValueError(f"encode: expected one of {list(_ENCODINGS)}; got {encode!r}")
     path, entry = _lookup(name)
+    return _load_entry(name, path, entry, encode=encode, positive=positive, dropna=dropna)
+
+
+def _load_entry(name: str, path: Path, entry: dict, *, encode: str = "categorical",
+                positive: str | None = None, dropna: bool = False) -> Dataset:
+    """:func:`load` of the file ``path`` described by the manifest entry ``entry`` (also used for
+    the KEEL collection of :mod:`boostkit.study.sources`, whose manifest has this format)."""
     if entry.get("feature_kind") == "text":
         raise ValueError(
             f"name: dataset {name!r} is a text dataset (one column of raw text), which load() "
