@@ -276,7 +276,7 @@ def run_study(spec: StudySpec, *, sources: Sequence | None = None, n_jobs: int =
     if sources is None:
         from .sources import resolve_datasets
 
-        sources = resolve_datasets(spec.datasets, data_dir=spec.data_dir)
+        sources = resolve_datasets(spec.datasets, data_dir=spec.data_dir, target=spec.target)
     registry = get_registry()
     recipes = [registry.resolve(algorithm) for algorithm in spec.algorithms]
     algorithms = [(recipe.name, recipe.to_string()) for recipe in recipes]

@@ -165,7 +165,8 @@ class StudySpec:
     repeats the whole resampling), ``n_rounds`` and ``max_bins`` for every fit. ``baseline``:
     the algorithm the statistics compare the others with; ``metric``: the score they rank.
     ``output``: the report's directory; ``database``: the results database (default
-    ``<output>/study.sqlite``); ``data_dir``: where data not bundled are read from.
+    ``<output>/study.sqlite``); ``data_dir``: where data not bundled are read from;
+    ``target``: the label column of CSV files (default: the last column).
     """
 
     datasets: tuple[str, ...] = attrs.field(converter=_names("datasets"))
@@ -179,6 +180,7 @@ class StudySpec:
     output: str = attrs.field(default="study", converter=str)
     database: str | None = attrs.field(default=None, converter=_path)
     data_dir: str | None = attrs.field(default=None, converter=_path)
+    target: str | None = None
 
     def __attrs_post_init__(self):
         for name in ("datasets", "algorithms"):
@@ -211,6 +213,7 @@ class StudySpec:
         "output": "directory",
         "database": "path of the results database",
         "data_dir": "directory of data not bundled",
+        "target": "the label column of CSV files (default: the last)",
     }
 
     @classmethod
@@ -229,7 +232,7 @@ class StudySpec:
         rest = {field: values[key] for key, field in
                 (("seeds", "seeds"), ("rounds", "n_rounds"), ("max_bins", "max_bins"),
                  ("baseline", "baseline"), ("metric", "metric"), ("output", "output"),
-                 ("database", "database"), ("data_dir", "data_dir"))
+                 ("database", "database"), ("data_dir", "data_dir"), ("target", "target"))
                 if key in values}
         return cls(datasets=values["datasets"], algorithms=values["algorithms"],
                    resampling=resampling, **rest)
