@@ -124,10 +124,23 @@ class Cell:
                          self.seed)
 
 
+def split_names(text: str) -> list[str]:
+    """``"a, b(x=1, y=2) c"`` -> ``["a", "b(x=1, y=2) c"]``: names split at the commas outside
+    parentheses, so that a recipe string's parameters stay whole."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return [part.strip() for part in parts if part.strip()]
+
+
 def _names(name: str):
     def convert(value):
         if isinstance(value, str):
-            value = [part.strip() for part in value.split(",") if part.strip()]
+            value = split_names(value)
         if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
             raise SpecError(f"{name} must be a list of names, got {value!r}")
         return tuple(value)

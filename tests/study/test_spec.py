@@ -140,3 +140,11 @@ def test_flags_over_a_study_file(tmp_path):
     assert s.resampling.name == "2x10-fold"
     with pytest.raises(SpecError, match="the command line gives no algorithms"):
         StudySpec.from_flags(None, datasets="keel")
+
+
+def test_a_recipe_strings_parameters_are_not_split():
+    s = spec(algorithms="adaboost, proposal=stump calibration=pav+input-dependent(beta=0.5, "
+                        "gamma=1) reweighting=exponential,real-adaboost")
+    assert s.algorithms == ("adaboost", "proposal=stump calibration=pav+input-dependent("
+                                        "beta=0.5, gamma=1) reweighting=exponential",
+                            "real-adaboost")
