@@ -318,3 +318,32 @@ def test_openml_not_installed_says_how_to_install(monkeypatch):
 def test_openml_id_must_be_an_integer():
     with pytest.raises(SourceError, match="integer OpenML dataset id after 'openml:'"):
         resolve_datasets(["openml:iris"])
+
+
+def test_openml_dataset_from_openmls_cache_with_the_network_cut(monkeypatch, tmp_path):
+    """The real openml package, its cache laid out as openml writes it (dataset 1234 of
+    fixtures/openml-cache), and every request refused: the dataset loads from the cache, and a
+    dataset or suite not in it gives the offline message."""
+    openml = pytest.importorskip("openml")
+    cache = tmp_path / "cache"
+    shutil.copytree(FIXTURES / "openml-cache", cache)  # openml deletes a cache dir it fails in
+
+    def no_network(*args, **kwargs):
+        raise ConnectionError("the tests never use the network")
+
+    monkeypatch.setattr(openml._api_calls, "_send_request", no_network)
+    previous = openml.config._root_cache_directory
+    openml.config.set_root_cache_directory(str(cache))
+    try:
+        data = resolve_datasets(["openml:1234"])[0].load()
+        assert data.classes == ("n", "p") and data.y.tolist() == list("pnppnn")
+        assert data.features.names == ("colour", "size")
+        assert data.features.categories[0].tolist() == ["blue", "green", "red"]
+        np.testing.assert_array_equal(data.X, [[2, 1], [0, 2.5], [2, np.nan], [1, 4], [0, 5],
+                                               [1, 0.5]])
+        with pytest.raises(SourceError, match=r"cannot reach OpenML for dataset 31 \(offline"):
+            resolve_datasets(["openml:31"])[0].load()
+        with pytest.raises(SourceError, match=r"cannot reach OpenML for suite 99 \(offline"):
+            resolve_datasets(["openml-suite:99"])
+    finally:
+        openml.config.set_root_cache_directory(str(previous))
