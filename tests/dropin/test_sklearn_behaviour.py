@@ -154,6 +154,7 @@ def test_large_learning_rates_floor_the_weights_as_scikit_learn(load):
     assert np.mean(ours.predict(X) == theirs.predict(X)) >= 0.9
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered in exp:RuntimeWarning")  # scikit-learn's
 def test_overflowing_weights_warn_and_stop_as_in_scikit_learn():
     X, y = datasets.load_iris(return_X_y=True)
     with pytest.warns(UserWarning, match="Sample weights have reached infinite values") as ours_w:
@@ -166,6 +167,7 @@ def test_overflowing_weights_warn_and_stop_as_in_scikit_learn():
     assert ours.model_.stop_reason == "weights-overflow"
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered in reduce:RuntimeWarning")  # the sum
 def test_weights_whose_sum_overflows_are_proportions_like_any_others():
     """sample_weight of 1e308 each: the sum overflows, which gave 'zero-size array to reduction
     operation' from deep inside the regressor's fit; the weights are proportions, so the model
