@@ -370,12 +370,13 @@ def write_outputs(spec: StudySpec, run: StudyRun) -> tuple[list[Path], list[str]
         notes.append("no statistics: this boostkit has no boostkit.study.stats")
         return paths, notes
     try:
-        matrix = stats.score_matrix(frame[frame["status"] == "done"], metric=spec.metric,
-                                    higher_is_better=spec.metric != "log_loss")
+        matrix = stats.score_matrix(frame, metric=spec.metric, algorithms=run.algorithms)
         comparison = stats.compare(matrix, baseline=spec.baseline)
     except (ValueError, BoostkitError) as exc:
         notes.append(f"no statistics: {exc}")
         return paths, notes
+    for dataset, why in matrix.dropped.items():
+        notes.append(f"{dataset} is left out of the statistics: {why}")
     if report is None:
         notes.append("no report: this boostkit has no boostkit.study.report")
         return paths, notes
