@@ -37,6 +37,7 @@ import attrs
 import numpy as np
 
 from .. import datasets
+from ..data import encode_labels
 from ..datasets import _load_entry, _read_manifest
 from ..errors import DataError
 from ..features import FeatureSchema
@@ -88,6 +89,23 @@ def _data_hash(X: np.ndarray, y: np.ndarray, features: FeatureSchema) -> str:
     return digest.hexdigest()
 
 
+def _refuse_continuous(name: str, origin: str, classes: tuple[str, ...]) -> None:
+    """Labels read as text that are all numbers, more than two and not all whole, are a
+    regression target: refused as the engine refuses a continuous float ``y``
+    (:func:`boostkit.data.encode_labels`), rather than compared as one class per value."""
+    if len(classes) <= 2:
+        return
+    try:
+        numbers = np.array([float(label) for label in classes])
+    except ValueError:
+        return
+    try:
+        encode_labels(numbers, numbers.shape[0])
+    except DataError as exc:
+        raise SourceError(f"dataset {name!r} ({origin}): a study compares classifiers, and its "
+                          f"{len(classes)} labels are all numbers: {exc}") from None
+
+
 @attrs.frozen
 class StudyData:
     """What a study's cells of one dataset are fitted on.
@@ -116,6 +134,7 @@ class StudyData:
         if len(classes) < 2:
             raise SourceError(f"dataset {name!r} ({origin}): expected at least two classes in "
                               f"its target; got {list(classes)}")
+        _refuse_continuous(name, origin, classes)
         return cls(name, X, y, features, classes, _data_hash(X, y, features), origin)
 
 

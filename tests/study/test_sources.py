@@ -216,6 +216,17 @@ def test_csv_without_the_target_column_names_its_columns(no_data_dir):
         source.load()
 
 
+def test_csv_with_a_continuous_target_is_refused(tmp_path, no_data_dir):
+    """Numbers that are not whole, read as text, would be one class per value: refused as the
+    engine refuses a continuous target; whole numbers are class labels."""
+    path = tmp_path / "prices.csv"
+    path.write_text("x,price\n1,0.5\n2,1.25\n3,2.75\n4,0.5\n")
+    with pytest.raises(SourceError, match=r"csv/prices.*3 labels are all numbers.*continuous"):
+        resolve_datasets([str(path)])[0].load()
+    path.write_text("x,grade\n1,1\n2,2\n3,3\n4,1\n")
+    assert resolve_datasets([str(path)])[0].load().classes == ("1", "2", "3")
+
+
 def test_empty_directory_is_refused(tmp_path, no_data_dir):
     with pytest.raises(SourceError, match="holds no .csv"):
         resolve_datasets([str(tmp_path)])
