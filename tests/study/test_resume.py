@@ -14,21 +14,16 @@ from pathlib import Path
 import pytest
 
 from boostkit.study import ResultStore, Resampling, StudySpec, run_study
-from study_standin import Blobs
+from study_data import write_blobs
 
 TIMINGS = ["fit_seconds", "predict_seconds", "finished_at"]
-HERE = Path(__file__).parent
 
-SOURCES = "[Blobs('a', n=120), Blobs('b', n=120, n_classes=3, seed=1), Blobs('c', n=120, d=4)]"
-SPEC = ("StudySpec(datasets=['a', 'b', 'c'], algorithms=['adaboost', 'real-adaboost', "
+SPEC = ("StudySpec(datasets={datasets!r}, algorithms=['adaboost', 'real-adaboost', "
         "'gentle-adaboost'], resampling=Resampling.of('k-fold', 5), n_rounds=15, "
         "database={database!r})")
-SCRIPT = f"""
-import sys
-sys.path.insert(0, {str(HERE)!r})
-from study_standin import Blobs
+SCRIPT = """
 from boostkit.study import Resampling, StudySpec, run_study
-run_study({SPEC}, sources={SOURCES})
+run_study({spec})
 """
 N_CELLS = 3 * 3 * 5
 
@@ -48,8 +43,15 @@ def count(database: Path) -> int:
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
 def test_a_study_killed_mid_run_resumes_with_only_the_missing_cells(tmp_path):
+    datasets = [str(write_blobs(tmp_path / "a.csv", n=120)),
+                str(write_blobs(tmp_path / "b.csv", n=120, n_classes=3, seed=1)),
+                str(write_blobs(tmp_path / "c.csv", n=120, d=4))]
+
+    def spec(database):
+        return SPEC.format(datasets=datasets, database=str(database))
+
     database = tmp_path / "killed.sqlite"
-    process = subprocess.Popen([sys.executable, "-c", SCRIPT.format(database=str(database))],
+    process = subprocess.Popen([sys.executable, "-c", SCRIPT.format(spec=spec(database))],
                                env={**os.environ, "NUMBA_NUM_THREADS": "1"})
     try:
         while count(database) < 5:
@@ -63,13 +65,11 @@ def test_a_study_killed_mid_run_resumes_with_only_the_missing_cells(tmp_path):
         survivors = store.read_frame().set_index(["dataset", "algorithm", "fold"])
     assert 5 <= len(survivors) < N_CELLS  # killed mid-run, with some cells written
 
-    namespace = {"Blobs": Blobs, "Resampling": Resampling, "StudySpec": StudySpec}
-    sources = eval(SOURCES, namespace)  # the script's sources, in this process
-    resumed = run_study(eval(SPEC.format(database=str(database)), namespace), sources=sources)
+    namespace = {"Resampling": Resampling, "StudySpec": StudySpec}
+    resumed = run_study(eval(spec(database), namespace))  # the script's study, in this process
     assert (resumed.computed, resumed.skipped) == (N_CELLS - len(survivors), len(survivors))
 
-    whole = run_study(eval(SPEC.format(database=str(tmp_path / "whole.sqlite")), namespace),
-                      sources=sources)
+    whole = run_study(eval(spec(tmp_path / "whole.sqlite"), namespace))
     assert whole.computed == N_CELLS
     with ResultStore(database, readonly=True) as store:
         final, final_curves = store.read_frame(), store.read_curves()

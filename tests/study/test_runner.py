@@ -10,7 +10,7 @@ import pytest
 import boostkit
 from boostkit.errors import RecipeError
 from boostkit.study import ResultStore, Resampling, StoreError, StudySpec, run_study
-from study_standin import Blobs
+from study_data import blob_sources
 
 #: What may differ between two runs of the same cell.
 TIMINGS = ["fit_seconds", "predict_seconds", "finished_at"]
@@ -27,12 +27,15 @@ def small_spec(tmp_path, **changes):
                         "output": str(tmp_path / "out"), **changes})
 
 
-SOURCES = [Blobs("two"), Blobs("three", n_classes=3, seed=1)]
+@pytest.fixture(scope="module")
+def sources(tmp_path_factory):
+    return blob_sources(tmp_path_factory.mktemp("data"), two={},
+                        three=dict(n_classes=3, seed=1))
 
 
-def test_a_study_writes_every_cell_with_its_scores(tmp_path):
+def test_a_study_writes_every_cell_with_its_scores(sources, tmp_path):
     spec = small_spec(tmp_path)
-    run = run_study(spec, sources=SOURCES)
+    run = run_study(spec, sources=sources)
     assert (run.computed, run.skipped, run.not_done) == (12, 0, 0)
     frame, curves = values(run.database)
     assert len(frame) == 12 and (frame["status"] == "done").all()
@@ -40,7 +43,7 @@ def test_a_study_writes_every_cell_with_its_scores(tmp_path):
     assert ((frame["accuracy"] >= 0) & (frame["accuracy"] <= 1)).all()
     assert frame["roc_auc"].notna().all() and frame["log_loss"].notna().all()
     assert (frame["n_train"] + frame["n_test"] == 60).all()
-    assert frame.loc[frame["dataset"] == "three", "n_classes"].eq(3).all()
+    assert frame.loc[frame["dataset"] == "csv/three", "n_classes"].eq(3).all()
     # The model's size is measured on the first fold of each repeat.
     first = frame["fold"] == 0
     assert (frame.loc[first, "model_bytes"] > 1000).all()
@@ -53,31 +56,31 @@ def test_a_study_writes_every_cell_with_its_scores(tmp_path):
     assert per_cell.to_dict() == frame.set_index(["dataset", "algorithm", "fold"])["rounds"].to_dict()
 
 
-def test_the_last_curve_point_is_the_cells_test_error(tmp_path):
+def test_the_last_curve_point_is_the_cells_test_error(sources, tmp_path):
     run = run_study(small_spec(tmp_path, datasets=["two"], algorithms=["adaboost"]),
-                    sources=SOURCES[:1])
+                    sources=sources[:1])
     frame, curves = values(run.database)
     last = curves.groupby("fold").last()["test_error"]
     np.testing.assert_allclose(1 - frame.set_index("fold")["accuracy"], last)
 
 
-def test_rerunning_skips_finished_cells_and_adding_an_algorithm_changes_none(tmp_path):
+def test_rerunning_skips_finished_cells_and_adding_an_algorithm_changes_none(sources, tmp_path):
     spec = small_spec(tmp_path, algorithms=["adaboost"])
-    run_study(spec, sources=SOURCES)
+    run_study(spec, sources=sources)
     before, _ = values(spec.database_path)
-    again = run_study(spec, sources=SOURCES)
+    again = run_study(spec, sources=sources)
     assert (again.computed, again.skipped) == (0, 6)
     more = run_study(attrs.evolve(spec, algorithms=("adaboost", "real-adaboost")),
-                     sources=SOURCES)
+                     sources=sources)
     assert (more.computed, more.skipped) == (6, 6)
     after, _ = values(spec.database_path)
     kept = after[after["algorithm"] == "adaboost"].reset_index(drop=True)
     assert kept.equals(before)
 
 
-def test_a_fresh_study_gives_the_same_cells(tmp_path):
-    first = run_study(small_spec(tmp_path / "a"), sources=SOURCES)
-    second = run_study(small_spec(tmp_path / "b"), sources=SOURCES)
+def test_a_fresh_study_gives_the_same_cells(sources, tmp_path):
+    first = run_study(small_spec(tmp_path / "a"), sources=sources)
+    second = run_study(small_spec(tmp_path / "b"), sources=sources)
     a, ca = values(first.database)
     b, cb = values(second.database)
     assert a.equals(b) and ca.equals(cb)
@@ -103,71 +106,72 @@ def test_a_recipe_that_raises_on_one_dataset_is_recorded_failed_and_the_study_go
     spec = small_spec(tmp_path, algorithms=["adaboost",
                                             "adaboost stopping+=fails-on-five-features "
                                             "name=breaks"])
-    run = run_study(spec, sources=[Blobs("three-features", d=3), Blobs("five-features", d=5)])
+    features = blob_sources(tmp_path / "data", three_features=dict(d=3),
+                            five_features=dict(d=5))
+    run = run_study(spec, sources=features)
     assert run.not_done == 3
     frame, curves = values(run.database)
     breaks = frame[frame["algorithm"] == "breaks"].set_index("dataset")
-    assert (breaks.loc["five-features", "status"] == "failed").all()
-    assert breaks.loc["five-features", "error"].str.contains(
+    assert (breaks.loc["csv/five_features", "status"] == "failed").all()
+    assert breaks.loc["csv/five_features", "error"].str.contains(
         "ZeroDivisionError: planted failure").all()
-    assert breaks.loc["five-features", "accuracy"].isna().all()
-    assert (breaks.loc["three-features", "status"] == "done").all()
+    assert breaks.loc["csv/five_features", "accuracy"].isna().all()
+    assert (breaks.loc["csv/three_features", "status"] == "done").all()
     assert (frame[frame["algorithm"] == "adaboost"]["status"] == "done").all()
     assert set(curves["algorithm"]) == {"adaboost", "breaks"}
     # A failed cell is finished: rerunning does not retry it.
-    assert run_study(spec, sources=[Blobs("three-features", d=3),
-                                    Blobs("five-features", d=5)]).computed == 0
+    assert run_study(spec, sources=features).computed == 0
 
 
-def test_a_dataset_too_small_for_its_folds_records_why(tmp_path):
+def test_a_dataset_too_small_for_its_folds_records_why(sources, tmp_path):
     run = run_study(small_spec(tmp_path, resampling=Resampling.of("k-fold", 40),
-                               algorithms=["adaboost"]), sources=SOURCES[:1])
+                               algorithms=["adaboost"]), sources=sources[:1])
     frame, _ = values(run.database)
     assert (frame["status"] == "failed").all()
     assert frame["error"].str.contains("cannot make 40 stratified folds").all()
 
 
-def test_an_unknown_algorithm_is_refused_before_anything_runs(tmp_path):
+def test_an_unknown_algorithm_is_refused_before_anything_runs(sources, tmp_path):
     spec = small_spec(tmp_path, algorithms=["adaboost", "no-such-boost"])
     with pytest.raises(boostkit.BoostkitError, match="no-such-boost"):
-        run_study(spec, sources=SOURCES)
+        run_study(spec, sources=sources)
     assert not spec.database_path.exists()
 
 
-def test_the_same_name_twice_is_refused(tmp_path):
+def test_the_same_name_twice_is_refused(sources, tmp_path):
     spec = small_spec(tmp_path, algorithms=["adaboost", "real-adaboost name=adaboost"])
     with pytest.raises(RecipeError, match="same name"):
-        run_study(spec, sources=SOURCES)
+        run_study(spec, sources=sources)
 
 
-def test_changed_data_under_a_finished_cell_is_refused(tmp_path):
+def test_changed_data_under_a_finished_cell_is_refused(sources, tmp_path):
     spec = small_spec(tmp_path, algorithms=["adaboost"])
-    run_study(spec, sources=SOURCES)
+    run_study(spec, sources=sources)
     with pytest.raises(StoreError, match="another data than this study's"):
-        run_study(spec, sources=[Blobs("two", seed=9), SOURCES[1]])
+        run_study(spec, sources=blob_sources(tmp_path / "changed", two=dict(seed=9)))
 
 
-def test_worker_processes_give_the_serial_values(tmp_path):
-    serial = run_study(small_spec(tmp_path / "serial"), sources=SOURCES)
-    pooled = run_study(small_spec(tmp_path / "pool"), sources=SOURCES, n_jobs=2)
+def test_worker_processes_give_the_serial_values(sources, tmp_path):
+    serial = run_study(small_spec(tmp_path / "serial"), sources=sources)
+    pooled = run_study(small_spec(tmp_path / "pool"), sources=sources, n_jobs=2)
     a, ca = values(serial.database)
     b, cb = values(pooled.database)
     assert a.equals(b) and ca.equals(cb)
 
 
-def test_a_cell_scores_what_the_models_predict_and_predict_proba_give(tmp_path):
+def test_a_cell_scores_what_the_models_predict_and_predict_proba_give(sources):
     """The cell derives labels and probabilities from one decision_function call; they are
     predict's and predict_proba's."""
     from boostkit import Booster
     from boostkit.study import Cell, run_cell
     from boostkit.plugins import get_registry
 
-    data = Blobs("three", n_classes=3, seed=1).load()
+    data = sources[1].load()
     resampling = Resampling.of("k-fold", 3)
     for name in ("real-adaboost", "adaboost"):
-        cell = Cell("three", name, "3-fold", 0, 1, 0, get_registry().resolve(name).to_string())
+        cell = Cell(data.name, name, "3-fold", 0, 1, 0, get_registry().resolve(name).to_string())
         row, curve = run_cell(data, cell, resampling, 5, 255)
-        train, test = resampling.split(data.y, "three", data.data_hash, 0, 0)[1]
+        train, test = resampling.split(data.y, data.name, data.data_hash, 0, 0)[1]
         model = Booster(name, n_rounds=5, multiclass="auto",
                         random_state=cell.random_state(data.data_hash)).fit(data.X[train],
                                                                             data.y[train])
@@ -178,13 +182,13 @@ def test_a_cell_scores_what_the_models_predict_and_predict_proba_give(tmp_path):
         assert curve[-1][2] == pytest.approx(1 - row["accuracy"])
 
 
-def test_outputs_export_the_cells_beside_the_report(tmp_path):
+def test_outputs_export_the_cells_beside_the_report(sources, tmp_path):
     import pandas as pd
 
     from boostkit.study import write_outputs
 
     spec = small_spec(tmp_path)
-    run = run_study(spec, sources=SOURCES)
+    run = run_study(spec, sources=sources)
     paths, notes = write_outputs(spec, run)
     names = {path.name for path in paths}
     assert {"cells.csv", "curves.csv", "cells.parquet"} <= names
