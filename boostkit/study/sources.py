@@ -48,8 +48,9 @@ __all__ = ["CsvSource", "DataSource", "KEEL_BUDGET_BYTES", "ManifestSource", "Op
 #: The compressed size the bundled KEEL files stay within (tests/study/test_sources.py checks).
 KEEL_BUDGET_BYTES = 2_000_000
 
-_KEEL_DIR = Path(datasets.__file__).resolve().parent / "keel"
-_BUNDLED_DIR = Path(datasets.__file__).resolve().parent / "data"
+_DATASETS_DIR = Path(datasets.__file__).resolve().parent
+_KEEL_DIR = _DATASETS_DIR / "keel"
+_BUNDLED_DIR = _DATASETS_DIR / "data"
 _KEEL_ORIGIN = "KEEL (Alcalá-Fdez et al. 2011)"
 _OPENML_HINT = "pip install 'boostkit[openml]'"
 
@@ -153,14 +154,25 @@ class DataSource:
 @attrs.frozen
 class ManifestSource(DataSource):
     """A dataset file described by a manifest entry (boostkit's bundled datasets, the data
-    directory's, KEEL's), read by :mod:`boostkit.datasets`' loader. With ``sha256_csv`` in the
-    entry, the uncompressed file must have that SHA-256."""
+    directory's, KEEL's), read by :mod:`boostkit.datasets`' loader. ``path`` is relative to
+    the package's ``boostkit/datasets`` for a bundled file, so that a process with boostkit
+    installed elsewhere (a Dask worker) reads its own copy. With ``sha256_csv`` in the entry, the
+    uncompressed file must have that SHA-256."""
 
     path: str = ""
     entry: dict = attrs.field(factory=dict, eq=False, hash=False, repr=False)
 
+    @classmethod
+    def of(cls, name: str, origin: str, path: Path, entry: dict) -> ManifestSource:
+        stored = path.relative_to(_DATASETS_DIR) if path.is_relative_to(_DATASETS_DIR) else path
+        return cls(name, origin, stored.as_posix(), entry)
+
     def load(self) -> StudyData:
-        path = Path(self.path)
+        path = _DATASETS_DIR / self.path  # an absolute path stays as it is
+        if not path.is_file():
+            raise SourceError(f"dataset {self.name!r}: its file {str(path)!r} does not exist "
+                              "in this process (another installation, or a data directory not "
+                              "shared with it)")
         expected = self.entry.get("sha256_csv")
         if expected is not None:
             with gzip.open(path, "rb") as fh:
@@ -266,16 +278,18 @@ def _openml_suite(suite: str, target: str | None) -> list[DataSource]:
 
 
 def _data_dir(data_dir: str | os.PathLike | None) -> Path | None:
+    """The data directory, resolved: a worker may run in another working directory."""
     if data_dir is None:
         try:
-            return datasets.data_dir()
+            found = datasets.data_dir()
         except NotADirectoryError as exc:
             raise SourceError(str(exc)) from None
+        return None if found is None else found.resolve()
     path = Path(data_dir).expanduser()
     if not path.is_dir():
         raise SourceError(f"data_dir: expected a directory of datasets; got {str(path)!r}, "
                           "which is not a directory")
-    return path
+    return path.resolve()
 
 
 def _keel_entries() -> dict[str, dict]:
@@ -294,7 +308,7 @@ def _keel(names: Sequence[str], directory: Path | None) -> list[DataSource]:
         if path is None:
             missing.append(name)
         else:
-            found.append(ManifestSource(f"keel/{name}", _KEEL_ORIGIN, str(path), entry))
+            found.append(ManifestSource.of(f"keel/{name}", _KEEL_ORIGIN, path, entry))
     if missing:
         looked = " and ".join(repr(str(p)) for p in places)
         hint = ("" if directory is not None else "; no data directory was found (set "
@@ -306,7 +320,7 @@ def _keel(names: Sequence[str], directory: Path | None) -> list[DataSource]:
 
 def _suite(name: str, directory: Path | None) -> list[DataSource]:
     if name == "bundled":
-        return [ManifestSource(n, "bundled", str(_BUNDLED_DIR / e["file"]), e)
+        return [ManifestSource.of(n, "bundled", _BUNDLED_DIR / e["file"], e)
                 for n, e in sorted(_read_manifest(_BUNDLED_DIR).items())
                 if _tabular_problem(e) is None]
     entries = _keel_entries()
@@ -334,7 +348,7 @@ def _named(name: str, directory: Path | None) -> DataSource | None:
             if problem is not None:
                 raise SourceError(f"dataset {name!r} {problem}")
             origin = "bundled" if where == _BUNDLED_DIR else str(where)
-            return ManifestSource(name, origin, str(where / entry["file"]), entry)
+            return ManifestSource.of(name, origin, where / entry["file"], entry)
     return None
 
 
@@ -348,6 +362,7 @@ def _csv_name(path: Path) -> str:
 
 
 def _csv(path: Path, target: str | None) -> list[DataSource]:
+    path = path.resolve()  # a worker may run in another working directory
     if path.is_dir():
         files = sorted(p for p in path.iterdir() if p.is_file() and _is_csv(p))
         if not files:

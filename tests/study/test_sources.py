@@ -130,6 +130,20 @@ def test_keel_file_that_differs_from_the_manifest_is_refused(monkeypatch, tmp_pa
         source.load()
 
 
+def test_bundled_files_are_found_in_the_loading_process_own_package(monkeypatch, no_data_dir):
+    """A Dask worker may have boostkit installed elsewhere than the driver: a bundled source
+    names its file relative to the package, and the worker's copy of the package is read."""
+    found = resolve_datasets(["keel/iris", "spambase"])
+    assert [s.path for s in found] == ["keel/iris.csv.gz", "data/spambase.csv.gz"]
+    shipped = pickle.dumps(found[0])
+    elsewhere = Path(sources.__file__).parent / "nowhere"
+    monkeypatch.setattr(sources, "_DATASETS_DIR", elsewhere)
+    with pytest.raises(SourceError, match="nowhere"):
+        pickle.loads(shipped).load()
+    monkeypatch.undo()
+    assert pickle.loads(shipped).load().X.shape == (150, 4)
+
+
 # -- named datasets and the data directory -------------------------------------------------------
 
 
@@ -147,6 +161,18 @@ def test_data_dir_dataset_by_name(tmp_path, no_data_dir):
     source = resolve_datasets(["pts"], data_dir=tmp_path)[0]
     assert source.origin == str(tmp_path)
     assert source.load().X.shape == (6, 2)
+
+
+def test_relative_paths_are_kept_absolute(monkeypatch, tmp_path, no_data_dir):
+    """A worker may run in another directory: relative CSV and data-directory paths are
+    stored resolved."""
+    (tmp_path / "data").mkdir()
+    shutil.copy(FIXTURES / "csvs" / "points.csv.gz", tmp_path / "data" / "pts.csv.gz")
+    (tmp_path / "data" / "manifest.json").write_text(json.dumps(
+        {"datasets": [{"name": "pts", "file": "pts.csv.gz", "target_column": "label"}]}))
+    found = resolve_datasets(["pts", "data/pts.csv.gz"], data_dir="data")
+    monkeypatch.chdir(tmp_path.parent)
+    assert [s.load().X.shape for s in found] == [(6, 2), (6, 2)]
 
 
 def test_unknown_dataset_names_the_valid_choices(no_data_dir):
