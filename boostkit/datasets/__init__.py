@@ -5,7 +5,9 @@ them (the bundled files stay under 1 MB); see the ``README.md`` there for their 
 Larger or differently licensed datasets load from a data directory laid out the same way
 (``NAME.csv.gz`` files described by a ``manifest.json``): the directory named by the environment
 variable ``BOOSTKIT_DATA``, or else a ``shared/datasets`` directory beside the current working
-directory or beside one of its ancestors.
+directory or beside one of its ancestors. The 34 KEEL datasets ship in ``boostkit/datasets/keel``
+with a manifest of the same format; studies read them (``keel/NAME``, the ``keel`` suites of
+:mod:`boostkit.study.sources`).
 
 Each ``NAME.csv.gz`` is a gzip-compressed UTF-8 CSV with a header row: the feature columns, then
 the extra columns listed in the manifest entry's ``extra_columns`` (``bag``, ``split``), then the

@@ -196,7 +196,9 @@ class CsvSource(DataSource):
     target: str | None = None
 
     def load(self) -> StudyData:
-        from ..cli import UsageError, read_csv  # the command line's reader, shared
+        # compare's reader, so that a file reads the same in both; imported when used, for
+        # the command line imports the study modules.
+        from ..cli import UsageError, read_csv
 
         try:
             X, y, features, _, _ = read_csv(self.path, self.target)
