@@ -55,6 +55,7 @@ import attrs
 import numba
 import numpy as np
 
+from .splits import TIE_TOLERANCE
 from .components import (
     FEATURE_INDEX,
     VALUE_ROLES,
@@ -421,12 +422,17 @@ def margin_probabilities(margin: np.ndarray, multilabel: bool = False) -> np.nda
 
 def margin_labels(margin: np.ndarray, classes: np.ndarray, multilabel: bool = False) -> np.ndarray:
     """Predicted labels from margins: ``classes[1]`` where F > 0 (one column), the 0/1 indicator
-    matrix F > 0 (multi-label), or the class of the largest margin (ties: the first class)."""
+    matrix F > 0 (multi-label), or the class of the largest margin (ties, within
+    :data:`boostkit.splits.TIE_TOLERANCE` of the row's largest magnitude: the first class)."""
     if margin.ndim == 1:
         return classes[(margin > 0).astype(np.intp)]
     if multilabel:
         return (margin > 0).astype(np.intp)
-    return classes[np.argmax(margin, axis=1)]
+    # Margins equal but for rounding (relative to the row's largest magnitude) are tied: the
+    # order of the sums must not pick the class.
+    top = margin.max(axis=1, keepdims=True)
+    scale = np.abs(margin).max(axis=1, keepdims=True)
+    return classes[np.argmax(margin >= top - TIE_TOLERANCE * scale, axis=1)]
 
 
 def _margin_columns(classes: np.ndarray, multilabel: bool) -> int:
