@@ -16,12 +16,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from strategies import weighted_datasets
 
 from boostkit import datasets
 from boostkit.errors import DataError
 from boostkit.features import FeatureSchema
 from boostkit.study import sources
-from boostkit.study.sources import (KEEL_BUDGET_BYTES, CsvSource, OpenMLSource, SourceError,
+from boostkit.study.sources import (KEEL_BUDGET_BYTES, OpenMLSource, SourceError,
                                     StudyData, resolve_datasets, suites)
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -66,16 +70,16 @@ def test_bundled_keel_files_match_the_manifest_sha256_and_budget():
     assert sum(f.stat().st_size for f in files) <= KEEL_BUDGET_BYTES
 
 
-@pytest.mark.parametrize("name", ["iris", "breast", "vehicle", "australian"])
-def test_keel_dataset_matches_its_manifest(no_data_dir, name):
-    data = resolve_datasets([f"keel/{name}"])[0].load()
-    entry = KEEL_MANIFEST[name]
-    assert data.name == f"keel/{name}" and "Alcalá-Fdez" in data.origin
-    assert data.X.shape == (entry["rows"], entry["n_features"]) and data.X.dtype == np.float64
-    assert len(data.classes) == entry["n_classes"]
-    names = data.features.names
-    assert [names[j] for j in np.flatnonzero(data.features.categorical)] == \
-        entry["categorical_columns"]
+def test_every_keel_dataset_loads_as_its_manifest_says(no_data_dir):
+    for source in resolve_datasets(["keel"]):
+        data = source.load()
+        entry = KEEL_MANIFEST[source.name.removeprefix("keel/")]
+        assert "Alcalá-Fdez" in data.origin and data.X.dtype == np.float64
+        assert data.X.shape == (entry["rows"], entry["n_features"]), source.name
+        assert len(data.classes) == entry["n_classes"], source.name
+        names = data.features.names
+        assert [names[j] for j in np.flatnonzero(data.features.categorical)] == \
+            entry["categorical_columns"], source.name
 
 
 def test_keel_text_attributes_are_categorical_and_integer_codes_numbers(no_data_dir):
@@ -272,6 +276,26 @@ def test_data_hash_is_stable_and_tells_data_apart(no_data_dir):
     X[0, 0] += 1
     assert StudyData.of("v", X, first.y, first.features, "x").data_hash != first.data_hash
     assert StudyData.of("v", first.X, first.y, first.features, "y").data_hash == first.data_hash
+
+
+@settings(max_examples=50, deadline=None)
+@given(weighted_datasets(), st.data())
+def test_data_hash_changes_with_any_value_or_label(dataset, data):
+    X, y, _ = dataset
+    labels = np.where(y > 0, "a", "b")
+    schema = FeatureSchema(X.shape[1])
+    reference = StudyData.of("d", X, labels, schema, "x").data_hash
+    assert StudyData.of("e", X.copy(), labels.copy(), schema, "y").data_hash == reference
+    i = data.draw(st.integers(0, X.shape[0] - 1))
+    j = data.draw(st.integers(0, X.shape[1] - 1))
+    changed = X.copy()
+    changed[i, j] = np.nextafter(changed[i, j], np.inf)
+    assert StudyData.of("d", changed, labels, schema, "x").data_hash != reference
+    relabelled = labels.copy()
+    relabelled[i] = "c"
+    assert StudyData.of("d", X, relabelled, schema, "x").data_hash != reference
+    named = FeatureSchema(X.shape[1], tuple(f"f{k}" for k in range(X.shape[1])))
+    assert StudyData.of("d", X, labels, named, "x").data_hash != reference
 
 
 def test_a_dataset_of_one_class_is_refused():
