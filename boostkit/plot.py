@@ -170,9 +170,10 @@ def _grid(n_panels: int, title: str, columns: int = 4):
 
 def _family_panels(curves: Mapping[str, tuple[np.ndarray, np.ndarray]],
                    groups: Mapping[str, Sequence[str]], title: str, points, label, xlabel,
-                   ylabel, legend_loc, background=None):
+                   ylabel, legend_loc, background=None, log_x: float | None = None):
     """Small multiples: one panel per group, its models in colour over every other model in
-    thin grey; ``points(y, scores)`` gives a curve's (x, y) and ``label(name)`` its legend."""
+    thin grey; ``points(y, scores)`` gives a curve's (x, y) and ``label(name)`` its legend.
+    With ``log_x``, the x axis is logarithmic from ``log_x`` to 1."""
     drawn = {name: points(*curves[name]) for name in curves}
     panels = [(group, [n for n in names if n in curves]) for group, names in groups.items()]
     panels = [(group, names) for group, names in panels if names]
@@ -187,7 +188,11 @@ def _family_panels(curves: Mapping[str, tuple[np.ndarray, np.ndarray]],
             x, y = drawn[name]
             ax.plot(x, y, color=_colour(j), linestyle=_style(j), zorder=3,
                     linewidth=_width(j, len(names)), label=label(name))
-        ax.set(xlim=(0, 1), ylim=(0, 1.01), title=f"{group} ({len(names)})")
+        ax.set(ylim=(0, 1.01), title=f"{group} ({len(names)})")
+        if log_x is None:
+            ax.set_xlim(0, 1)
+        else:
+            _log_fpr_axis(ax, log_x)
         ax.title.set_fontsize("medium")
         ax.grid(alpha=0.3)
         ax.legend(loc=legend_loc, fontsize="small", framealpha=0.85)
@@ -299,39 +304,62 @@ def _padded_mean(curves: Sequence[np.ndarray]) -> np.ndarray:
 # -- figures ------------------------------------------------------------------------------------
 
 
+def _fpr_floor(curves: Mapping[str, tuple[np.ndarray, np.ndarray]]) -> float:
+    """Half the smallest non-zero false-positive rate of any curve: the left end of a log
+    false-positive axis (a rate of 0 is drawn at its edge)."""
+    negatives = max(int(np.sum(np.asarray(y) != 1)) for y, _ in curves.values())
+    return 0.5 / max(negatives, 1)
+
+
+def _log_fpr_axis(ax, floor: float):
+    # Curves that coincide at full scale part where few false positives are allowed.
+    ax.set_xscale("log", nonpositive="clip")
+    ax.set_xlim(floor, 1)
+
+
 def roc_figure(curves: Mapping[str, tuple[np.ndarray, np.ndarray]], title: str = "ROC curves",
                highlight: Iterable[str] | None = None,
                groups: Mapping[str, Sequence[str]] | None = None):
-    """ROC curves of several models on one axes: ``{name: (y_true, scores)}``.
+    """ROC curves of several models: ``{name: (y_true, scores)}``; the left panel at full
+    scale, the right one on a log false-positive axis (from half of 1 / the number of
+    negatives), where curves that coincide at full scale part.
 
     With ``groups`` (``{group: [names]}``, e.g. the plugin of each recipe), small multiples
-    instead: one panel per group with its models in colour over all the others in grey, each
-    model labelled with its AUC.
+    instead: one panel per group, on the log false-positive axis, with its models in colour
+    over all the others in grey, each model labelled with its AUC.
 
     Each curve is labelled with the AUC of its scores (for ``boostkit compare``: all out-of-fold
-    scores pooled, which may differ from the mean of per-fold AUCs); the dashed diagonal is
+    scores pooled, which may differ from the mean of per-fold AUCs); the dashed line is
     chance. The legend is outside the axes. With more than :data:`MAX_HIGHLIGHTED` models (or
     the names in ``highlight``), the best by AUC are in colour and the rest thin grey.
     """
     aucs = {name: roc_auc(y, scores) for name, (y, scores) in curves.items()}
+    floor = _fpr_floor(curves)
+    chance = np.geomspace(floor, 1, 50)
     if groups:
-        def chance(ax):
-            ax.plot([0, 1], [0, 1], linestyle="--", color="0.6", linewidth=1)
+        def background(ax):
+            ax.plot(chance, chance, linestyle="--", color="0.6", linewidth=1)
 
         return _family_panels(
             curves, groups, title, lambda y, s: roc_curve(y, s)[:2],
-            lambda name: f"{name} {aucs[name]:.3f}", "false positive rate",
-            "true positive rate", "lower right", chance)
-    figure, (ax,) = _figure(legend=True)
+            lambda name: f"{name} {aucs[name]:.3f}", "false positive rate (log scale)",
+            "true positive rate", "lower right", background, log_x=floor)
+    figure, (ax, log_ax) = _figure(2, legend=True)
     painter = _Painter(list(curves), _highlighted(list(curves), highlight, aucs))
     ax.plot([0, 1], [0, 1], linestyle="--", color="0.6", linewidth=1, label="chance")
+    log_ax.plot(chance, chance, linestyle="--", color="0.6", linewidth=1, label="chance")
     for name, (y, scores) in curves.items():
         fpr, tpr, _ = roc_curve(y, scores)
-        ax.plot(fpr, tpr, **painter.kwargs(name, f"{name} (AUC {aucs[name]:.3f})", ax))
+        for axes in (ax, log_ax):
+            axes.plot(fpr, tpr, **painter.kwargs(name, f"{name} (AUC {aucs[name]:.3f})", axes))
     ax.set(xlim=(0, 1), ylim=(0, 1.01), xlabel="false positive rate",
            ylabel="true positive rate", title=title, aspect="equal")
-    ax.grid(alpha=0.3)
-    _outside_legend(ax)
+    log_ax.set(ylim=(0, 1.01), xlabel="false positive rate (log scale)",
+               title="the same curves, false positive rate on a log scale")
+    _log_fpr_axis(log_ax, floor)
+    for axes in (ax, log_ax):
+        axes.grid(alpha=0.3)
+    _outside_legend(log_ax)
     return figure
 
 
@@ -384,6 +412,11 @@ def learning_curve_figure(train: Mapping[str, Iterable[StagedEvaluation]],
     """
     figure, (error_ax, auc_ax) = _figure(2, legend=True)
     names = list(test)
+    # The error axis is logarithmic (curves that coincide near 0 part there); an error of 0
+    # is drawn at half the smallest non-zero error of the largest set.
+    examples = [e.margins.shape[0] for source in (train, test) for evaluations in source.values()
+                for e in evaluations if e is not None]
+    error_floor = 0.5 / max(examples, default=1)
     final_auc = {}
     for name in names:
         evaluations = list(test[name])
@@ -396,7 +429,7 @@ def learning_curve_figure(train: Mapping[str, Iterable[StagedEvaluation]],
             evaluations = list(evaluations)
             if not evaluations or (dashed and name not in painter.highlighted):
                 continue
-            error = _padded_mean([e.error for e in evaluations])
+            error = np.maximum(_padded_mean([e.error for e in evaluations]), error_floor)
             auc = _padded_mean([e.auc for e in evaluations])
             rounds = np.arange(1, error.shape[0] + 1)
             for ax, values in ((error_ax, error), (auc_ax, auc)):
@@ -408,7 +441,9 @@ def learning_curve_figure(train: Mapping[str, Iterable[StagedEvaluation]],
                     style["linewidth"] = min(style["linewidth"], 2.2)
                 ax.plot(rounds, values, **style)
     # F_t is the model of its first t terms (a back-fitting round re-fits a term, adding none).
-    error_ax.set(xlabel="terms t", ylabel="error of sign F_t", title=f"{title}: error")
+    error_ax.set_yscale("log")
+    error_ax.set(xlabel="terms t", ylabel=f"error of sign F_t (log scale; 0 at {error_floor:.1e})",
+                 title=f"{title}: error")
     auc_ax.set(xlabel="terms t", ylabel="ROC AUC of F_t", title=f"{title}: AUC")
     for ax in (error_ax, auc_ax):
         ax.grid(alpha=0.3)

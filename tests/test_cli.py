@@ -239,9 +239,10 @@ def test_compare_draws_the_figures_next_to_the_table(capsys, tmp_path, small_csv
         "--algorithms", "adaboost,real-adaboost", "--output", str(output), "--no-progress",
     )
     assert status == 0, err
-    # ROC and PR: one panel; learning curves, margins and weights: two panels side by side;
+    # PR: one panel; ROC (full scale and log false-positive rate), learning curves, margins and
+    # weights: two panels side by side;
     # each with a legend column (320 pixels) to the right of the axes.
-    expected = {"roc.png": (480, 960), "pr.png": (480, 960),
+    expected = {"roc.png": (480, 1600), "pr.png": (480, 960),
                 "learning_curves.png": (480, 1600), "margins.png": (480, 1600)}
     for name, shape in expected.items():
         path = output / name

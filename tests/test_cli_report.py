@@ -227,16 +227,16 @@ def test_many_models_highlight_the_best_and_keep_the_legend_outside():
     pytest.importorskip("matplotlib")
     curves = _curves(14)
     figure = plot.roc_figure(curves)
-    (ax,) = figure.axes
-    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    ax, log_ax = figure.axes  # the legend is to the right of the log panel
+    labels = [t.get_text() for t in log_ax.get_legend().get_texts()]
     assert len(labels) == 1 + plot.MAX_HIGHLIGHTED + 1  # chance, the best, "N others"
     assert labels[-1] == "6 other models (grey)"
     assert all(label.startswith("model-") for label in labels[1:-1])
     assert {label.split()[0] for label in labels[1:-1]} == {f"model-{k:02d}" for k in range(6, 14)}
     colours = [line.get_color() for line in ax.lines[1:] if line.get_label() != "_nolegend_"]
     figure.canvas.draw()
-    legend_box = ax.get_legend().get_window_extent()
-    assert legend_box.x0 >= ax.get_window_extent().x1  # outside the axes, to the right
+    legend_box = log_ax.get_legend().get_window_extent()
+    assert legend_box.x0 >= log_ax.get_window_extent().x1  # outside the axes, to the right
     highlighted = [line for line in ax.lines[1:] if line.get_color() != plot.OTHERS_COLOUR]
     styles = {(line.get_color(), str(line.get_linestyle())) for line in highlighted}
     assert len(styles) == len(highlighted) == plot.MAX_HIGHLIGHTED  # all distinct
@@ -254,6 +254,10 @@ def test_small_multiples_one_panel_per_group():
         assert legend == list(curves)[4:]
         grey = [line for line in panels[1].lines if line.get_color() == plot.OTHERS_COLOUR]
         assert len(grey) == 4  # the other group's models, behind
+    # ROC panels on a log false-positive axis, where curves crowded at full scale part.
+    roc_panels = [ax for ax in plot.roc_figure(curves, groups=groups).axes if ax.get_visible()]
+    assert {ax.get_xscale() for ax in roc_panels} == {"log"}
+    assert {ax.get_xscale() for ax in plot.pr_figure(curves, groups=groups).axes} == {"linear"}
 
 
 def test_compare_figures_of_many_algorithms_are_drawn_by_family(capsys, tmp_path):

@@ -90,17 +90,21 @@ def test_roc_and_precision_recall_figures_draw_every_model_on_one_axes(fitted, t
     _, _, X_test, y_test, models = fitted
     curves = {name: (y_test, model.decision_function(X_test)) for name, model in models.items()}
     roc = plot.roc_figure(curves)
-    (ax,) = roc.axes
-    assert len(ax.lines) == 1 + len(curves)  # chance diagonal, then one line per model
+    ax, log_ax = roc.axes
+    assert len(ax.lines) == len(log_ax.lines) == 1 + len(curves)  # chance, one line per model
     fpr, tpr, _ = roc_curve(*curves["real-adaboost"])
-    np.testing.assert_allclose(ax.lines[2].get_xydata(), np.column_stack((fpr, tpr)))
-    labels = [text.get_text() for text in ax.get_legend().get_texts()]
+    for axes in (ax, log_ax):
+        np.testing.assert_allclose(axes.lines[2].get_xydata(), np.column_stack((fpr, tpr)))
+    assert (ax.get_xscale(), log_ax.get_xscale()) == ("linear", "log")
+    # From half of 1 / (number of negatives) to 1: the smallest non-zero rate is on the axis.
+    assert log_ax.get_xlim() == pytest.approx((0.5 / np.sum(y_test != 1), 1))
+    labels = [text.get_text() for text in log_ax.get_legend().get_texts()]
     assert any(label.startswith("real-adaboost (AUC 0.9") for label in labels)
     pr = plot.pr_figure(curves)
     (ax,) = pr.axes
     precision, recall, _ = precision_recall_curve(*curves["adaboost"])
     np.testing.assert_allclose(ax.lines[0].get_xydata(), np.column_stack((recall, precision)))
-    assert _png_shape(plot.save(roc, tmp_path / "roc.png")) == (480, 960)
+    assert _png_shape(plot.save(roc, tmp_path / "roc.png")) == (480, 1600)
     assert _png_shape(plot.save(pr, tmp_path / "pr.png")) == (480, 960)
 
 
@@ -112,6 +116,14 @@ def test_learning_curve_and_margin_figures(fitted, tmp_path):
     error_ax, auc_ax = figure.axes
     assert len(error_ax.lines) == len(auc_ax.lines) == 4  # train and test per model
     np.testing.assert_allclose(auc_ax.lines[1].get_ydata(), test["adaboost"][0].auc)
+    # The error axis is logarithmic; an error of 0 (real-adaboost's training error) is drawn
+    # at half of 1 / (the examples of the larger set).
+    assert (error_ax.get_yscale(), auc_ax.get_yscale()) == ("log", "linear")
+    floor = 0.5 / max(X.shape[0], X_test.shape[0])
+    train_error = train["real-adaboost"][0].error
+    assert train_error.min() == 0
+    np.testing.assert_allclose(error_ax.lines[2].get_ydata(), np.maximum(train_error, floor))
+    assert error_ax.lines[2].get_ydata().min() == floor
     assert _png_shape(plot.save(figure, tmp_path / "learning.png")) == (480, 1600)
     weights = {name: np.full(y.shape[0], 1.0) for name in models}
     figure = plot.margin_figure({name: t[0].margins for name, t in train.items()}, weights)
