@@ -276,6 +276,8 @@ def _openml_suite(suite: str, target: str | None) -> list[DataSource]:
     openml = _openml()
     key = int(suite) if suite.isdigit() else suite
     found = _openml_call(f"suite {suite}", openml.study.get_suite, key)
+    if not found.data:
+        raise SourceError(f"OpenML suite {suite} lists no dataset")
     return [_openml_dataset(int(d), target) for d in found.data]
 
 

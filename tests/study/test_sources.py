@@ -354,6 +354,10 @@ def test_openml_suite_expands_to_its_datasets(monkeypatch):
     suite = types.SimpleNamespace(data=[42, 7])
     monkeypatch.setitem(sys.modules, "openml", _standin(_get_dataset, {99: suite}.__getitem__))
     assert [s.name for s in resolve_datasets(["openml-suite:99"])] == ["openml/42", "openml/7"]
+    suite.data = None  # what openml gives for a suite without datasets
+    with pytest.raises(SourceError, match="OpenML suite 99 lists no dataset"):
+        resolve_datasets(["openml-suite:99"])
+    suite.data = [42, 7]
     with pytest.raises(SourceError, match="OpenML cannot give dataset 7: Unknown dataset 7"):
         resolve_datasets(["openml-suite:99"])[1].load()
 
