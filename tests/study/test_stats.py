@@ -291,3 +291,21 @@ def test_score_matrix_keeps_the_algorithms_asked_for():
     matrix = score_matrix(cells(full(algorithms=("a", "b", "c"))), algorithms=["c", "a"])
     assert matrix.algorithms == ("c", "a")
     np.testing.assert_allclose(matrix.values[:, 0] - matrix.values[:, 1], 0.1)
+
+
+def test_the_statistics_page_example_prints_what_the_page_shows(tmp_path, monkeypatch):
+    # docs/statistics.md runs Demšar's tables through compare; its output block is the run's.
+    import contextlib
+    import io
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "statistics.md").read_text("utf-8")
+    code, shown = re.search(r"```python\n(.*?)```\n\n```text\n(.*?)```", page, re.S).groups()
+    monkeypatch.chdir(tmp_path)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        exec(compile(code, "docs/statistics.md", "exec"), {})
+    assert printed.getvalue() == shown
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cd-demsar-2006.png",
+                                                          "cd-demsar-2006.svg"]
