@@ -28,7 +28,7 @@ import numpy as np
 
 from ..engine import Booster
 from ..errors import BoostkitError, DataError, RecipeError
-from ..metrics import accuracy, confusion_matrix, macro_roc_auc, roc_auc
+from ..metrics import accuracy, macro_roc_auc, roc_auc
 from ..model import margin_labels, margin_probabilities
 from ..plugins import get_registry, plugin_info
 from .spec import Cell, Resampling, StudySpec
@@ -37,9 +37,10 @@ from .store import KEY_COLUMNS, ResultStore, StoreError
 
 __all__ = ["StudyRun", "prediction_hash", "run_cell", "run_study", "write_outputs"]
 
-#: Significant digits of the scores that :func:`prediction_hash` keeps: equal models whose
-#: margins differ in the last bits (sums in another order) hash alike.
-HASH_DIGITS = 12
+#: Significant bits of the scores that :func:`prediction_hash` keeps (about 12 decimal
+#: digits): equal models whose margins differ in the last bits (sums in another order) hash
+#: alike.
+HASH_BITS = 40
 
 
 @lru_cache(maxsize=1)
@@ -52,28 +53,30 @@ def _versions() -> tuple[str, str]:
     return version, json.dumps(plugins, sort_keys=True)
 
 
-def prediction_hash(predictions: np.ndarray, scores: np.ndarray) -> str:
-    """sha256 of the predicted labels and the scores rounded to :data:`HASH_DIGITS`
-    significant digits: two algorithms whose models coincide hash alike in every cell."""
-    rounded = np.char.mod(f"%.{HASH_DIGITS - 1}e", np.asarray(scores, np.float64).ravel() + 0.0)
-    digest = hashlib.sha256()
-    digest.update("\x1f".join(np.asarray(predictions).astype(str).tolist()).encode())
-    digest.update(b"\x1e")
-    digest.update("\x1f".join(rounded.tolist()).encode())
+def prediction_hash(classes: np.ndarray, predicted: np.ndarray, scores: np.ndarray) -> str:
+    """sha256 of the classes, the predicted class positions and the scores rounded to
+    :data:`HASH_BITS` significant bits: two algorithms whose models coincide hash alike in
+    every cell."""
+    mantissa, exponent = np.frexp(np.asarray(scores, np.float64))
+    rounded = np.ldexp(np.round(mantissa * 2.0 ** HASH_BITS), exponent - HASH_BITS) + 0.0
+    digest = hashlib.sha256("\x1f".join(map(str, np.asarray(classes).tolist())).encode())
+    digest.update(np.ascontiguousarray(predicted, dtype="<i8").tobytes())
+    digest.update(np.ascontiguousarray(rounded, dtype="<f8").tobytes())
     return digest.hexdigest()
 
 
-def _balanced_accuracy(y_true, y_pred, classes) -> float:
-    """Mean recall over the classes present in ``y_true`` (Brodersen et al. 2010)."""
-    matrix = confusion_matrix(y_true, y_pred, labels=classes)
-    present = matrix.sum(axis=1) > 0
-    return float(np.mean(np.diag(matrix)[present] / matrix.sum(axis=1)[present]))
+def _balanced_accuracy(y_index: np.ndarray, predicted: np.ndarray, n_classes: int) -> float:
+    """Mean recall over the classes present in ``y_index`` (class positions; Brodersen et al.
+    2010)."""
+    support = np.bincount(y_index, minlength=n_classes)
+    right = np.bincount(y_index[predicted == y_index], minlength=n_classes)
+    present = support > 0
+    return float(np.mean(right[present] / support[present]))
 
 
-def _log_loss(y_true, proba, classes) -> float:
+def _log_loss(y_index: np.ndarray, proba: np.ndarray) -> float:
     """Mean -log p(true class), probabilities clipped to [1e-15, 1] (scikit-learn's eps)."""
-    index = np.searchsorted(classes, y_true)
-    p = proba[np.arange(index.shape[0]), index]
+    p = proba[np.arange(y_index.shape[0]), y_index]
     return float(-np.mean(np.log(np.clip(p, 1e-15, 1.0))))
 
 
@@ -125,6 +128,28 @@ def _folds(data, resampling: Resampling, repeat: int, seed: int) -> list:
     return _split[key]
 
 
+#: Each process's resolved recipes, input forms and ranker flags, by (recipe string, data):
+#: the cells of one dataset and algorithm share them. Emptied when the registry changes.
+_recipes: dict[tuple, tuple] = {}
+_recipes_of: list = []
+
+
+def _prepared(recipe_text: str, data):
+    """``(recipe, input form, ranks)`` of a recipe string on ``data`` (as ``compare`` decides
+    them: :class:`boostkit.cli.InputForm`, :func:`boostkit.cli.is_ranker`)."""
+    from ..cli import InputForm, is_ranker
+
+    registry = get_registry()
+    if not _recipes_of or _recipes_of[0] is not registry:
+        _recipes.clear()
+        _recipes_of[:] = [registry]
+    key = (recipe_text, data.name, data.data_hash)
+    if key not in _recipes:
+        recipe = registry.resolve(recipe_text)
+        _recipes[key] = (recipe, InputForm.of(recipe, data), is_ranker(recipe))
+    return _recipes[key]
+
+
 def run_cell(data, cell: Cell, resampling: Resampling, n_rounds: int,
              max_bins: int) -> tuple[dict, list[tuple[int, float, float]]]:
     """One cell: its row of the ``cells`` table and its learning curve.
@@ -132,8 +157,13 @@ def run_cell(data, cell: Cell, resampling: Resampling, n_rounds: int,
     ``data``: a :class:`boostkit.study.sources.StudyData`. Any error of the fit or its scoring
     is the cell's own: a DataError or RecipeError (the recipe refuses these data) records the
     cell as ``"cannot run"``, any other as ``"failed"``, with the error; the study goes on.
+
+    The two measurements that cost about as much as the fit itself -- the learning curve (a
+    staged pass over every row) and the model's size (writing the model file) -- are taken on
+    the first fold of each repeat only; the other folds' curves are empty and their
+    ``model_bytes`` NULL.
     """
-    from ..cli import InputForm, _rounds_run, is_ranker, training_threshold
+    from ..cli import _rounds_run, training_threshold
 
     version, plugins = _versions()
     row: dict[str, Any] = {
@@ -145,8 +175,7 @@ def run_cell(data, cell: Cell, resampling: Resampling, n_rounds: int,
     try:
         train, test = _folds(data, resampling, cell.repeat, cell.seed)[cell.fold]
         row.update(n_train=int(train.shape[0]), n_test=int(test.shape[0]))
-        recipe = get_registry().resolve(cell.recipe)
-        form = InputForm.of(recipe, data)
+        recipe, form, ranks = _prepared(cell.recipe, data)
         X, features = form.apply(data.X, data.features, train)
         booster = Booster(recipe, n_rounds=n_rounds, max_bins=max_bins, multiclass="auto",
                           random_state=cell.random_state(data.data_hash), n_jobs=1)
@@ -154,32 +183,36 @@ def run_cell(data, cell: Cell, resampling: Resampling, n_rounds: int,
         model = booster.fit(X[train], data.y[train], features=features)
         fit_seconds = time.perf_counter() - started
         classes = np.asarray(model.classes)
+        positions = np.arange(classes.shape[0])
         started = time.perf_counter()
         scores = model.decision_function(X[test])
-        predictions = margin_labels(scores, classes)  # predict's labels, from these scores
+        predicted = margin_labels(scores, positions)  # predict's rule, as class positions
         predict_seconds = time.perf_counter() - started
-        y_test = data.y[test]
-        ranker = classes.shape[0] == 2 and is_ranker(recipe)
+        y_index = np.searchsorted(classes, data.y)
+        y_test = y_index[test]
         log_loss = None
-        if ranker:  # F has no meaningful 0 (nor probabilities): threshold on the training fold
-            signed = np.where(data.y[train] == classes[1], 1.0, -1.0)
+        if classes.shape[0] == 2 and ranks:
+            # F has no meaningful 0 (nor probabilities): threshold on the training fold
+            signed = np.where(y_index[train] == 1, 1.0, -1.0)
             threshold = training_threshold(signed, model.decision_function(X[train]))
-            predictions = np.where(scores > threshold, classes[1], classes[0])
+            predicted = (scores > threshold).astype(np.intp)
         else:  # predict_proba's probabilities, from these scores
-            log_loss = _log_loss(y_test, margin_probabilities(scores), classes)
+            log_loss = _log_loss(y_test, margin_probabilities(scores))
         if classes.shape[0] == 2:
-            auc = roc_auc(np.where(y_test == classes[1], 1.0, -1.0), scores)
+            auc = roc_auc(np.where(y_test == 1, 1.0, -1.0), scores)
         else:
-            auc = macro_roc_auc(y_test, scores, classes)
-        curves = _learning_curve(model, X, np.searchsorted(classes, data.y), train, test)
+            auc = macro_roc_auc(y_test, scores, positions)
+        measured = cell.fold == 0  # the costly measurements: one fold of each repeat
+        if measured:
+            curves = _learning_curve(model, X, y_index, train, test)
         row.update(
-            status="done", accuracy=accuracy(y_test, predictions),
-            balanced_accuracy=_balanced_accuracy(y_test, predictions, classes),
+            status="done", accuracy=accuracy(y_test, predicted),
+            balanced_accuracy=_balanced_accuracy(y_test, predicted, classes.shape[0]),
             roc_auc=None if np.isnan(auc) else float(auc), log_loss=log_loss,
             fit_seconds=fit_seconds, predict_seconds=predict_seconds,
             rounds=_rounds_run(model), stop_reason=model.stop_reason,
-            model_bytes=_model_bytes(model) if cell.fold == 0 else None,
-            prediction_hash=prediction_hash(predictions, scores),
+            model_bytes=_model_bytes(model) if measured else None,
+            prediction_hash=prediction_hash(classes, predicted, scores),
         )
     except (DataError, RecipeError) as exc:
         row.update(status="cannot run", error=f"{type(exc).__name__}: {exc}")

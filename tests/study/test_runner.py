@@ -51,17 +51,19 @@ def test_a_study_writes_every_cell_with_its_scores(sources, tmp_path):
     assert frame["prediction_hash"].str.len().eq(64).all()
     assert frame["recipe"].str.startswith("proposal=stump").all()
     assert frame["boostkit_version"].notna().all() and frame["data_hash"].notna().all()
-    # One curve point per round run, train and test error in [0, 1].
+    # The first fold's curve: one point per round run, train and test error in [0, 1].
     per_cell = curves.groupby(["dataset", "algorithm", "fold"])["round"].max()
-    assert per_cell.to_dict() == frame.set_index(["dataset", "algorithm", "fold"])["rounds"].to_dict()
+    rounds = frame[first].set_index(["dataset", "algorithm", "fold"])["rounds"]
+    assert per_cell.to_dict() == rounds.to_dict()
+    assert curves[["train_error", "test_error"]].stack().between(0, 1).all()
 
 
 def test_the_last_curve_point_is_the_cells_test_error(sources, tmp_path):
     run = run_study(small_spec(tmp_path, datasets=["two"], algorithms=["adaboost"]),
                     sources=sources[:1])
     frame, curves = values(run.database)
-    last = curves.groupby("fold").last()["test_error"]
-    np.testing.assert_allclose(1 - frame.set_index("fold")["accuracy"], last)
+    assert curves["fold"].unique().tolist() == [0]
+    assert curves["test_error"].iloc[-1] == pytest.approx(1 - frame["accuracy"].iloc[0])
 
 
 def test_rerunning_skips_finished_cells_and_adding_an_algorithm_changes_none(sources, tmp_path):
@@ -169,9 +171,9 @@ def test_a_cell_scores_what_the_models_predict_and_predict_proba_give(sources):
     data = sources[1].load()
     resampling = Resampling.of("k-fold", 3)
     for name in ("real-adaboost", "adaboost"):
-        cell = Cell(data.name, name, "3-fold", 0, 1, 0, get_registry().resolve(name).to_string())
+        cell = Cell(data.name, name, "3-fold", 0, 0, 0, get_registry().resolve(name).to_string())
         row, curve = run_cell(data, cell, resampling, 5, 255)
-        train, test = resampling.split(data.y, data.name, data.data_hash, 0, 0)[1]
+        train, test = resampling.split(data.y, data.name, data.data_hash, 0, 0)[0]
         model = Booster(name, n_rounds=5, multiclass="auto",
                         random_state=cell.random_state(data.data_hash)).fit(data.X[train],
                                                                             data.y[train])
@@ -180,6 +182,23 @@ def test_a_cell_scores_what_the_models_predict_and_predict_proba_give(sources):
         truth = proba[np.arange(test.shape[0]), np.searchsorted(model.classes, data.y[test])]
         assert row["log_loss"] == pytest.approx(-np.mean(np.log(truth)), rel=1e-12)
         assert curve[-1][2] == pytest.approx(1 - row["accuracy"])
+        from sklearn.metrics import balanced_accuracy_score, roc_auc_score
+
+        assert row["balanced_accuracy"] == pytest.approx(
+            balanced_accuracy_score(data.y[test], model.predict(data.X[test])))
+        margins = model.decision_function(data.X[test])  # macro one-vs-rest AUC of margins
+        assert row["roc_auc"] == pytest.approx(np.mean([
+            roc_auc_score(data.y[test] == label, margins[:, k])
+            for k, label in enumerate(model.classes)]))
+
+
+def test_coinciding_models_hash_alike_in_every_cell(sources, tmp_path):
+    spec = small_spec(tmp_path, algorithms=["adaboost", "adaboost name=twin", "real-adaboost"])
+    frame, _ = values(run_study(spec, sources=sources).database)
+    hashes = frame.pivot_table(index=["dataset", "fold"], columns="algorithm",
+                               values="prediction_hash", aggfunc="first")
+    assert (hashes["adaboost"] == hashes["twin"]).all()
+    assert (hashes["adaboost"] != hashes["real-adaboost"]).all()
 
 
 def test_outputs_export_the_cells_beside_the_report(sources, tmp_path):
