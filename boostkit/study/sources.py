@@ -273,6 +273,9 @@ def _openml_dataset(dataset_id: int, target: str | None) -> OpenMLSource:
 
 
 def _openml_suite(suite: str, target: str | None) -> list[DataSource]:
+    if not suite:
+        raise SourceError("dataset 'openml-suite:': expected an OpenML suite id or alias after "
+                          "'openml-suite:', e.g. openml-suite:99 or openml-suite:OpenML-CC18")
     openml = _openml()
     key = int(suite) if suite.isdigit() else suite
     found = _openml_call(f"suite {suite}", openml.study.get_suite, key)

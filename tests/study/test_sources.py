@@ -189,6 +189,14 @@ def test_unknown_dataset_names_the_valid_choices(no_data_dir):
     assert isinstance(info.value, DataError)
 
 
+def test_unknown_suite_names_the_suites(no_data_dir):
+    with pytest.raises(SourceError, match=r"'keel-multi'.*a suite \(bundled, keel, keel-binary, "
+                                          r"keel-multiclass, openml-suite:ID\)"):
+        resolve_datasets(["keel-multi"])
+    with pytest.raises(SourceError, match="expected an OpenML suite id or alias after"):
+        resolve_datasets(["openml-suite:"])
+
+
 def test_unknown_keel_dataset_names_the_keel_datasets(no_data_dir):
     with pytest.raises(SourceError, match=r"keel/irs.*'iris'"):
         resolve_datasets(["keel/irs"])
