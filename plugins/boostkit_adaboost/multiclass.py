@@ -283,7 +283,8 @@ class SammeWeights(ExponentialReweighting):
         n_classes = 2 if data.n_columns == 1 else data.n_columns
         alpha = max(float(change.max()), 0.0) * n_classes / (n_classes - 1)
         incorrect = change < 0
-        with np.errstate(divide="ignore", over="ignore"):  # log 0: rows of weight 0
+        # log 0 for rows of weight 0; an overflow of exp is the stop below, not a warning.
+        with np.errstate(divide="ignore", over="ignore"):
             updated = np.exp(np.log(weights) + alpha * incorrect * (weights > 0))
         total = updated.sum()
         if not np.isfinite(total):
