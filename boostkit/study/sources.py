@@ -267,12 +267,12 @@ def _openml_id(text: str, name: str) -> int:
                           f"'openml:'; got {text!r}") from None
 
 
-def _openml_dataset(dataset_id: int, target: str | None) -> OpenMLSource:
+def _openml_dataset(dataset_id: int) -> OpenMLSource:
     return OpenMLSource(f"openml/{dataset_id}", f"https://www.openml.org/d/{dataset_id}",
-                        dataset_id, target)
+                        dataset_id)
 
 
-def _openml_suite(suite: str, target: str | None) -> list[DataSource]:
+def _openml_suite(suite: str) -> list[DataSource]:
     if not suite:
         raise SourceError("dataset 'openml-suite:': expected an OpenML suite id or alias after "
                           "'openml-suite:', e.g. openml-suite:99 or openml-suite:OpenML-CC18")
@@ -281,7 +281,7 @@ def _openml_suite(suite: str, target: str | None) -> list[DataSource]:
     found = _openml_call(f"suite {suite}", openml.study.get_suite, key)
     if not found.data:
         raise SourceError(f"OpenML suite {suite} lists no dataset")
-    return [_openml_dataset(int(d), target) for d in found.data]
+    return [_openml_dataset(int(d)) for d in found.data]
 
 
 def _data_dir(data_dir: str | os.PathLike | None) -> Path | None:
@@ -299,8 +299,16 @@ def _data_dir(data_dir: str | os.PathLike | None) -> Path | None:
     return path.resolve()
 
 
+def _manifest(directory: Path) -> dict[str, dict]:
+    """A directory's manifest entries by name; a malformed manifest is a :class:`SourceError`."""
+    try:
+        return _read_manifest(directory)
+    except ValueError as exc:
+        raise SourceError(str(exc)) from None
+
+
 def _keel_entries() -> dict[str, dict]:
-    return _read_manifest(_KEEL_DIR)
+    return _manifest(_KEEL_DIR)
 
 
 def _keel(names: Sequence[str], directory: Path | None) -> list[DataSource]:
@@ -328,7 +336,7 @@ def _keel(names: Sequence[str], directory: Path | None) -> list[DataSource]:
 def _suite(name: str, directory: Path | None) -> list[DataSource]:
     if name == "bundled":
         return [ManifestSource.of(n, "bundled", _BUNDLED_DIR / e["file"], e)
-                for n, e in sorted(_read_manifest(_BUNDLED_DIR).items())
+                for n, e in sorted(_manifest(_BUNDLED_DIR).items())
                 if _tabular_problem(e) is None]
     entries = _keel_entries()
     keep = {"keel": lambda e: True, "keel-binary": lambda e: e["n_classes"] == 2,
@@ -349,7 +357,7 @@ def _tabular_problem(entry: dict) -> str | None:
 def _named(name: str, directory: Path | None) -> DataSource | None:
     """A dataset of the bundled manifest or of the data directory's, else None."""
     for where in (_BUNDLED_DIR, directory):
-        entry = None if where is None else _read_manifest(where).get(name)
+        entry = None if where is None else _manifest(where).get(name)
         if entry is not None and (where / entry["file"]).is_file():
             problem = _tabular_problem(entry)
             if problem is not None:
@@ -381,8 +389,8 @@ def _csv(path: Path, target: str | None) -> list[DataSource]:
 def _unknown(name: str, directory: Path | None) -> SourceError:
     where = (f"the data directory {str(directory)!r}" if directory is not None
              else "no data directory (BOOSTKIT_DATA or --data-dir)")
-    known = sorted(set(_read_manifest(_BUNDLED_DIR))
-                   | set(_read_manifest(directory) if directory is not None else ()))
+    known = sorted(set(_manifest(_BUNDLED_DIR))
+                   | set(_manifest(directory) if directory is not None else ()))
     if _is_csv(Path(name)) or os.sep in name:
         return SourceError(f"dataset {name!r}: no such file or directory")
     return SourceError(
@@ -396,8 +404,9 @@ def resolve_datasets(names: Sequence[str], *, data_dir: str | os.PathLike | None
     """The data sources of a study's dataset ``names`` (suites expanded, in order).
 
     ``data_dir``: where datasets not bundled are read from (default
-    :func:`boostkit.datasets.data_dir`). ``target``: the target column of CSV files and OpenML
-    datasets (default: a CSV's last column, OpenML's default target).
+    :func:`boostkit.datasets.data_dir`). ``target``: the target column of CSV files (default:
+    the last column); OpenML datasets have their default target attribute, as OpenML's tasks
+    do (an :class:`OpenMLSource` made directly may name another).
 
     Raises :class:`SourceError` (a :class:`boostkit.errors.DataError`) for an unknown name,
     with the valid choices; for missing data files, with where they were looked for; for two
@@ -413,9 +422,9 @@ def resolve_datasets(names: Sequence[str], *, data_dir: str | os.PathLike | None
         if name in _SUITES:
             sources += _suite(name, directory)
         elif name.startswith("openml-suite:"):
-            sources += _openml_suite(name.partition(":")[2], target)
+            sources += _openml_suite(name.partition(":")[2])
         elif name.startswith("openml:"):
-            sources.append(_openml_dataset(_openml_id(name.partition(":")[2], name), target))
+            sources.append(_openml_dataset(_openml_id(name.partition(":")[2], name)))
         elif name.startswith("keel/"):
             short = name.partition("/")[2]
             if short not in _keel_entries():

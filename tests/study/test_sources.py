@@ -212,6 +212,12 @@ def test_data_dir_that_is_not_a_directory(tmp_path):
         resolve_datasets(["spambase"], data_dir=tmp_path / "nowhere")
 
 
+def test_malformed_data_dir_manifest_is_a_source_error(tmp_path, no_data_dir):
+    (tmp_path / "manifest.json").write_text("{not json")
+    with pytest.raises(SourceError, match="manifest.json: expected valid JSON"):
+        resolve_datasets(["pts"], data_dir=tmp_path)
+
+
 def test_multiple_instance_and_text_datasets_are_refused(tmp_path, no_data_dir):
     (tmp_path / "bags.csv.gz").write_bytes(gzip.compress(b"a,bag,label\n1,1,x\n2,1,y\n"))
     (tmp_path / "docs.csv.gz").write_bytes(gzip.compress(b"text,label\nhi,x\nho,y\n"))
@@ -351,6 +357,8 @@ def test_openml_dataset_through_the_openml_package(monkeypatch):
     monkeypatch.setitem(sys.modules, "openml", _standin(_get_dataset))
     source = resolve_datasets(["openml:42"])[0]
     assert source == OpenMLSource("openml/42", "https://www.openml.org/d/42", 42)
+    # target= names the column of CSV files: an OpenML dataset keeps its default target.
+    assert resolve_datasets(["openml:42"], target="label") == [source]
     data = source.load()
     assert data.X.shape == (4, 2) and data.classes == ("n", "p")  # the unlabelled row left out
     assert data.features.categorical.tolist() == [True, False]
