@@ -113,6 +113,10 @@ def _mean(values) -> float:
 def _ranked(comparison, groups) -> _Section:
     matrix = comparison.matrix
     section = _Section("Ranking")
+    # Groups lettered in rank order, so that A is the first met reading the table.
+    order = [name for name, _ in comparison.ranking]
+    groups = sorted((sorted(group, key=order.index) for group in groups),
+                    key=lambda group: order.index(group[0]))
     label = {name: chr(ord("A") + k) for k, group in enumerate(groups) for name in group}
     header = ["rank", "algorithm", "average rank", f"mean {matrix.metric}"]
     baseline = comparison.baseline
@@ -160,14 +164,16 @@ def _ranked(comparison, groups) -> _Section:
         notes.append(
             f"P(better / equivalent / worse): Bayesian signed-rank test against {baseline} "
             f"with a region of practical equivalence of ±{rope} (Benavoli et al. 2017).")
-    for k, group in enumerate(groups):
-        names = ", ".join(f"`{name}`" for name in group)
+    if groups:
+        names = "; ".join(f"{chr(ord('A') + k)}: " + ", ".join(f"`{name}`" for name in group)
+                          for k, group in enumerate(groups))
         notes.append(
-            f"same model {chr(ord('A') + k)}: {names} made identical test predictions (equal "
-            "prediction hashes) in every cell of every dataset: one model under several names, "
-            "not separate results (on two classes, for instance, adaboost, samme and "
-            "discrete-adaboost-mh reduce to the same algorithm). They tie on every dataset, "
-            "so they share an average rank; the tests still count each name.")
+            f"same model ({names}): the algorithms of a group made identical test predictions "
+            "(equal prediction hashes) in every cell of every dataset. They are one model under "
+            "several names, not separate results: recipes that differ only where these data "
+            "do not reach (e.g. a multiclass recipe on two classes, such as logitboost and "
+            "multinomial-logitboost) give the same model. They tie on every dataset, so they "
+            "share an average rank; the tests still count each name.")
     section.items(notes)
     return section
 
@@ -275,10 +281,12 @@ def _cd_diagram(staging: Path, comparison) -> tuple[list[Path], str | None]:
         from .cd_diagram import critical_difference_diagram
     except ImportError as exc:
         return [], f"no critical-difference diagram: {exc}"
-    paths = []
-    for name in CD_FILES:
-        critical_difference_diagram(comparison, staging / name)
-        paths.append(staging / name)
+    paths = [staging / name for name in CD_FILES]
+    matrix = comparison.matrix
+    critical_difference_diagram(
+        comparison, paths, title=f"average ranks by {matrix.metric} on {len(matrix.datasets)} "
+                                 f"datasets; CD = {comparison.critical_difference:.2f} "
+                                 f"(Nemenyi, alpha = {comparison.alpha})")
     return paths, None
 
 

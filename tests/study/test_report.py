@@ -1,8 +1,6 @@
 """The study report: ranked table, markers, coinciding groups, self-contained HTML, references."""
 
 import re
-import sys
-import types
 from html.parser import HTMLParser
 
 import numpy as np
@@ -11,6 +9,7 @@ import pytest
 pd = pytest.importorskip("pandas")
 pytest.importorskip("matplotlib")
 stats = pytest.importorskip("boostkit.study.stats")
+pytest.importorskip("boostkit.study.cd_diagram")
 
 from boostkit.references import REFERENCES, cited  # noqa: E402
 from boostkit.study.report import coinciding_groups, write_report  # noqa: E402
@@ -46,27 +45,6 @@ def cells_frame(accuracy=ACCURACY, failed=()):
     return pd.DataFrame(rows, columns=list(CELL_COLUMNS))
 
 
-@pytest.fixture
-def cd_diagram(monkeypatch):
-    """The statistics' CD diagram, or a stand-in drawing a plain figure where it has not been
-    installed, so the report's embedding is tested either way."""
-    try:
-        from boostkit.study import cd_diagram as module  # noqa: F401
-    except ImportError:
-        module = types.ModuleType("boostkit.study.cd_diagram")
-
-        def critical_difference_diagram(comparison, path):
-            from matplotlib.figure import Figure
-
-            figure = Figure(figsize=(4, 2))
-            figure.add_subplot().plot([1, 2], [1, 2])
-            figure.savefig(path)
-
-        module.critical_difference_diagram = critical_difference_diagram
-        monkeypatch.setitem(sys.modules, "boostkit.study.cd_diagram", module)
-    return module
-
-
 def report(tmp_path, frame=None, baseline="adaboost", **kwargs):
     frame = cells_frame() if frame is None else frame
     matrix = stats.score_matrix(frame, "accuracy")
@@ -82,7 +60,7 @@ def ranking_rows(markdown):
             for line in section.splitlines() if re.match(r"\| \d", line)]
 
 
-def test_files_and_ranked_table_best_first(tmp_path, cd_diagram):
+def test_files_and_ranked_table_best_first(tmp_path):
     paths, markdown, _ = report(tmp_path)
     assert {p.name for p in paths} == {"report.md", "report.html", "cd-diagram.png",
                                       "cd-diagram.svg"}
@@ -94,7 +72,7 @@ def test_files_and_ranked_table_best_first(tmp_path, cd_diagram):
     assert rows[0][3] == f"{np.mean(ACCURACY['weightboost']):.4f}"
 
 
-def test_significance_markers_against_the_baseline(tmp_path, cd_diagram):
+def test_significance_markers_against_the_baseline(tmp_path):
     _, markdown, _ = report(tmp_path)
     marker = {r[1]: r[4] for r in ranking_rows(markdown)}
     # 8 datasets, all won or all lost: Wilcoxon p = 0.0078, Holm over 3 tests < 0.05.
@@ -105,13 +83,14 @@ def test_significance_markers_against_the_baseline(tmp_path, cd_diagram):
     assert "Holm" in markdown and "significantly better" in markdown
 
 
-def test_coinciding_models_are_one_group_with_a_note(tmp_path, cd_diagram):
+def test_coinciding_models_are_one_group_with_a_note(tmp_path):
     frame = cells_frame()
     assert coinciding_groups(frame, list(ACCURACY)) == [("adaboost", "samme")]
     _, markdown, html_text = report(tmp_path, frame)
     same = {r[1]: r[-1] for r in ranking_rows(markdown)}
     assert same == {"weightboost": "", "adaboost": "A", "samme": "A", "logitboost": ""}
-    assert "same model A: `adaboost`, `samme` made identical test predictions" in markdown
+    assert ("same model (A: `adaboost`, `samme`): the algorithms of a group made identical test "
+            "predictions") in markdown
     assert "one model under several names" in html_text
 
 
@@ -134,7 +113,7 @@ class _Links(HTMLParser):
         self.links += [(tag, name, value) for name, value in attrs if name in ("src", "href")]
 
 
-def test_html_is_self_contained(tmp_path, cd_diagram):
+def test_html_is_self_contained(tmp_path):
     _, _, html_text = report(tmp_path)
     parser = _Links()
     parser.feed(html_text)
@@ -146,7 +125,7 @@ def test_html_is_self_contained(tmp_path, cd_diagram):
     assert "<style>" in html_text and "<table" in html_text
 
 
-def test_tests_per_dataset_cost_and_failed_cells(tmp_path, cd_diagram):
+def test_tests_per_dataset_cost_and_failed_cells(tmp_path):
     frame = cells_frame(failed={("logitboost", DATASETS[7])})
     _, markdown, _ = report(tmp_path, frame)
     assert "Friedman test (Friedman 1937): chi² = " in markdown
@@ -161,7 +140,7 @@ def test_tests_per_dataset_cost_and_failed_cells(tmp_path, cd_diagram):
     assert "logitboost: 2 cell(s) failed: ValueError: boom" in cost
 
 
-def test_references_by_author_title_venue_year(tmp_path, cd_diagram):
+def test_references_by_author_title_venue_year(tmp_path):
     _, markdown, html_text = report(tmp_path)
     references = markdown.split("## References")[1]
     assert "001_e064afeb8d6bf0ca" not in references
@@ -180,11 +159,24 @@ def test_cited_finds_keys_in_recipe_papers():
     assert cited("Me (2026)") == ()
 
 
-def test_a_frame_without_the_cells_columns_is_refused_and_nothing_written(tmp_path,
-                                                                          cd_diagram):
+def test_a_frame_without_the_cells_columns_is_refused_and_nothing_written(tmp_path):
     frame = cells_frame()
     comparison = stats.compare(stats.score_matrix(frame, "accuracy"))
     with pytest.raises(ValueError, match=r"lacks \['prediction_hash'\]"):
         write_report(tmp_path, frame.drop(columns="prediction_hash"), None, comparison,
                      title="t", spec_summary={})
     assert list(tmp_path.iterdir()) == []
+
+
+def test_groups_are_lettered_in_rank_order(tmp_path):
+    # The worse pair comes first in the frame; A is still the pair met first in the table.
+    accuracy = {"logitboost": ACCURACY["logitboost"], "multinomial": ACCURACY["logitboost"],
+                **ACCURACY}
+    frame = cells_frame(accuracy)
+    frame.loc[frame["algorithm"] == "multinomial", "prediction_hash"] = frame.loc[
+        frame["algorithm"] == "logitboost", "prediction_hash"].to_numpy()
+    _, markdown, _ = report(tmp_path, frame)
+    same = {r[1]: r[-1] for r in ranking_rows(markdown)}
+    assert same == {"weightboost": "", "adaboost": "A", "samme": "A", "logitboost": "B",
+                    "multinomial": "B"}
+    assert "same model (A: `adaboost`, `samme`; B: `logitboost`, `multinomial`)" in markdown
