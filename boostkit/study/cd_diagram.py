@@ -115,7 +115,9 @@ def critical_difference_diagram(comparison: Comparison, path_or_ax, *, title: st
     longest = max(len(f"{name} ({rank:.2f})") for name, rank in comparison.ranking)
     text = longest * _CHAR + 0.35
     k = len(comparison.ranking)
-    width = 2 * text + max(4.0, _PER_RANK * (k - 1))
+    # The axis takes what the names and the title leave, at least _PER_RANK per rank.
+    width = max(2 * text + max(4.0, _PER_RANK * (k - 1)), len(title or "") * 1.1 * _CHAR + 0.4)
+    text = max(text, (width - max(4.0, _PER_RANK * (k - 1))) / 2)
     top = 0.35 if title else 0.0
 
     if isinstance(path_or_ax, Axes):

@@ -67,9 +67,11 @@ def test_demsar_figure_1a_layout():
         assert low < x[4] + (4 - max(ranks)) * per_rank < x[4] + (4 - min(ranks)) * per_rank < high
 
 
-@pytest.mark.parametrize("k", [8, 15])
+@pytest.mark.parametrize("k", [3, 8, 15])
 def test_names_inside_the_figure_and_apart(tmp_path, k):
-    figure = critical_difference_diagram(many(k), tmp_path / "cd.png")
+    title = (f"average ranks by accuracy on 30 datasets; CD = 1.23 (Nemenyi, alpha = 0.05)"
+             if k < 15 else None)
+    figure = critical_difference_diagram(many(k), tmp_path / "cd.png", title=title)
     FigureCanvasAgg(figure)
     renderer = figure.canvas.get_renderer()
     page = figure.bbox
@@ -81,6 +83,17 @@ def test_names_inside_the_figure_and_apart(tmp_path, k):
             assert not a.overlaps(b), (a, b)
     names = [t for t in figure.axes[0].texts if "(" in t.get_text() and "CD" not in t.get_text()]
     assert len(names) == k
+
+
+def test_a_long_title_widens_the_figure(tmp_path):
+    title = ("average ranks by balanced_accuracy on 14 datasets; CD = 1.12 (Nemenyi, alpha = 0.1); "
+             "10-fold cross-validation repeated with 3 seeds")
+    figure = critical_difference_diagram(demsar(), tmp_path / "cd.png", title=title)
+    FigureCanvasAgg(figure)
+    renderer = figure.canvas.get_renderer()
+    for text in figure.axes[0].texts:
+        box = text.get_window_extent(renderer)
+        assert figure.bbox.x0 <= box.x0 and box.x1 <= figure.bbox.x1, text.get_text()
 
 
 def test_png_and_svg_written(tmp_path):
