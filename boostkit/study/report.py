@@ -8,8 +8,8 @@ algorithm on every dataset; the cost of each algorithm (fit and predict time, mo
 the papers, cited by authors, title, venue and year (:mod:`boostkit.references`).
 
 Algorithms whose models coincide (equal ``prediction_hash`` in every cell of every dataset)
-are marked as one group: on two classes ``adaboost``, ``samme`` and ``discrete-adaboost-mh``
-are one model, and a reader should not take three rows for three results. Per-fold values are
+are marked as one group: on two classes ``logitboost`` and ``multinomial-logitboost`` are one
+model, and a reader should not take two rows for two results. Per-fold values are
 in the exports (``cells.csv``), not in the report.
 """
 
@@ -231,8 +231,8 @@ def _cost(frame, order: Sequence[str]) -> _Section:
                      _number(_mean(mine["rounds"]), 1),
                      _seconds(float(np.nansum(mine["fit_seconds"].astype(float))))])
     section.text("Means over the finished cells: seconds to fit and to predict the test fold, "
-                 "the size of the saved model (measured where it was measured), rounds run; "
-                 "and the total fit time.")
+                 "the size of the saved model (over the cells where the study measured it), "
+                 "rounds run; and the total fit time.")
     section.table(["algorithm", "fit", "predict", "model size", "rounds", "total fit"], rows)
     failed = frame[frame["status"] != "done"]
     notes = []
@@ -330,7 +330,7 @@ th { background: #f2f2f2; } td:nth-child(2), th:nth-child(2) { text-align: left;
 table.wide td:first-child, table.wide th:first-child { text-align: left; }
 tr:nth-child(even) td { background: #fafafa; }
 code { background: #f2f2f2; padding: 0 .25em; border-radius: 3px; }
-img { max-width: 100%; } ul { padding-left: 1.4em; } li { margin: .25em 0; }
+img { max-width: 100%; } div.scroll { overflow-x: auto; } ul { padding-left: 1.4em; } li { margin: .25em 0; }
 """
 
 
@@ -360,14 +360,14 @@ def _html(title: str, summary: Sequence[str], sections: Sequence[_Section]) -> s
             else:
                 header, rows, bold = value
                 wide = ' class="wide"' if header and header[0] in ("dataset", "algorithm") else ""
-                out.append(f"<table{wide}><thead><tr>"
+                out.append(f'<div class="scroll"><table{wide}><thead><tr>'
                            + "".join(f"<th>{html.escape(h)}</th>" for h in header)
                            + "</tr></thead><tbody>")
                 for i, row in enumerate(rows):
                     cells = (f"<td><b>{html.escape(c)}</b></td>" if (i, j) in bold
                              else f"<td>{html.escape(c)}</td>" for j, c in enumerate(row))
                     out.append("<tr>" + "".join(cells) + "</tr>")
-                out.append("</tbody></table>")
+                out.append("</tbody></table></div>")
     out.append("</body></html>")
     return "\n".join(out)
 

@@ -104,13 +104,22 @@ def test_a_hash_differing_in_one_cell_or_a_failed_cell_breaks_the_group(tmp_path
 
 
 class _Links(HTMLParser):
+    """The tags and links of a page, and whether every element it opens is closed in order."""
+
+    VOID = {"meta", "img", "br", "hr", "link", "input"}
+
     def __init__(self):
         super().__init__()
-        self.links, self.tags = [], []
+        self.links, self.tags, self.open, self.balanced = [], [], [], True
 
     def handle_starttag(self, tag, attrs):
         self.tags.append(tag)
         self.links += [(tag, name, value) for name, value in attrs if name in ("src", "href")]
+        if tag not in self.VOID:
+            self.open.append(tag)
+
+    def handle_endtag(self, tag):
+        self.balanced &= bool(self.open) and self.open.pop() == tag
 
 
 def test_html_is_self_contained(tmp_path):
@@ -123,6 +132,19 @@ def test_html_is_self_contained(tmp_path):
     assert all(value.startswith("data:image/png;base64,") for _, _, value in parser.links)
     assert not re.search(r"https?://", html_text)
     assert "<style>" in html_text and "<table" in html_text
+    assert parser.balanced and parser.open == []
+
+
+def test_bayesian_signed_rank_column_with_a_rope(tmp_path):
+    pytest.importorskip("baycomp")
+    _, markdown, _ = report(tmp_path, rope=0.01)
+    header = markdown.split("## Ranking")[1].split("| --- ")[0]
+    assert "P(better / equivalent / worse)" in header
+    row = {r[1]: r[7] for r in ranking_rows(markdown)}
+    better, equivalent, worse = (float(v) for v in row["weightboost"].split(" / "))
+    assert better > 0.9 and row["adaboost"] == ""
+    assert "region of practical equivalence of ±0.01 (Benavoli et al. 2017)" in markdown
+    assert "Benavoli, A., Corani, G." in markdown
 
 
 def test_tests_per_dataset_cost_and_failed_cells(tmp_path):
