@@ -309,3 +309,25 @@ def test_the_statistics_page_example_prints_what_the_page_shows(tmp_path, monkey
     assert printed.getvalue() == shown
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cd-demsar-2006.png",
                                                           "cd-demsar-2006.svg"]
+
+
+def test_score_matrix_reads_a_results_database(tmp_path):
+    # The frame a study's ResultStore gives, failed cells included: the same matrix.
+    from boostkit.study import ResultStore
+    from boostkit.study.store import CELL_COLUMNS
+
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        for dataset, algorithm, fold, status, accuracy in full():
+            row = dict.fromkeys(CELL_COLUMNS)
+            row.update(dataset=dataset, algorithm=algorithm, recipe=algorithm, resample="2-fold",
+                       repeat=0, fold=fold, seed=0, status=status, accuracy=accuracy)
+            store.write_cell(row)
+        row.update(dataset="d4", status="failed", error="ValueError: no", accuracy=None)
+        store.write_cell(row)
+    with ResultStore(tmp_path / "r.sqlite", readonly=True) as store:
+        matrix = score_matrix(store.read_frame())
+    expected = score_matrix(cells(full()))
+    np.testing.assert_array_equal(matrix.values, expected.values)
+    assert matrix.datasets == expected.datasets
+    assert matrix.dropped == {"d4": "no accuracy for every cell of a (0 of 1 cells), "
+                                    "b (0 of 1 cells)"}
