@@ -330,10 +330,6 @@ def _paired(matrix: ScoreMatrix, baseline: str, alpha: float) -> dict[str, Paire
     for name in others:
         # Positive differences: the algorithm does better than the baseline.
         d = sign * (matrix.values[:, matrix.algorithms.index(name)] - base)
-        if np.all(d == 0):
-            # Equal on every dataset: nothing to rank (scipy would divide 0 by 0).
-            rows.append((name, 0.0, 1.0, "equal", d))
-            continue
         two_sided = stats.wilcoxon(d, zero_method="zsplit")
         # R+ is the one-sided statistic whatever the p-value's method: the cheapest one.
         r_plus = stats.wilcoxon(d, zero_method="zsplit", alternative="greater",

@@ -144,10 +144,9 @@ def test_statistics_equal_the_libraries(values, higher, alpha):
     for clique in result.cliques:
         index = [names.index(name) for name in clique]
         assert (p_values[np.ix_(index, index)] >= alpha).all()
-    # An algorithm equal to the baseline everywhere has p = 1 (scipy would divide 0 by 0) and
-    # stays in Holm's family of k - 1 hypotheses.
+    # An algorithm equal to the baseline everywhere (p = 1) stays in Holm's family of k - 1.
     raw = [stats.wilcoxon(values[:, j], values[:, 0], zero_method="zsplit").pvalue
-           if np.any(values[:, j] != values[:, 0]) else 1.0 for j in range(1, k)]
+           for j in range(1, k)]
     adjusted = multitest.multipletests(raw, method="holm")[1]
     for name, p, p_holm in zip(names[1:], raw, adjusted):
         test = result.wilcoxon_holm[name]
@@ -176,6 +175,18 @@ def test_bayesian_test_is_skipped_without_baycomp(monkeypatch):
     assert any("baycomp is not installed" in note for note in result.notes)
 
 
+def test_degenerate_rankings():
+    # Every algorithm ties on every dataset: chi2 = 0 and p = 1, where scipy would divide 0 by 0.
+    same = compare(ScoreMatrix(np.full((4, 3), 0.7), list("wxyz"), ["a", "b", "c"]))
+    assert (same.friedman.chi2, same.friedman.p_value) == (0.0, 1.0)
+    assert (same.iman_davenport.F, same.iman_davenport.p_value) == (0.0, 1.0)
+    assert same.cliques == (("a", "b", "c"),)
+    # The same order on every dataset: chi2 = N (k - 1), so F_F's denominator is 0: F = inf.
+    agree = compare(ScoreMatrix([[0.7, 0.8, 0.9]] * 4, list("wxyz"), ["a", "b", "c"]))
+    assert agree.friedman.chi2 == pytest.approx(8.0)
+    assert (agree.iman_davenport.F, agree.iman_davenport.p_value) == (float("inf"), 0.0)
+
+
 def test_lower_is_better_ranks_the_lowest_first():
     values = np.array([[0.1, 0.3, 0.2], [0.2, 0.4, 0.3], [0.1, 0.5, 0.4]])
     matrix = ScoreMatrix(values, ["x", "y", "z"], ["a", "b", "c"], "log_loss", False)
@@ -191,6 +202,8 @@ def test_identical_algorithms_are_equal_not_significant():
     same = result.wilcoxon_holm["a2"]
     assert (same.p_value, same.p_holm, same.direction, same.significant) == (1.0, 1.0, "equal",
                                                                              False)
+    # Zero differences split evenly: R+ = R- = (1 + 2 + 3) / 2, so T = 3 (Demšar 2006, 3.1.3).
+    assert same.statistic == 3
     assert (same.wins, same.ties, same.losses) == (0, 3, 0)
 
 
