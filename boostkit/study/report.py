@@ -283,10 +283,10 @@ def _cd_diagram(staging: Path, comparison) -> tuple[list[Path], str | None]:
         return [], f"no critical-difference diagram: {exc}"
     paths = [staging / name for name in CD_FILES]
     matrix = comparison.matrix
+    # The diagram draws the CD itself; the title says what was ranked.
     critical_difference_diagram(
-        comparison, paths, title=f"average ranks by {matrix.metric} on {len(matrix.datasets)} "
-                                 f"datasets; CD = {comparison.critical_difference:.2f} "
-                                 f"(Nemenyi, alpha = {comparison.alpha})")
+        comparison, paths,
+        title=f"average ranks by {matrix.metric} on {len(matrix.datasets)} datasets")
     return paths, None
 
 
@@ -328,7 +328,7 @@ table { border-collapse: collapse; margin: .8em 0; font-size: .92em; }
 th, td { border: 1px solid #d0d0d0; padding: .3em .65em; text-align: right; }
 th { background: #f2f2f2; } td:nth-child(2), th:nth-child(2) { text-align: left; }
 table.wide td:first-child, table.wide th:first-child { text-align: left; }
-tr:nth-child(even) td { background: #fafafa; }
+tr:nth-child(even) td { background: #fafafa; } td.mark { text-align: center; }
 code { background: #f2f2f2; padding: 0 .25em; border-radius: 3px; }
 img { max-width: 100%; } div.scroll { overflow-x: auto; } ul { padding-left: 1.4em; } li { margin: .25em 0; }
 """
@@ -364,8 +364,11 @@ def _html(title: str, summary: Sequence[str], sections: Sequence[_Section]) -> s
                            + "".join(f"<th>{html.escape(h)}</th>" for h in header)
                            + "</tr></thead><tbody>")
                 for i, row in enumerate(rows):
+                    # Markers and group letters centred under their heading.
                     cells = (f"<td><b>{html.escape(c)}</b></td>" if (i, j) in bold
-                             else f"<td>{html.escape(c)}</td>" for j, c in enumerate(row))
+                             else f'<td class="mark">{html.escape(c)}</td>' if len(c) == 1
+                             and not c.isdigit() else f"<td>{html.escape(c)}</td>"
+                             for j, c in enumerate(row))
                     out.append("<tr>" + "".join(cells) + "</tr>")
                 out.append("</tbody></table></div>")
     out.append("</body></html>")
