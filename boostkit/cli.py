@@ -1155,9 +1155,11 @@ def write_plots(
 
     Two classes (:data:`PLOT_FILES`, all algorithms together in each): ``roc.png`` and
     ``pr.png``, the ROC and precision-recall curves of the pooled out-of-fold scores (the
-    ``pooled`` curves of ``roc.json``); ``learning_curves.png``: training and test error and
-    AUC against rounds, means over folds; ``margins.png``: the distributions of the normalised
-    training margins and of the final weights, pooled over folds (:mod:`boostkit.plot`).
+    ``pooled`` curves of ``roc.json``; the ROC curves also on a log false-positive axis, where
+    curves that coincide at full scale part); ``learning_curves.png``: training and test error
+    (on a log axis) and AUC against rounds, means over folds; ``margins.png``: the
+    distributions of the normalised training margins and of the final weights, pooled over
+    folds (:mod:`boostkit.plot`).
 
     Multiclass: ``confusion_<algorithm>.png`` for each algorithm, its confusion matrix of the
     out-of-fold predictions pooled over folds (:func:`boostkit.plot.confusion_matrix_figure`);
