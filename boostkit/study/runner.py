@@ -31,8 +31,8 @@ from ..errors import BoostkitError, DataError, RecipeError
 from ..metrics import accuracy, macro_roc_auc, roc_auc
 from ..model import margin_labels, margin_probabilities
 from ..plugins import get_registry, plugin_info
-from .spec import Cell, Resampling, StudySpec
 from ..progress import FitProgress
+from .spec import Cell, Resampling, StudySpec
 from .store import KEY_COLUMNS, ResultStore, StoreError
 
 __all__ = ["StudyRun", "prediction_hash", "run_cell", "run_study", "write_outputs"]
