@@ -145,6 +145,9 @@ def score_matrix(frame, metric: str = "accuracy", higher_is_better: bool | None 
     raises :class:`StatsError` naming the algorithms at fault.
     """
     higher_is_better = _direction(metric, higher_is_better)
+    if not hasattr(frame, "columns"):
+        raise StatsError("frame must be a pandas DataFrame of a study's cells "
+                         f"(ResultStore.read_frame()), got {type(frame).__name__}")
     missing = [c for c in ("dataset", "algorithm", "status", metric, *_CELL_KEY)
                if c not in frame.columns]
     if missing:
@@ -209,8 +212,7 @@ def iman_davenport(chi2: float, n_datasets: int, n_algorithms: int) -> ImanDaven
     """Iman and Davenport's correction of a Friedman ``chi2`` on ``n_datasets`` (N) and
     ``n_algorithms`` (k) (Demšar 2006, eq. 3). Ranks that agree on every dataset (chi2 =
     N (k - 1)) give F = inf and p = 0."""
-    from scipy import stats
-
+    stats = _require("scipy.stats")
     n, k = n_datasets, n_algorithms
     df1, df2 = k - 1, (k - 1) * (n - 1)
     denominator = n * (k - 1) - chi2
@@ -320,8 +322,7 @@ def _cliques(names: Sequence[str], ranks: np.ndarray, p_values: np.ndarray,
 
 
 def _paired(matrix: ScoreMatrix, baseline: str, alpha: float) -> dict[str, PairedTest]:
-    from scipy import stats
-
+    stats = _require("scipy.stats")
     multipletests = _require("statsmodels.stats.multitest").multipletests
     sign = 1.0 if matrix.higher_is_better else -1.0
     base = matrix.values[:, matrix.algorithms.index(baseline)]

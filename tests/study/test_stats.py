@@ -286,6 +286,8 @@ def test_score_matrix_drops_a_dataset_missing_a_result_and_says_so():
 
 def test_score_matrix_bad_input():
     frame = cells(full(datasets=("d1", "d2")))
+    with pytest.raises(StatsError, match=r"frame must be a pandas DataFrame .* got list"):
+        score_matrix(full())
     with pytest.raises(StatsError, match=r"metric 'f1' is none of \['accuracy'"):
         score_matrix(frame, metric="f1")
     with pytest.raises(StatsError, match="log_loss is lower-is-better, got higher_is_better=True"):
@@ -344,3 +346,9 @@ def test_score_matrix_reads_a_results_database(tmp_path):
     assert matrix.datasets == expected.datasets
     assert matrix.dropped == {"d4": "no accuracy for every cell of a (0 of 1 cells), "
                                     "b (0 of 1 cells)"}
+
+
+def test_a_missing_library_names_the_study_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "scikit_posthocs", None)
+    with pytest.raises(ImportError, match=r"needs scikit_posthocs.*pip install 'boostkit\[study\]'"):
+        compare(demsar())
