@@ -350,5 +350,5 @@ def test_score_matrix_reads_a_results_database(tmp_path):
 
 def test_a_missing_library_names_the_study_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "scikit_posthocs", None)
-    with pytest.raises(ImportError, match=r"needs scikit_posthocs.*pip install 'boostkit\[study\]'"):
+    with pytest.raises(ImportError, match=r"scikit_posthocs.*pip install 'boostkit\[study\]'"):
         compare(demsar())
