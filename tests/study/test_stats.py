@@ -316,7 +316,9 @@ def test_the_statistics_page_example_prints_what_the_page_shows(tmp_path, monkey
     from pathlib import Path
 
     page = (Path(__file__).resolve().parents[2] / "docs" / "statistics.md").read_text("utf-8")
-    code, shown = re.search(r"```python\n(.*?)```\n\n```text\n(.*?)```", page, re.S).groups()
+    block = r"((?:(?!```).)*)```"
+    code, shown = re.search(rf"```python\n{block}\n\n```text\n{block}", page, re.S).groups()
+    assert code.startswith("import numpy")
     monkeypatch.chdir(tmp_path)
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
