@@ -202,3 +202,17 @@ def test_groups_are_lettered_in_rank_order(tmp_path):
     assert same == {"weightboost": "", "adaboost": "A", "samme": "A", "logitboost": "B",
                     "multinomial": "B"}
     assert "same model (A: `adaboost`, `samme`; B: `logitboost`, `multinomial`)" in markdown
+
+
+def test_without_a_baseline_and_with_two_algorithms(tmp_path):
+    _, markdown, _ = report(tmp_path / "none", baseline=None)
+    header = markdown.split("## Ranking")[1].split("| --- ")[0]
+    assert "vs " not in header and "Holm" not in markdown.split("## Tests")[0]
+    assert [r[1] for r in ranking_rows(markdown)] == ["weightboost", "adaboost", "samme",
+                                                     "logitboost"]
+    two = cells_frame({name: ACCURACY[name] for name in ("adaboost", "weightboost")})
+    _, markdown, _ = report(tmp_path / "two", two)
+    assert "Friedman test (" not in markdown
+    assert "no Friedman test with two algorithms" in markdown
+    assert {r[1]: r[4] for r in ranking_rows(markdown)} == {"weightboost": "▲",
+                                                           "adaboost": "baseline"}
