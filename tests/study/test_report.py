@@ -216,3 +216,16 @@ def test_without_a_baseline_and_with_two_algorithms(tmp_path):
     assert "no Friedman test with two algorithms" in markdown
     assert {r[1]: r[4] for r in ranking_rows(markdown)} == {"weightboost": "▲",
                                                            "adaboost": "baseline"}
+
+
+def test_a_failure_while_writing_leaves_no_file(tmp_path, monkeypatch):
+    from boostkit.study import cd_diagram
+
+    def fail(comparison, paths, **kwargs):
+        paths[0].write_bytes(b"half a PNG")
+        raise RuntimeError("drawing failed")
+
+    monkeypatch.setattr(cd_diagram, "critical_difference_diagram", fail)
+    with pytest.raises(RuntimeError, match="drawing failed"):
+        report(tmp_path)
+    assert list(tmp_path.iterdir()) == []
