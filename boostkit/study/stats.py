@@ -90,7 +90,8 @@ def _matrix(value) -> np.ndarray:
 class ScoreMatrix:
     """One score per dataset (row) and algorithm (column): ``values[i, j]`` is algorithm j's
     mean ``metric`` on dataset i. ``dropped`` maps each dataset left out of the comparison to
-    why (an algorithm without a result there)."""
+    why (an algorithm without a result there); ``left_out`` each algorithm of the cells left
+    out because it has no result on any dataset."""
 
     values: np.ndarray = attrs.field(converter=_matrix, eq=False)
     datasets: tuple[str, ...] = attrs.field(converter=_names)
@@ -98,6 +99,7 @@ class ScoreMatrix:
     metric: str = "accuracy"
     higher_is_better: bool = True
     dropped: Mapping[str, str] = attrs.field(factory=dict, converter=dict)
+    left_out: Mapping[str, str] = attrs.field(factory=dict, converter=dict)
 
     def __attrs_post_init__(self):
         shape = (len(self.datasets), len(self.algorithms))
@@ -137,7 +139,8 @@ def score_matrix(frame, metric: str = "accuracy", higher_is_better: bool | None 
     ``frame``: a study's cells (:meth:`boostkit.study.ResultStore.read_frame`); only cells whose
     ``status`` is ``"done"`` count. ``higher_is_better`` defaults to the metric's direction
     (:data:`METRIC_DIRECTIONS`); ``algorithms`` keeps those, in that order (default: every
-    algorithm of the frame, in order of appearance).
+    algorithm of the frame, in order of appearance, except those without a finished cell with a
+    value anywhere, which :attr:`ScoreMatrix.left_out` names).
 
     Every algorithm is compared on the same cells: a dataset where an algorithm lacks a finished
     cell with a value that another algorithm has (a failed fit, an undefined ROC AUC, a cell not
@@ -153,8 +156,17 @@ def score_matrix(frame, metric: str = "accuracy", higher_is_better: bool | None 
     if missing:
         raise StatsError(f"frame must have the cells table's columns; it lacks {missing}")
     present = list(dict.fromkeys(frame["algorithm"]))
+    done = frame[(frame["status"] == "done") & frame[metric].notna()]
+    left_out = {}
     if algorithms is None:
-        algorithms = present
+        algorithms = [a for a in present if (done["algorithm"] == a).any()]
+        for name in present:
+            if name not in algorithms:
+                statuses = frame.loc[frame["algorithm"] == name, "status"].value_counts()
+                counts = ", ".join(f"{n} {status}" for status, n in statuses.items())
+                left_out[name] = (f"no finished cell with a value of {metric} "
+                                  f"({int(statuses.sum())} cells: {counts})")
+        frame = frame[frame["algorithm"].isin(algorithms)]
     else:
         algorithms = list(algorithms)
         unknown = [a for a in algorithms if a not in present]
@@ -162,7 +174,7 @@ def score_matrix(frame, metric: str = "accuracy", higher_is_better: bool | None 
             raise StatsError(f"algorithms {unknown} have no cell in the frame; its algorithms "
                              f"are {present}")
         frame = frame[frame["algorithm"].isin(algorithms)]
-    done = frame[(frame["status"] == "done") & frame[metric].notna()]
+    done = done[done["algorithm"].isin(algorithms)]
     rows, datasets, dropped = [], [], {}
     for dataset, cells in frame.groupby("dataset", sort=False):
         wanted = set(cells[list(_CELL_KEY)].itertuples(index=False, name=None))
@@ -184,7 +196,8 @@ def score_matrix(frame, metric: str = "accuracy", higher_is_better: bool | None 
             f"a comparison needs at least 2 datasets where every algorithm has a {metric}, got "
             f"{len(datasets)}; dropped: {dropped or 'none'}"
         )
-    return ScoreMatrix(np.array(rows), datasets, algorithms, metric, higher_is_better, dropped)
+    return ScoreMatrix(np.array(rows), datasets, algorithms, metric, higher_is_better, dropped,
+                       left_out)
 
 
 @attrs.frozen
@@ -377,8 +390,9 @@ def compare(matrix: ScoreMatrix, *, baseline: str | None = None, alpha: float = 
                          f"{type(matrix).__name__}")
     n, k = matrix.values.shape
     if k < 2 or n < 2:
+        left_out = f"; left out without results: {matrix.left_out}" if matrix.left_out else ""
         raise StatsError(f"a comparison needs at least 2 algorithms and 2 datasets, got {k} "
-                         f"algorithm(s) {list(matrix.algorithms)} and {n} dataset(s)")
+                         f"algorithm(s) {list(matrix.algorithms)} and {n} dataset(s){left_out}")
     if not 0 < alpha < 1:
         raise StatsError(f"alpha must be in (0, 1), got {alpha}")
     if baseline is not None and baseline not in matrix.algorithms:
@@ -389,7 +403,8 @@ def compare(matrix: ScoreMatrix, *, baseline: str | None = None, alpha: float = 
                          f"baseline={baseline!r}")
     stats = _require("scipy.stats")
     posthocs = _require("scikit_posthocs")
-    notes = [f"dataset {name} left out: {why}" for name, why in matrix.dropped.items()]
+    notes = [f"algorithm {name} left out: {why}" for name, why in matrix.left_out.items()]
+    notes += [f"dataset {name} left out: {why}" for name, why in matrix.dropped.items()]
 
     # Rank 1 is the best; ties share the average of the ranks they span.
     signed = -matrix.values if matrix.higher_is_better else matrix.values

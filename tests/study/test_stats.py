@@ -354,3 +354,21 @@ def test_a_missing_library_names_the_study_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "scikit_posthocs", None)
     with pytest.raises(ImportError, match=r"scikit_posthocs.*pip install 'boostkit\[study\]'"):
         compare(demsar())
+
+
+def test_an_algorithm_without_any_result_is_left_out_and_named():
+    # Failed (or could not run) on every dataset: comparing the others beats comparing nothing.
+    rows = full() + [(d, "c", f, "failed", None) for d in ("d1", "d2", "d3") for f in (0, 1)]
+    matrix = score_matrix(cells(rows))
+    assert matrix.algorithms == ("a", "b") and matrix.datasets == ("d1", "d2", "d3")
+    why = "no finished cell with a value of accuracy (6 cells: 6 failed)"
+    assert matrix.left_out == {"c": why}
+    assert f"algorithm c left out: {why}" in compare(matrix).notes
+    # With one algorithm left, the error names the one left out.
+    lone = score_matrix(cells([row for row in rows if row[1] != "b"]))
+    with pytest.raises(StatsError, match=r"got 1 algorithm\(s\) \['a'\] .* left out without "
+                                         r"results: \{'c'"):
+        compare(lone)
+    # Asked for by name, it is not left out: every dataset lacks it, which is an error.
+    with pytest.raises(StatsError, match="at least 2 datasets"):
+        score_matrix(cells(rows), algorithms=["a", "c"])
