@@ -421,7 +421,10 @@ def write_report(directory: str | os.PathLike, frame, curves, comparison, *, tit
             diagram.text(note)
         sections += [diagram, _per_dataset(frame, comparison, order), _cost(frame, order),
                      _references(frame, comparison, order)]
-        summary = _summary_lines(spec_summary)
+        done = int((frame["status"] == "done").sum())
+        summary = _summary_lines(spec_summary) + [
+            f"cells: {done} finished, {len(frame) - done} failed or not run (per-fold values "
+            "in cells.csv)"]
         (staging / "report.md").write_text(_markdown(title, summary, sections),
                                            encoding="utf-8")
         (staging / "report.html").write_text(_html(title, summary, sections), encoding="utf-8")

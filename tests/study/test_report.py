@@ -160,6 +160,7 @@ def test_tests_per_dataset_cost_and_failed_cells(tmp_path):
     cost = markdown.split("## Cost")[1].split("## ")[0]
     assert "| weightboost | 20.0 ms | 1.0 ms | 4.0 KiB | 30.0 | 320.0 ms |" in cost
     assert "logitboost: 2 cell(s) failed: ValueError: boom" in cost
+    assert "- cells: 62 finished, 2 failed or not run" in markdown
 
 
 def test_references_by_author_title_venue_year(tmp_path):
