@@ -6,7 +6,7 @@ the ranks:
 
 - average ranks, ties sharing the average of the ranks they span (Demšar 2006, section 3.2.2);
 - the Friedman test (:func:`scipy.stats.friedmanchisquare`, which corrects the statistic for
-  ties) and the Iman–Davenport F statistic derived from it (Demšar 2006, eq. 3);
+  ties) and the Iman–Davenport F statistic derived from it (Demšar 2006, section 3.2.2);
 - the Nemenyi post-hoc test: pairwise p-values from
   :func:`scikit_posthocs.posthoc_nemenyi_friedman`, and the critical difference
   CD = q_alpha sqrt(k (k + 1) / (6 N)), q_alpha the studentized range quantile
@@ -213,7 +213,7 @@ class Friedman:
 @attrs.frozen
 class ImanDavenport:
     """The Iman–Davenport statistic F_F = (N - 1) chi2 / (N (k - 1) - chi2) (Demšar 2006,
-    eq. 3), F-distributed with (df1, df2) = (k - 1, (k - 1)(N - 1))."""
+    section 3.2.2), F-distributed with (df1, df2) = (k - 1, (k - 1)(N - 1))."""
 
     F: float
     p_value: float
@@ -223,7 +223,7 @@ class ImanDavenport:
 
 def iman_davenport(chi2: float, n_datasets: int, n_algorithms: int) -> ImanDavenport:
     """Iman and Davenport's correction of a Friedman ``chi2`` on ``n_datasets`` (N) and
-    ``n_algorithms`` (k) (Demšar 2006, eq. 3). Ranks that agree on every dataset (chi2 =
+    ``n_algorithms`` (k) (Demšar 2006, section 3.2.2). Ranks that agree on every dataset (chi2 =
     N (k - 1)) give F = inf and p = 0."""
     stats = _require("scipy.stats")
     n, k = n_datasets, n_algorithms
