@@ -16,6 +16,8 @@ fitted by boostkit's native learners (docs/dropin.md).
 
 from __future__ import annotations
 
+import contextlib
+import warnings
 from typing import Any
 
 import numpy as np
@@ -25,6 +27,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import (
     _check_sample_weight,
     _num_samples,
+    check_consistent_length,
     check_is_fitted,
     column_or_1d,
     validate_data,
@@ -33,6 +36,8 @@ from sklearn.utils.validation import (
 from .capabilities import handles_missing_values
 from .data import MAX_BINS, check_sample_weight
 from .engine import Booster
+from .errors import DataWarning
+from .features import is_table
 from .plugins import get_registry
 from .sklearn_order import BestSplitterTieOrder, column_priority
 
@@ -139,16 +144,29 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         except Exception:  # a bad algorithm is reported by fit, not by the tags
             return False
 
-    def _check_input(self, X, y="no_validation", *, reset: bool):
-        """``X`` (and ``y``) checked the scikit-learn way (feature count and names); a DataFrame
-        is passed on as it is, so that the model keeps its names and categorical columns."""
-        tabular = hasattr(X, "columns") and hasattr(X, "dtypes") or (
-            self.categorical_features not in (None, "from_dtype"))
+    def _check_input(self, X, y="no_validation", *, reset: bool, categorical: bool = False):
+        """``X`` (and ``y``) checked the scikit-learn way (feature count and names); a table
+        (DataFrame, pyarrow, polars: :func:`boostkit.features.is_table`) is passed on as it is,
+        so that the model keeps its names and categorical columns. So is any ``X`` of a model
+        with ``categorical`` columns: boostkit's feature layer matches its values as the
+        :class:`boostkit.Booster` does, where scikit-learn's check would turn the text ``'1'``
+        of an object array into 1.0, a category index there."""
+        tabular = is_table(X) or categorical or self.categorical_features not in (
+            None, "from_dtype")
         kwargs = {"skip_check_array": True} if tabular else {
             "ensure_all_finite": "allow-nan" if self._reads_missing_values() else True}
-        if isinstance(y, str) and y == "no_validation":
-            return validate_data(self, X, reset=reset, **kwargs)
-        return validate_data(self, X, y, reset=reset, multi_output=True, **kwargs)
+        no_y = isinstance(y, str) and y == "no_validation"
+        checked = (validate_data(self, X, reset=reset, **kwargs) if no_y else
+                   validate_data(self, X, y, reset=reset, multi_output=True, **kwargs))
+        if tabular:
+            # What check_array would have refused before anything reads the rows (an empty y's
+            # classes, say).
+            if _num_samples(X) == 0:
+                raise ValueError(f"X is empty: got 0 samples ({type(self).__name__} needs at "
+                                 "least one)")
+            if not no_y:
+                check_consistent_length(X, y)
+        return checked
 
     @property
     def feature_importances_(self) -> np.ndarray:
@@ -223,8 +241,10 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
         )
         booster = self._booster(Booster, multiclass="auto")
         if isinstance(eval_set, (tuple, list)) and len(eval_set) in (2, 3):
-            # Validation features are checked like those of predict (count, names).
-            eval_set = (self._check_input(eval_set[0], reset=False), *eval_set[1:])
+            # Validation features are checked like those of predict (count, names) and read as
+            # the training X is.
+            eval_set = (self._check_input(eval_set[0], reset=False, categorical=is_table(X)),
+                        *eval_set[1:])
         return self._set_fitted(booster.fit(X, y, sample_weight, eval_set=eval_set))
 
     def _booster(self, booster_class, **kwargs):
@@ -267,22 +287,27 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
     # -- prediction -----------------------------------------------------------------------------
     def _validated(self, X):
         check_is_fitted(self)
-        return self._check_input(X, reset=False)
+        models = getattr(self.model_, "models", (self.model_,))  # one-vs-rest: one per class
+        return self._check_input(X, reset=False, categorical=any(
+            m.features is not None and m.features.categorical.any() for m in models))
 
     def decision_function(self, X):
         """F_T(x): ``(n,)``, positive for ``classes_[1]``; ``(n, C)`` with several classes."""
         X = self._validated(X)
-        return self.model_.decision_function(X)
+        with _names_said():
+            return self.model_.decision_function(X)
 
     def predict(self, X):
         X = self._validated(X)
-        return self.model_.predict(X)
+        with _names_said():
+            return self.model_.predict(X)
 
     def predict_proba(self, X):
         """Class probabilities: ``(n, 2)`` with p(classes_[1] | x) = 1 / (1 + exp(-2 F_T(x)));
         ``(n, C)`` rows summing to 1 (several classes) or per-label marginals (multi-label)."""
         X = self._validated(X)
-        return self.model_.predict_proba(X)
+        with _names_said():
+            return self.model_.predict_proba(X)
 
     def predict_log_proba(self, X):
         with np.errstate(divide="ignore"):
@@ -291,17 +316,39 @@ class BoostClassifier(ClassifierMixin, BaseEstimator):
     def staged_decision_function(self, X):
         """Yield the decision function after each round."""
         X = self._validated(X)
-        yield from self.model_.staged_decision_function(X)
+        yield from _staged(self.model_.staged_decision_function(X))
 
     def staged_predict(self, X):
         """Yield the predicted labels after each round."""
         X = self._validated(X)
-        yield from self.model_.staged_predict(X)
+        yield from _staged(self.model_.staged_predict(X))
 
     def staged_predict_proba(self, X):
         """Yield the class probabilities after each round."""
         X = self._validated(X)
-        yield from self.model_.staged_predict_proba(X)
+        yield from _staged(self.model_.staged_predict_proba(X))
+
+
+@contextlib.contextmanager
+def _names_said():
+    """While the model reads an ``X`` that scikit-learn's check has already warned about (its
+    feature names against the fit's), the model's own warning of the same is left out: one
+    warning, scikit-learn's, which names the estimator."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="X (does not have valid|has) feature names",
+                                category=DataWarning)
+        yield
+
+
+def _staged(stages):
+    """A model's staged outputs; its first step reads ``X`` (every class model's, for
+    one-vs-rest), so only that step runs under :func:`_names_said` (a filter left on while the
+    generator is suspended would silence the caller's warnings)."""
+    with _names_said():
+        first = next(stages, None)
+    if first is not None:
+        yield first
+        yield from stages
 
 
 # -- drop-in replacements for scikit-learn's AdaBoost estimators ----------------------------------
