@@ -3,6 +3,7 @@ the weighted error from cells and the finiteness check."""
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -208,6 +209,8 @@ def test_margin_update_in_blocks_gives_the_serial_margins_and_errors_to_rounding
     assert again[1:] == (blocks_train, blocks_werr, blocks_least, blocks_finite)
 
 
+@pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2,
+                    reason="a fit runs on at most NUMBA_NUM_THREADS threads: one here")
 def test_a_fit_on_threads_with_new_margins_each_round_is_the_serial_fit_to_rounding(monkeypatch):
     from boostkit.kernels import blocks, boosting
 
