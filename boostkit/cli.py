@@ -609,7 +609,8 @@ class AlgorithmResult:
 
 _AUTHORS = re.compile(
     r"(?P<authors>[A-Z][^\s,;:()&]*(?:(?:, | & |, & | and )[A-Z][^\s,;:()&]*)*(?: et al\.)?)"
-    r"(?=$|[,;:]| \()"
+    # Names end at punctuation, a parenthesis ("Jin et al. (2003)") or a year ("Jin et al. 2003").
+    r"(?=$|[,;:]| \(| (?:19|20)\d\d\b)"
 )
 
 

@@ -106,6 +106,9 @@ def test_citations_are_short_and_the_full_reference_is_in_results_md(capsys, tmp
     assert citation("Barutcuoglu, Long & Servedio, One-Pass Boosting (002), section 4 "
                     "(McCallum & Nigam 1998)") == "Barutcuoglu et al."
     assert citation("Scholz, Boosting in PN Spaces: 004 eq. 2-3") == "Scholz"
+    # The bibliography's short forms (boostkit.references), as the first-party recipes cite.
+    assert citation("Wilbur et al. 2005, section 3.2") == "Wilbur et al. 2005"
+    assert citation("Scholz 2006, eq. 2-3, Fig. 3") == "Scholz 2006"
     assert citation("") == "-"
     output = tmp_path / "out"
     out, _ = compare(capsys, output, "weightboost", "--no-plots", rounds="3", folds="2")
