@@ -1,6 +1,6 @@
 """One pass of one-pass AdaBoost against scikit-learn's MultinomialNB.fit, on sparse term counts.
 
-002_e834e6eb4e496457.txt (section 1): one-pass AdaBoost "uses essentially the same computational
+Barutcuoglu et al. 2007 (section 1): one-pass AdaBoost "uses essentially the same computational
 resources as Naive Bayes". Both are timed here on the same CSR matrix (Zipf-distributed term
 counts, about 100 tokens per text, a few hundred terms leaning to the positive class), in this
 process, interleaved, after warming numba's JIT, with numba and BLAS pinned to one thread;

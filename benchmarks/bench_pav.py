@@ -1,4 +1,4 @@
-"""PAV (000_ea597104f195fc85.txt section 2.1) against scikit-learn, and binned against sorted rounds.
+"""PAV (Wilbur et al. 2005, section 2.1) against scikit-learn, and binned against sorted rounds.
 
 Everything is timed in this process, JIT warmed first, one thread (numba and BLAS pinned), and
 reported as the median over ``--repeats`` with ratios to the peer measured in the same run,

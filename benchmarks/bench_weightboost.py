@@ -7,7 +7,7 @@ learner, which isolates the regularizer and the reweighting) fit ``--round-count
 stopping rules off, interleaved ``--repeats`` times; an observer times every round after the first
 (which also bins the features) and the medians are compared.
 
-Then whole fits. The two recipes differ only in the regularizer (001 eq. 4: one factor
+Then whole fits. The two recipes differ only in the regularizer (Jin et al. 2003, eq. 4: one factor
 e^{-|beta F_{t-1}(x)|} per example and round, at fit and at predict time) and in the
 reweighting (eq. 7: weights
 e^{-yF - |beta F|}, and e^{-yF} for the exponential cost, the potential: two exponentials per

@@ -1,14 +1,14 @@
 """Evaluation metrics and cross-validation folds, with numpy only (no scikit-learn needed).
 
-ROC curves follow 003_e8f9baceaf668295.txt ("ROC & precision-recall", "numeric classifiers"):
+ROC curves follow Yoder 2011 ("ROC & precision-recall", "numeric classifiers"):
 sweeping a threshold over the scores from +inf to -inf traces the curve, one point per distinct
 score, and a group of tied scores holding both classes moves true and false positives at once,
 so it draws one diagonal segment. The area under that curve is the rank statistic
 P(score of a positive > score of a negative) with ties counted half, as in AOC*
-(004_0d8ee714c410b779.txt, weighted misranked pairs, ties count half). Precision-recall curves
+(Scholz 2006, weighted misranked pairs, ties count half). Precision-recall curves
 are swept the same way; RankBoost's ranking loss counts misordered pairs within query groups and
 is bounded by prod_t Z_t (``error_bound``). ``average_precision_11pt`` is the 11-point
-interpolated average precision of 000_ea597104f195fc85.txt (eq. 37-38), with its rule for ties.
+interpolated average precision of Wilbur et al. 2005 (eq. 37-38), with its rule for ties.
 
 Several classes: :func:`accuracy` and :func:`confusion_matrix` compare labels of any kind
 (strings included); :func:`hamming_loss` is the fraction of wrong (example, label) pairs of a
@@ -284,7 +284,7 @@ def multiclass_log_loss(y_index, margin, sample_weight=None) -> float:
 def exponential_loss(y_true, margin, sample_weight=None) -> float:
     """Mean (weighted) exponential loss sum_i w_i exp(-y_i F(x_i)) / sum_i w_i: AdaBoost's loss.
 
-    On the training set with weights D_1 this is prod_t Z_t (000 Theorem 1). Computed in log
+    On the training set with weights D_1 this is prod_t Z_t (Wilbur et al. 2005, Theorem 1). Computed in log
     space; ``inf`` only when the mean itself exceeds the float range.
     """
     y, margin, w = _signed_margins(y_true, margin, sample_weight)
@@ -331,7 +331,7 @@ def _cumulative_counts(y_true, scores, sample_weight):
 
 
 def roc_curve(y_true, scores, sample_weight=None):
-    """The ROC curve of real scores (003, "numeric classifiers": sweep the threshold).
+    """The ROC curve of real scores (Yoder 2011, "numeric classifiers": sweep the threshold).
 
     Parameters
     ----------
@@ -367,7 +367,7 @@ def roc_auc(y_true, scores, sample_weight=None) -> float:
 
     AUC = sum over pairs w_i w_j ([s_i > s_j] + 1/2 [s_i = s_j]) / (W+ W-) for positives i and
     negatives j: the trapezoids under :func:`roc_curve`, whose tied-score diagonals count each
-    tied pair half (003; 004, AOC* = 1 - AUC). O(n log n) by one sort, never over pairs.
+    tied pair half (Yoder 2011; Scholz 2006, AOC* = 1 - AUC). O(n log n) by one sort, never over pairs.
     """
     fpr, tpr, _ = roc_curve(y_true, scores, sample_weight)
     return float(np.sum(np.diff(fpr) * (tpr[1:] + tpr[:-1])) / 2.0)
@@ -438,11 +438,11 @@ def macro_roc_auc(y_true, scores, classes=None, sample_weight=None) -> float:
 
 
 def precision_recall_curve(y_true, scores, sample_weight=None):
-    """The precision-recall curve of real scores (003, "ROC & precision-recall").
+    """The precision-recall curve of real scores (Yoder 2011, "ROC & precision-recall").
 
     Sweeping the threshold from +inf down, predicting positive for ``score >= thresholds[k]``
     gives recall TP/P and precision TP/(TP + FP); the curve is parametric in the threshold,
-    like the ROC curve (003, acknowledgements). Tied scores move TP and FP at once, so a tie
+    like the ROC curve (Yoder 2011, acknowledgements). Tied scores move TP and FP at once, so a tie
     between classes is one segment, as on the ROC curve.
 
     Returns
@@ -473,9 +473,9 @@ def average_precision(y_true, scores, sample_weight=None) -> float:
 
 
 def average_precision_11pt(y_true, scores) -> float:
-    """11-point interpolated average precision, tied scores sharing their positives (000 eq. 37-38).
+    """11-point interpolated average precision, tied scores sharing their positives (Wilbur et al. 2005, eq. 37-38).
 
-    From 000_ea597104f195fc85.txt section 3.3: rank the examples by decreasing score; with A
+    From Wilbur et al. 2005, section 3.3: rank the examples by decreasing score; with A
     positives in all and a_r among the top r, the precision and recall at rank r are
     P_r = a_r / r and R_r = a_r / A (eq. 37); the interpolated precision at recall level R is
     IP_R = max {P_r : R_r >= R} (eq. 38); the 11-point average precision is the mean of IP_R over
@@ -543,7 +543,7 @@ def f1_score(y_true, y_pred, sample_weight=None) -> float:
 def error_bound(records) -> float:
     """prod_t Z_t over a model's round records (``model.records``).
 
-    003: err_train <= prod_t Z_t for AdaBoost (D_{T+1} sums to 1, so prod Z_t is the mean
+    Yoder 2011: err_train <= prod_t Z_t for AdaBoost (D_{T+1} sums to 1, so prod Z_t is the mean
     exponential loss), and the same for RankBoost's ranking loss ("as before"): see
     :func:`ranking_loss`. Computed as exp(sum_t ln Z_t), which equals the engine's running
     ``records[-1].error_bound`` up to rounding. Raises if a round recorded no Z_t (its
@@ -561,7 +561,7 @@ def error_bound(records) -> float:
 
 
 def ranking_loss(y_true, scores, sample_weight=None, group=None, *, tie_weight: float = 1.0) -> float:
-    """The weighted fraction of misordered pairs (RankBoost's ranking loss, 003 "RankBoost").
+    """The weighted fraction of misordered pairs (RankBoost's ranking loss, Yoder 2011, "RankBoost").
 
     The pairs are (i, j) of one group with y_i > y_j (``y_true``: graded relevance or two labels,
     larger = ranked higher; ``group``: a query id per example, ``None`` for one group), weighted

@@ -6,7 +6,7 @@ figure is drawn, so ``import boostkit.plot`` stays cheap and the data helpers
 (``matplotlib.figure.Figure``), never pyplot, so drawing needs no display and touches no global
 state; save them with :func:`save` (PNG of a fixed pixel size: ``figsize x DPI``).
 
-ROC and precision-recall curves follow 003_e8f9baceaf668295.txt ("ROC & precision-recall"):
+ROC and precision-recall curves follow Yoder 2011 ("ROC & precision-recall"):
 straight segments between the points of :func:`boostkit.metrics.roc_curve` and
 :func:`boostkit.metrics.precision_recall_curve`, so tied scores draw one segment. Learning curves
 show the training and test error and AUC of the staged predictions F_t against t; the margin

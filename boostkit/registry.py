@@ -99,7 +99,7 @@ class Recipe:
 
         Recipe(name="real-adaboost", proposal="stump", calibration="domain-partition",
                reweighting="exponential", stopping=("no-edge",),
-               paper="Schapire & Singer (1999), as 000 eq. 10-12")
+               paper="Schapire & Singer (1999), as Wilbur et al. 2005, eq. 10-12")
     """
 
     name: str

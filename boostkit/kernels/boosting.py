@@ -421,7 +421,7 @@ def exp_loss_alpha(u, w, smoothing, tol, max_iter):
     """alpha minimising Z(alpha) = sum_k w_k exp(-alpha u_k) + s (e^{alpha M} + e^{-alpha M}).
 
     The voting weight of linear/confidence-rated AdaBoost (Schapire & Singer 1999, section 3.2;
-    000 eq. 6, 9; 002 section 4). ``u`` are the margins y_i h(x_i) (examples where h abstains,
+    Wilbur et al. 2005, eq. 6, 9; Barutcuoglu et al. 2007, section 4). ``u`` are the margins y_i h(x_i) (examples where h abstains,
     u = 0, only add a constant to Z and may be left out), ``w`` their weights under D_t,
     M = max |u_k|. The s-terms are two phantom examples of weight s at u = +-M, which keep alpha
     finite when every u_k has one sign (M over the examples of positive weight); for h in

@@ -11,8 +11,8 @@ Algorithms: ``adaboost``, ``madaboost``, ``real-adaboost``, ``adaboost-mh``,
 ``discrete-adaboost-mh``, ``samme`` (Gini stumps, as scikit-learn), ``samme-error`` (stumps of
 least K-ary error), ``boostexter``.
 
-Papers: 000_ea597104f195fc85.txt section 3.1 (AdaBoost after Schapire & Singer, eq. 6-12),
-004_0d8ee714c410b779.txt Fig. 2 (AdaBoost), 003_e8f9baceaf668295.txt (slides: stumps from the
+Papers: Wilbur et al. 2005, section 3.1 (AdaBoost after Schapire & Singer, eq. 6-12),
+Scholz 2006, Fig. 2 (AdaBoost), Yoder 2011 (slides: stumps from the
 best ROC point of one feature; err <= prod Z_t).
 """
 
@@ -68,7 +68,7 @@ def boostkit_register_algorithms(registry):
         calibration="constant-alpha",
         reweighting="exponential",
         stopping=("no-edge",),
-        paper="Freund & Schapire (1997); 000 section 3.1, 004 Fig. 2",
+        paper="Freund & Schapire (1997); Wilbur et al. 2005, section 3.1; Scholz 2006, Fig. 2",
         description="Discrete AdaBoost: lowest-error stumps, alpha = 1/2 ln((1-eps)/eps).",
     ))
     registry.add_algorithm(boostkit.Recipe(
@@ -77,7 +77,7 @@ def boostkit_register_algorithms(registry):
         calibration="domain-partition",
         reweighting="exponential",
         stopping=("no-edge",),
-        paper="Schapire & Singer (1999); 000 eq. 10-12",
+        paper="Schapire & Singer (1999); Wilbur et al. 2005, eq. 10-12",
         description="Confidence-rated AdaBoost: stumps minimising Z, c_j = 1/2 ln(W+_j/W-_j).",
     ))
     registry.add_algorithm(boostkit.Recipe(

@@ -12,12 +12,12 @@ from boostkit.losses import get_loss, loss_names, margin_loss_distribution, shar
 
 @attrs.define
 class ExponentialReweighting(boostkit.Reweighting):
-    """D_{t+1}(i) = D_1(i) exp(-y_i F_t(x_i)) / prod_{s<=t} Z_s (000 eq. 6; 003).
+    """D_{t+1}(i) = D_1(i) exp(-y_i F_t(x_i)) / prod_{s<=t} Z_s (Wilbur et al. 2005, eq. 6; Yoder 2011).
 
     Equivalent to the multiplicative update D_{t+1}(i) = D_t(i) exp(-y_i c_t(x_i)) / Z_t, but
     computed from the margins in log space, so it never overflows and a round can be replaced by
     removing its contribution. The potential log sum_i D_1(i) exp(-y_i F_t(x_i)) gives
-    prod_s Z_s, which bounds the training error (000 Theorem 1).
+    prod_s Z_s, which bounds the training error (Wilbur et al. 2005, Theorem 1).
 
     With C > 1 margin columns the same rule runs over the (example, class) pairs:
     D_{t+1}(i, l) proportional to D_1(i, l) exp(-Y(i, l) F_t(x_i, l)), AdaBoost.MH's update
@@ -57,7 +57,7 @@ class MarginLossReweighting(boostkit.Reweighting):
 
     The functional-gradient reweighting of Mason, Baxter, Bartlett & Frean (2000, AnyBoost,
     section 3): for a margin loss L the next distribution weighs example i by -L'(y_i F_t(x_i)),
-    and with L = e^{-v} it is AdaBoost's (000 eq. 6). ``loss`` names a
+    and with L = e^{-v} it is AdaBoost's (Wilbur et al. 2005, eq. 6). ``loss`` names a
     :class:`boostkit.losses.MarginLoss` (``boostkit.losses.loss_names()``): ``logistic``
     (w = 1/(1 + e^{yF}), Collins, Schapire & Singer 2002), ``madaboost`` (w = min(1, e^{-yF}),
     Domingo & Watanabe 2000), ``logitboost`` (FHT's p (1 - p)), ``exponential``, or one a plugin

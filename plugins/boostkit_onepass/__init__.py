@@ -1,4 +1,4 @@
-"""boostkit_onepass: one-pass boosting (Barutcuoglu, Long & Servedio, 002_e834e6eb4e496457.txt).
+"""boostkit_onepass: one-pass boosting (Barutcuoglu et al. 2007).
 
 Algorithms:
 
@@ -61,7 +61,7 @@ __all__ = [
     "one_pass",
 ]
 
-PAPER = "Barutcuoglu, Long & Servedio, One-Pass Boosting (002)"
+PAPER = "Barutcuoglu et al. 2007"
 
 
 @boostkit.hookimpl

@@ -1,4 +1,4 @@
-"""The source of 002_e834e6eb4e496457.txt sections 3.1-3.2, on which PickyAdaBoost beats AdaBoost.
+"""The source of Barutcuoglu et al. 2007, sections 3.1-3.2, on which PickyAdaBoost beats AdaBoost.
 
 y is uniform in {-1, +1}; x_1, ..., x_n independently equal y with probability 1/2 + gamma; x_{n+1}
 equals y unless x_1 = ... = x_n = -y. The base classifiers are b_i(x) = x_i, taken in the order
@@ -49,7 +49,7 @@ def construction_recipes(gamma_bar: float) -> tuple[boostkit.Recipe, boostkit.Re
     adaboost = boostkit.Recipe(
         name="construction-adaboost", proposal=("ordered-pool", {"order": "given", "base": "sign"}),
         calibration=("constant-alpha", {"smoothing": 0.0}), reweighting="exponential",
-        paper="002 section 3.2",
+        paper="Barutcuoglu et al. 2007, section 3.2",
     )
     picky = attrs.evolve(adaboost, name="construction-picky-adaboost",
                          proposal_wrappers=(("picky", {"gamma_bar": gamma_bar}),))

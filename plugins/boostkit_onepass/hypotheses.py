@@ -1,6 +1,6 @@
 """The base classifiers of one-pass boosting, and the linear vote they add up to.
 
-002_e834e6eb4e496457.txt uses one base classifier per feature: the feature itself when it is +-1
+Barutcuoglu et al. 2007 uses one base classifier per feature: the feature itself when it is +-1
 (section 3.1, b_i(x) = x_i; the synthetic data of section 4), and for text a confidence-rated
 classifier whose confidence is the number of times its term occurs (section 4). Every hypothesis
 here reads dense arrays and CSR matrices alike, without densifying the latter.
@@ -43,7 +43,7 @@ def _polarity(instance, attribute, value):
 class FeatureSign(boostkit.WeakHypothesis):
     """h(x) = polarity * (+1 if x[feature] > 0 else -1).
 
-    For a +-1 feature this is the feature itself (002 section 3.1: b_i(x) = x_i); for a term count
+    For a +-1 feature this is the feature itself (Barutcuoglu et al. 2007, section 3.1: b_i(x) = x_i); for a term count
     it says whether the term occurs. Two cells: 0 (x <= 0) and 1 (x > 0), so per-cell
     calibrations apply too. ``polarity = -1`` is the negated classifier.
     """
@@ -69,7 +69,7 @@ class FeatureSign(boostkit.WeakHypothesis):
 class FeatureCount(boostkit.WeakHypothesis):
     """h(x) = x[feature]: the confidence-rated classifier of a term, confidence = its count.
 
-    002 section 4 (after Schapire & Singer's confidence-rated predictions): it abstains (h = 0)
+    Barutcuoglu et al. 2007, section 4 (after Schapire & Singer's confidence-rated predictions): it abstains (h = 0)
     on documents without the term; the sign of the voting weight alpha says which class the term
     speaks for.
     """
@@ -87,7 +87,7 @@ class FeatureCount(boostkit.WeakHypothesis):
 
 @attrs.frozen
 class ConstantVote(boostkit.WeakHypothesis):
-    """h(x) = +1 everywhere: the constant hypothesis of POPBM step 2.b.ii (002 section 2)."""
+    """h(x) = +1 everywhere: the constant hypothesis of POPBM step 2.b.ii (Barutcuoglu et al. 2007, section 2)."""
 
     name = "constant-vote"
     n_cells = 1

@@ -1,4 +1,4 @@
-"""Numba kernels of one-pass boosting (002_e834e6eb4e496457.txt), over plain arrays.
+"""Numba kernels of one-pass boosting (Barutcuoglu et al. 2007), over plain arrays.
 
 * Column and linear-score access to CSR matrices (``indptr``, ``indices``, ``data`` with sorted
   indices, as :func:`boostkit.data.check_features` returns them), so a fitted model predicts on
@@ -126,7 +126,7 @@ def potential_advantage(u, w, tol, max_iter):
 
     ``u`` are the non-zero margins y_i h(x_i), ``w`` their weights under a distribution D (the
     other examples add their mass to Z whatever alpha). For h in {-1, +1}, Z* = 2 sqrt(eps
-    (1 - eps)) and this is exactly |1/2 - eps|, the magnitude of 002's advantage; in general it
+    (1 - eps)) and this is exactly |1/2 - eps|, the magnitude of Barutcuoglu et al. 2007's advantage; in general it
     is the advantage of the +-1 classifier that would lower AdaBoost's potential by the same
     factor Z* (Z_t = sqrt(1 - 4 gamma_t^2)). 1 - Z* = -sum_k w_k expm1(-alpha* u_k) is summed
     directly, so small advantages keep their precision. When every u_k has one sign the infimum
@@ -279,7 +279,7 @@ def one_pass_signs(signs, y, d1, order, gamma_bar, smoothing, alpha_out, renorma
 
     Feature-major (d, n), so a base classifier is one contiguous row. For each j in ``order``:
     eps = sum_i D_t(i) [h_j(x_i) != y_i], gamma = 1/2 - eps; skip if |gamma| < ``gamma_bar``,
-    else alpha_j = 1/2 ln((1 - eps + s) / (eps + s)) (002 Fig. 1, smoothed by s as
+    else alpha_j = 1/2 ln((1 - eps + s) / (eps + s)) (Barutcuoglu et al. 2007, Fig. 1, smoothed by s as
     ``constant-alpha``/``onepass-alpha``) and D_{t+1}(i) = D_t(i) exp(-alpha_j y_i h_j(x_i)) / Z_t,
     normalised in the same loop. Returns ``(n_used, log_potential)`` as :func:`one_pass_counts`.
 

@@ -1,4 +1,4 @@
-"""Boost-by-majority weights (Freund 1995) as POPBM uses them (002_e834e6eb4e496457.txt, sec. 2).
+"""Boost-by-majority weights (Freund 1995) as POPBM uses them (Barutcuoglu et al. 2007, sec. 2).
 
 POPBM step 2.a: r_t(x, y) is the number of the chosen h_1, ..., h_{t-1} that are correct on
 (x, y), and the weight of (x, y) in round t is the probability that, if each of the votes still
@@ -72,13 +72,13 @@ def bbm_weights(margin, y, t: int, T: int, alpha: float) -> np.ndarray:
 
 
 def bbm_normaliser(margin, y, d1, t: int, T: int, alpha: float) -> float:
-    """Z_t = sum_i D(i) w_t(x_i, y_i) (002 step 2.a.ii)."""
+    """Z_t = sum_i D(i) w_t(x_i, y_i) (Barutcuoglu et al. 2007, step 2.a.ii)."""
     return float(d1 @ bbm_weights(margin, y, t, T, alpha))
 
 
 @attrs.define
 class BoostByMajority(boostkit.Reweighting):
-    """D_{t+1}(x, y) = w_{t+1}(x, y) D(x, y) / Z_{t+1} (002 section 2, step 2.a; Freund 1995).
+    """D_{t+1}(x, y) = w_{t+1}(x, y) D(x, y) / Z_{t+1} (Barutcuoglu et al. 2007, section 2, step 2.a; Freund 1995).
 
     T is the fit's round budget ``n_rounds``. The next round's normaliser Z_{t+1} and ``alpha``
     are recorded (``record.extra["bbm_z_next"]``, ``["bbm_alpha"]``); when Z_{t+1} = 0 (every

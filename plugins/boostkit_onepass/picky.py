@@ -1,4 +1,4 @@
-"""PickyAdaBoost's abstention as a proposal wrapper (002_e834e6eb4e496457.txt, section 3)."""
+"""PickyAdaBoost's abstention as a proposal wrapper (Barutcuoglu et al. 2007, section 3)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from .kernels import all_plus_minus_one, potential_advantage
 def advantage(scores: np.ndarray, y: np.ndarray, weights: np.ndarray) -> float:
     """|gamma|: the magnitude of the advantage of h under the distribution ``weights``.
 
-    For h in {-1, +1}: |1/2 - eps| with eps = sum_i D(i) [h(x_i) != y_i] (002 section 3). For a
+    For h in {-1, +1}: |1/2 - eps| with eps = sum_i D(i) [h(x_i) != y_i] (Barutcuoglu et al. 2007, section 3). For a
     confidence-rated h (term counts), whose advantage the paper does not define:
     1/2 sqrt(1 - Z*^2) with Z* the smallest potential alpha h can reach
     (:func:`boostkit_onepass.kernels.potential_advantage`), which is the same number for +-1
@@ -34,7 +34,7 @@ def _gamma_bar(instance, attribute, value):
 class Picky(boostkit.ProposalWrapper):
     """Skip every proposed base classifier whose advantage has magnitude below ``gamma_bar``.
 
-    PickyAdaBoost(gamma_bar) (002 section 3): "if the current base classifier has advantage
+    PickyAdaBoost(gamma_bar) (Barutcuoglu et al. 2007, section 3): "if the current base classifier has advantage
     gamma under D' where |gamma| < gamma_bar, PickyAdaBoost abstains in that round ... (the
     distribution for the next round of boosting will also be D')". Only the magnitude counts:
     a classifier and its negation get the same use (the voting weight takes the sign). The

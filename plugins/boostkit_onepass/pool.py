@@ -1,4 +1,4 @@
-"""Ordered pools of base classifiers, consumed in a single pass (002_e834e6eb4e496457.txt).
+"""Ordered pools of base classifiers, consumed in a single pass (Barutcuoglu et al. 2007).
 
 One-pass boosting (section 1: "(a) fixing an order b_1, ..., b_n of the base classifiers without
 looking at the data, (b) committing to use base classifier b_t in round t") and POPBM (section 2,
@@ -96,7 +96,7 @@ class FeaturePool:
 class OrderedPool(boostkit.Proposal):
     """Propose the base classifiers of a fixed random order, each once; ``None`` when spent.
 
-    One-pass AdaBoost (002 section 1, (a)-(c); section 4) uses b_t in round t; wrap it with
+    One-pass AdaBoost (Barutcuoglu et al. 2007, section 1, (a)-(c); section 4) uses b_t in round t; wrap it with
     ``picky`` for PickyAdaBoost (section 3). A full pass needs ``n_rounds`` at least the pool
     size (the number of features, twice that with ``negations``); with more, the run ends with
     stop reason ``"pool-exhausted"``.
@@ -151,7 +151,7 @@ class PopbmAborted(boostkit.BoostkitError, RuntimeError):
 
 @attrs.define
 class PopbmPool(boostkit.Proposal):
-    """POPBM's weak learner (002 section 2, steps 1-3) over +-1 base classifiers of the features.
+    """POPBM's weak learner (Barutcuoglu et al. 2007, section 2, steps 1-3) over +-1 base classifiers of the features.
 
     In round t, with T = ``n_rounds`` and Z_t = E_D[w_t(x, y)] the boost-by-majority normaliser
     (:func:`boostkit_onepass.majority.bbm_normaliser`):
@@ -205,7 +205,7 @@ class PopbmPool(boostkit.Proposal):
             if 0.5 * float(weighted_labels @ candidate.scores) >= self.alpha:
                 return candidate
         message = (
-            f"POPBM aborted (002 section 2, step 3): the {len(self._pool)} base classifiers ran "
+            f"POPBM aborted (Barutcuoglu et al. 2007, section 2, step 3): the {len(self._pool)} base classifiers ran "
             f"out after {t - 1} of T={T} were chosen (round {t} found none with advantage >= "
             f"alpha={self.alpha}); lower alpha or T, or add base classifiers"
         )

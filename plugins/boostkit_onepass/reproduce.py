@@ -1,4 +1,4 @@
-"""Reproduce the results of 002_e834e6eb4e496457.txt.
+"""Reproduce the results of Barutcuoglu et al. 2007.
 
     python -m boostkit_onepass.reproduce construction   # sections 3.1-3.2, n = 3..15, exact
     python -m boostkit_onepass.reproduce table2         # Table 2, n = 1000 and 10000 features

@@ -1,4 +1,4 @@
-"""The Reuters comparison of 002_e834e6eb4e496457.txt (Table 1) on the Reuters data at hand.
+"""The Reuters comparison of Barutcuoglu et al. 2007 (Table 1) on the Reuters data at hand.
 
 The paper used the full ModApte split (9603 training, 3299 test texts) and ten topics; the data
 directory holds (see its manifest) Weka's 1/5 subset of ModApte for "corn" and "grain", and the

@@ -1,4 +1,4 @@
-"""Table 2 of 002_e834e6eb4e496457.txt: naive Bayes, OPAB and PickyAdaBoost on a synthetic source.
+"""Table 2 of Barutcuoglu et al. 2007: naive Bayes, OPAB and PickyAdaBoost on a synthetic source.
 
 Section 4: "to draw (x, y), begin by picking y in {-1, +1} uniformly at random. For each of the k
 features x_1, ..., x_k in the diverse gamma-good set G, set x_i equal to y with probability

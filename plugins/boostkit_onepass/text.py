@@ -1,6 +1,6 @@
-"""Term counts of texts as a scipy.sparse CSR matrix: the input of 002's Reuters experiments.
+"""Term counts of texts as a scipy.sparse CSR matrix: the input of Barutcuoglu et al. 2007's Reuters experiments.
 
-002_e834e6eb4e496457.txt section 4: "the text was converted into lower case ... a base classifier
+Barutcuoglu et al. 2007, section 4: "the text was converted into lower case ... a base classifier
 for each stem of length at most 5; ... the confidence of a base classifier was taken to be the
 number of times its stem appeared in the text". The paper does not say which stemmer; here a
 word's stem is its first ``prefix_length`` letters (words are runs of the letters a-z), so

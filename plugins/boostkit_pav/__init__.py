@@ -1,6 +1,6 @@
 """boostkit_pav: PAV-AdaBoost (Wilbur et al., *The Synergy Between PAV and AdaBoost*, 2005).
 
-Paper: 000_ea597104f195fc85.txt. The O(N) Pool Adjacent Violators algorithm (section 2.1) with
+Paper: Wilbur et al. 2005. The O(N) Pool Adjacent Violators algorithm (section 2.1) with
 the interpolation of 2.2 turns any real-valued weak hypothesis into the optimal monotone
 confidence-rated one, k_t = 1/2 ln(p_t / (1 - p_t)) (section 3.2, Theorem 2).
 
@@ -53,7 +53,7 @@ __all__ = [
     "SumConverged",
 ]
 
-PAPER = "Wilbur et al. (2005), 000"
+PAPER = "Wilbur et al. 2005"
 
 
 @boostkit.hookimpl
@@ -79,7 +79,7 @@ def boostkit_register_algorithms(registry):
         calibration="pav",
         reweighting="exponential",
         stopping=("no-edge",),
-        paper=f"{PAPER} section 3.2, 5, 7.1",
+        paper=f"{PAPER}, section 3.2, 5, 7.1",
         description="PAV-AdaBoost: a new Cmass direction per round, k_t = 1/2 ln(p/(1-p)) from "
                     "binned PAV of its scores.",
     ))
@@ -89,7 +89,7 @@ def boostkit_register_algorithms(registry):
         calibration=("pav", {"backfit": True}),
         reweighting="exponential",
         stopping=("sum-converged",),
-        paper=f"{PAPER} section 3.3",
+        paper=f"{PAPER}, section 3.3",
         description="PAV-AdaBoost.finite: each column is a score; back-fit one PAV term per "
                     "column in turn until the sum (20) stops decreasing.",
     ))
@@ -99,7 +99,7 @@ def boostkit_register_algorithms(registry):
         calibration=("sigmoid", {"intercept": False, "backfit": True}),
         reweighting="exponential",
         stopping=("sum-converged",),
-        paper=f"{PAPER} section 4",
+        paper=f"{PAPER}, section 4",
         description="Linear AdaBoost on a fixed set of scores: back-fit alpha_j per column "
                     "until the sum (20) stops decreasing.",
     ))
@@ -109,7 +109,7 @@ def boostkit_register_algorithms(registry):
         calibration="sigmoid",
         reweighting="exponential",
         stopping=("no-edge",),
-        paper=f"{PAPER} eq. 52-53",
+        paper=f"{PAPER}, eq. 52-53",
         description="Optimal linear AdaBoost: naive Bayes scores, k(s) = 1/2 (w s - b) with w "
                     "and b minimising Z.",
     ))

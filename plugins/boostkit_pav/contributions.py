@@ -1,10 +1,10 @@
 """The contributions c_t(x) = k_t(h_t(x)) this plugin's calibrations produce.
 
-* :class:`IsotonicSteps`: pure PAV-AdaBoost (000_ea597104f195fc85.txt eq. 14-15): p_t known on
+* :class:`IsotonicSteps`: pure PAV-AdaBoost (Wilbur et al. 2005, eq. 14-15): p_t known on
   the pools' end points and interpolated by 2.2 to any score, k = 1/2 ln(p / (1 - p)).
-* :class:`ScoreBins`: approximate PAV-AdaBoost (000 section 5): one k per bin of a fixed partition
+* :class:`ScoreBins`: approximate PAV-AdaBoost (Wilbur et al. 2005, section 5): one k per bin of a fixed partition
   of the score's range (eq. 39).
-* :class:`AffineScore`: the sigmoid calibration of 000 eq. 52-53, k(s) = 1/2 (w s - b).
+* :class:`AffineScore`: the sigmoid calibration of Wilbur et al. 2005, eq. 52-53, k(s) = 1/2 (w s - b).
 
 (Cells that the hypothesis itself orders, like a score column's bins, use the engine's
 ``boostkit.CellContribution``.)
@@ -47,7 +47,7 @@ class IsotonicSteps(boostkit.Contribution):
 
     ``points`` are increasing scores where p_t is known (the end points of the pools), and
     ``probabilities`` its values there, already bounded away from 0 and 1 by epsilon. Scores
-    between two points get the midpoint of their values (000 section 2.2, case 3) or, with
+    between two points get the midpoint of their values (Wilbur et al. 2005, section 2.2, case 3) or, with
     ``interpolation="linear"``, the linear interpolation; scores outside take the nearest end.
     """
 
@@ -72,7 +72,7 @@ class IsotonicSteps(boostkit.Contribution):
 
 @attrs.frozen
 class ScoreBins(boostkit.Contribution):
-    """c(x) = bin_values[j] for the bin j of s = h_t(x) (000 eq. 39): t_{j-1} < s <= t_j.
+    """c(x) = bin_values[j] for the bin j of s = h_t(x) (Wilbur et al. 2005, eq. 39): t_{j-1} < s <= t_j.
 
     ``thresholds`` (increasing, B - 1 of them) cut the real line into B bins, and
     ``bin_values`` holds k for each, from PAV over the bins (:func:`boostkit_pav.isotonic.isotonic_bins`).
@@ -98,7 +98,7 @@ class ScoreBins(boostkit.Contribution):
 
 @attrs.frozen
 class AffineScore(boostkit.Contribution):
-    """c(x) = slope * h_t(x) + intercept: k(s) = 1/2 (w s - b) of 000 eq. 53 (slope = w/2,
+    """c(x) = slope * h_t(x) + intercept: k(s) = 1/2 (w s - b) of Wilbur et al. 2005, eq. 53 (slope = w/2,
     intercept = -b/2)."""
 
     name = "affine-score"

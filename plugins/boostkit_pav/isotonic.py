@@ -1,7 +1,7 @@
 """Isotonic regression by PAV, its interpolation, and the confidence k = 1/2 ln(p / (1 - p)).
 
-Array-level API over the kernels of :mod:`boostkit_pav.kernels` (000_ea597104f195fc85.txt
-sections 2.1, 2.2, 3.2 and 5).
+Array-level API over the kernels of :mod:`boostkit_pav.kernels`
+(Wilbur et al. 2005, sections 2.1, 2.2, 3.2 and 5).
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ class IsotonicFit:
 def isotonic_regression(scores, weights, targets) -> IsotonicFit:
     """The weighted non-decreasing isotonic regression of ``targets`` on ``scores``.
 
-    Pools tied scores into N points, then runs the O(N) PAV of 000 section 2.1
+    Pools tied scores into N points, then runs the O(N) PAV of Wilbur et al. 2005, section 2.1
     (:func:`~boostkit_pav.kernels.pav_pools`). Scores with at most :data:`HASHED_POINTS`
     distinct values are pooled in one pass by hashing
     (:func:`~boostkit_pav.kernels.pool_ties_hashed`) and only the N points are sorted; others
@@ -125,7 +125,7 @@ def isotonic_regression(scores, weights, targets) -> IsotonicFit:
 
 
 def interpolate(points, values, s, interpolation: str = "midpoint") -> np.ndarray:
-    """Values at ``s`` of the function known at increasing ``points`` (000 section 2.2).
+    """Values at ``s`` of the function known at increasing ``points`` (Wilbur et al. 2005, section 2.2).
 
     ``interpolation="midpoint"`` is case 3 of the paper (the mean of the two neighbours);
     ``"linear"`` the linear interpolation the paper suggests for sparse real-valued data.
@@ -139,7 +139,7 @@ def interpolate(points, values, s, interpolation: str = "midpoint") -> np.ndarra
 
 
 def isotonic_bins(wpos: np.ndarray, wneg: np.ndarray, interpolation: str = "midpoint") -> np.ndarray:
-    """p per bin of an ordered partition (approximate PAV-AdaBoost, 000 section 5, eq. 39).
+    """p per bin of an ordered partition (approximate PAV-AdaBoost, Wilbur et al. 2005, section 5, eq. 39).
 
     Bin j holds the weight ``wpos[j]`` of positive and ``wneg[j]`` of negative examples; PAV runs
     on the bins that hold weight, with the bin index as the parameter, and a bin without weight
@@ -159,10 +159,10 @@ def isotonic_bins(wpos: np.ndarray, wneg: np.ndarray, interpolation: str = "midp
 
 
 def bound_probabilities(p: np.ndarray, epsilon: float) -> np.ndarray:
-    """p bounded away from 0 and 1 by epsilon (000 section 3.2, before eq. 18)."""
+    """p bounded away from 0 and 1 by epsilon (Wilbur et al. 2005, section 3.2, before eq. 18)."""
     return np.clip(p, epsilon, 1.0 - epsilon)
 
 
 def half_log_odds(p: np.ndarray) -> np.ndarray:
-    """k = 1/2 ln(p / (1 - p)) (000 eq. 14); finite for p in (0, 1)."""
+    """k = 1/2 ln(p / (1 - p)) (Wilbur et al. 2005, eq. 14); finite for p in (0, 1)."""
     return 0.5 * np.log(p / (1.0 - p))

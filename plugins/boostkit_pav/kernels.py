@@ -2,7 +2,7 @@
 interpolation, and what approximate PAV-AdaBoost needs to partition a new hypothesis' scores:
 a bucket sort of them (for the engine's quantile edges) and the binned class sums.
 
-All are plain functions over arrays (000_ea597104f195fc85.txt sections 2 and 5). The tests keep
+All are plain functions over arrays (Wilbur et al. 2005, sections 2 and 5). The tests keep
 naive references beside them and also run them with ``NUMBA_DISABLE_JIT=1``.
 
 Tied scores are pooled in the order of the examples, whichever kernel pools them
@@ -49,7 +49,7 @@ def check_regression_input(scores, weights, targets):
 @numba.njit(cache=True, nogil=True)
 def split_weights(weights, is_pos, pos, neg):
     """The weights of each class, ``pos = weights * is_pos`` and ``neg = weights - pos`` (the
-    bits of numpy's two passes), written in one pass (000 section 7: Cmass's centroids and
+    bits of numpy's two passes), written in one pass (Wilbur et al. 2005, section 7: Cmass's centroids and
     naive Bayes' counts weigh each class by D_t)."""
     for i in range(weights.shape[0]):
         p = weights[i] * is_pos[i]
@@ -260,7 +260,7 @@ def pool_ties_hashed(scores, bits, weights, targets, max_points, out_scores, out
 
 @numba.njit(cache=True, nogil=True)
 def pav_pools(means, weights, pool_starts, pool_values):
-    """The Pool Adjacent Violators algorithm exactly as 000 section 2.1 gives it.
+    """The Pool Adjacent Violators algorithm exactly as Wilbur et al. 2005, section 2.1 gives it.
 
     Input: N points in increasing order of their parameter, with positive ``weights`` w_i and
     targets ``means`` p_i. Output: the pools (maximal irreducible intervals, eq. 4) and their
@@ -390,7 +390,7 @@ def pav_pools_scratch(means, weights, pool_starts, pool_values, links, sums):
 
 @numba.njit(cache=True, nogil=True)
 def interpolate_points(points, values, s, linear, out):
-    """Extend a function known on increasing ``points`` to any ``s`` (000 section 2.2).
+    """Extend a function known on increasing ``points`` to any ``s`` (Wilbur et al. 2005, section 2.2).
 
     Case 1: s equals a point, take its value. Cases 2 and 4: below the first or above the last
     point, take the first or last value. Case 3: strictly between two neighbours, take the
@@ -418,7 +418,7 @@ def interpolate_points(points, values, s, linear, out):
 
 @numba.njit(cache=True, nogil=True)
 def pav_bins(wpos, wneg, linear, out):
-    """p per bin of an ordered partition by PAV over its bins (000 section 5, eq. 39): bin b
+    """p per bin of an ordered partition by PAV over its bins (Wilbur et al. 2005, section 5, eq. 39): bin b
     holds the weight ``wpos[b]`` of positive and ``wneg[b]`` of negative examples. The bins
     that hold weight are the points of :func:`pav_pools`, at their bin index, with weight
     ``wpos + wneg`` and target ``wpos / (wpos + wneg)``; a bin without weight gets its value by
@@ -619,7 +619,7 @@ def _cut_position(m, q, max_bins):
 @numba.njit(cache=True, nogil=True)
 def quantile_neighbours(values, max_bins, out, cut_below):
     """The few values that decide the engine's quantile thresholds of ``values``, without
-    sorting them all (000 section 5 bins a new hypothesis' scores every round).
+    sorting them all (Wilbur et al. 2005, section 5 bins a new hypothesis' scores every round).
 
     ``boostkit.kernels.binning.quantile_thresholds`` of the m values that are not NaN (every
     one placing) gives every distinct value its own bin when there are at most ``max_bins``,
@@ -762,7 +762,7 @@ def _bin_of(x, b, below, padded, widest):
 
 @numba.njit(cache=True, nogil=True)
 def bin_class_sums(scores, thresholds, weights, is_pos, cells, sums):
-    """Bin the scores and sum the weight of each class per bin, in one pass (000 section 5).
+    """Bin the scores and sum the weight of each class per bin, in one pass (Wilbur et al. 2005, section 5).
 
     ``cells[i]`` receives the number of ``thresholds`` (increasing) strictly below
     ``scores[i]`` (bin b holds t_{b-1} < s <= t_b; NaN goes to bin 0), and ``sums[b, c]``
@@ -822,7 +822,7 @@ def partition_scores(sample, max_bins, scores, weights, is_pos, thresholds, cell
     """:func:`quantile_edges` of ``sample`` into ``thresholds`` (length >= ``max_bins`` - 1),
     then :func:`bin_class_sums` of ``scores`` on them into ``cells`` and ``sums``
     (``(max_bins, 2)``, zeroed by the caller): a new hypothesis' partition and the class weights
-    of its bins in one call (000 section 5). Returns the number of thresholds."""
+    of its bins in one call (Wilbur et al. 2005, section 5). Returns the number of thresholds."""
     n_thresholds = quantile_edges(sample, max_bins, thresholds)
     bin_class_sums(scores, thresholds[:n_thresholds], weights, is_pos, cells, sums)
     return n_thresholds

@@ -1,4 +1,4 @@
-"""Reproduce Tables 1, 2, 3 and 6 of 000_ea597104f195fc85.txt (Wilbur et al., PAV-AdaBoost).
+"""Reproduce Tables 1, 2, 3 and 6 of Wilbur et al. 2005 (PAV-AdaBoost).
 
 Run::
 
@@ -59,7 +59,7 @@ __all__ = [
     "main",
 ]
 
-# The paper's numbers (000, Tables 1, 2, 3 and 6).
+# The paper's numbers (Wilbur et al. 2005, Tables 1, 2, 3 and 6).
 PAPER = {
     "table1": {"ideal": 0.860, "pav": 0.860, "linear": 0.823},
     "table2": {"ideal": 0.698, "pav": 0.698, "linear": 0.300},
@@ -264,7 +264,7 @@ def table6(repeats: int = 10, seed: int = 0) -> dict:
 
 
 def _knn_scores(X, y, X_test, k: int = 60) -> np.ndarray:
-    """KNN of 000 section 7: the summed similarity (eq. 49 local weights times IDF, dot product)
+    """KNN of Wilbur et al. 2005, section 7: the summed similarity (eq. 49 local weights times IDF, dot product)
     of the test document to the +1 documents among its k most similar training documents."""
     idf = np.log(X.shape[0] / np.maximum(np.count_nonzero(X, axis=0), 1))
     train = local_weights(X, X.sum(axis=1), 0.0044, 0.7) * idf

@@ -1,4 +1,4 @@
-"""Term counts for the document-classification experiments (000_ea597104f195fc85.txt section 7).
+"""Term counts for the document-classification experiments (Wilbur et al. 2005, section 7).
 
 A corpus becomes a (documents x terms) matrix of term counts over a vocabulary of the most
 widespread terms. ``nscore`` and ``binary-naive-bayes`` read such counts and ``cmass`` works on

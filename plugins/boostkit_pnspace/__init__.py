@@ -1,4 +1,4 @@
-"""boostkit_pnspace: Ada2Boost and boosting in PN spaces (004_0d8ee714c410b779.txt, Scholz).
+"""boostkit_pnspace: Ada2Boost and boosting in PN spaces (Scholz 2006).
 
 Components: the calibration ``asymmetric-beta`` (eq. 2-3: beta(+1) = p/n, beta(-1) =
 n_bar/p_bar, optional Laplace / m-estimate smoothing), the reweighting ``stratification``
@@ -65,7 +65,7 @@ def boostkit_register_algorithms(registry):
         calibration="asymmetric-beta",
         reweighting="stratification",
         stopping=("no-edge",),
-        paper="Scholz, Boosting in PN Spaces: 004 eq. 2-3, Fig. 3",
+        paper="Scholz 2006, eq. 2-3, Fig. 3",
         description="Ada2Boost: stumps minimising the total weight, beta(+1) = p/n and "
                     "beta(-1) = n_bar/p_bar, each side stratified; PN-space records.",
     ))

@@ -1,4 +1,4 @@
-"""Prop. 3 of 004_0d8ee714c410b779.txt: an Ada2Boost model in AdaBoost's form, with an offset.
+"""Prop. 3 of Scholz 2006: an Ada2Boost model in AdaBoost's form, with an offset.
 
 An Ada2Boost model (eq. 3) adds c_t(cov) on the covered side of each base classifier h_t and
 c_t(unc) on the uncovered side. With h_t = +1 on the covered side and -1 elsewhere,
@@ -30,7 +30,7 @@ __all__ = ["ConstantHypothesis", "CoverIndicator", "to_adaboost_form"]
 class CoverIndicator(boostkit.WeakHypothesis):
     """h(x) = +1 if x falls in the ``covered`` cell of ``base``'s partition, else -1.
 
-    The boolean base classifier of 004 (C = {h = +1}), built on any two-cell hypothesis; it
+    The boolean base classifier of Scholz 2006 (C = {h = +1}), built on any two-cell hypothesis; it
     keeps the base's two cells.
     """
 
@@ -96,7 +96,7 @@ def to_adaboost_form(model: boostkit.BoostModel) -> boostkit.BoostModel:
     recipe = attrs.evolve(
         model.recipe,
         description=f"{model.recipe.description} Converted to AdaBoost form with an offset "
-                    "(004 Prop. 3).".strip(),
+                    "(Scholz 2006, Prop. 3).".strip(),
     )
     return attrs.evolve(
         model,

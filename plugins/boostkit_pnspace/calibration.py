@@ -1,6 +1,6 @@
-"""Ada2Boost's asymmetric coefficients beta(+1) = p/n, beta(-1) = n_bar/p_bar (004 eq. 2-3).
+"""Ada2Boost's asymmetric coefficients beta(+1) = p/n, beta(-1) = n_bar/p_bar (Scholz 2006, eq. 2-3).
 
-Notation of 004_0d8ee714c410b779.txt, Definition 1: a boolean base classifier h covers C = {h = +1}
+Notation of Scholz 2006, Definition 1: a boolean base classifier h covers C = {h = +1}
 holding p positives and n negatives (weights under w_t) and leaves C_bar = {h = -1} holding p_bar
 positives and n_bar negatives.
 """
@@ -42,13 +42,13 @@ def _smoothing_code(smoothing: str) -> int:
 
 def cell_odds(wpos, wneg, smoothing: str = "none", m: float = 2.0,
               n_examples: float = 1.0) -> np.ndarray:
-    """The odds ratio beta'_j of every cell j of every candidate partition (004 Fig. 3).
+    """The odds ratio beta'_j of every cell j of every candidate partition (Scholz 2006, Fig. 3).
 
     ``wpos``/``wneg`` have shape ``(..., K)``: the current weight of positives and negatives per
     cell. Unsmoothed, beta'_j = W+_j / W-_j: p/n on the covered cell and p_bar/n_bar on the
     uncovered one, i.e. beta(+1) and 1/beta(-1) of eq. 2.
 
-    Smoothing (004 after Prop. 3: "Laplace or m-estimates for pure subsets") counts weight in
+    Smoothing (Scholz 2006, after Prop. 3: "Laplace or m-estimates for pure subsets") counts weight in
     examples: the current weights are rescaled to total ``n_examples`` (= |E|, so one pseudo-count
     is one average example of the weighted set, the paper's implicit normalisation of section 2),
     and
@@ -70,7 +70,7 @@ def cell_odds(wpos, wneg, smoothing: str = "none", m: float = 2.0,
 
 def total_weight_after(wpos, wneg, smoothing: str = "none", m: float = 2.0,
                        n_examples: float = 1.0) -> np.ndarray:
-    """The total weight once every cell j is reweighted with its odds beta'_j (004 Fig. 3).
+    """The total weight once every cell j is reweighted with its odds beta'_j (Scholz 2006, Fig. 3).
 
     Positives of cell j are divided by sqrt(beta'_j), negatives multiplied by it, so the cell's
     weight becomes W+_j / sqrt(beta'_j) + W-_j sqrt(beta'_j); with beta'_j = W+_j / W-_j that is
@@ -92,7 +92,7 @@ def _positive_finite(instance, attribute, value):
 
 @attrs.define
 class AsymmetricBeta(boostkit.Calibration):
-    """Ada2Boost's per-side coefficients alpha(h) = 1/2 ln beta(h) (004 eq. 2-3, Fig. 3).
+    """Ada2Boost's per-side coefficients alpha(h) = 1/2 ln beta(h) (Scholz 2006, eq. 2-3, Fig. 3).
 
     For a base classifier with two cells (the two sides of a stump), each cell j gets
     c_j = 1/2 ln beta'_j with beta'_j its odds ratio (:func:`cell_odds`). This is eq. 3's

@@ -1,4 +1,4 @@
-"""The plugin's hot loops (004_0d8ee714c410b779.txt).
+"""The plugin's hot loops (Scholz 2006).
 
 * :func:`aoc_star`: weighted misranked pairs (Definition 3) in one pass over sorted scores, run
   twice per round for the PN-space records;
@@ -48,7 +48,7 @@ def aoc_star(scores, is_pos, weights, order):
     return misranked
 
 
-# Smoothing of the odds (004 after Prop. 3), as the kernels take it.
+# Smoothing of the odds (Scholz 2006, after Prop. 3), as the kernels take it.
 NO_SMOOTHING, LAPLACE, M_ESTIMATE = 0, 1, 2
 # Numerator and denominator of the odds are floored at this fraction of the total weight.
 ODDS_FLOOR = 1e-15
@@ -96,7 +96,7 @@ def cell_odds_rows(wpos, wneg, smoothing, m, n_examples, out):
 def weight_after_rows(wpos, wneg, smoothing, m, n_examples, out):
     """Total weight of each partition once every cell j is reweighted with its odds beta'_j.
 
-    Positives of a cell are divided by sqrt(beta'_j), negatives multiplied by it (004 Fig. 3),
+    Positives of a cell are divided by sqrt(beta'_j), negatives multiplied by it (Scholz 2006, Fig. 3),
     with the odds of :func:`cell_odds_rows`; ``out[r]`` gets sum_j W+_j / sqrt(beta'_j) +
     W-_j sqrt(beta'_j). ``wpos``/``wneg`` are ``(R, K)``, ``out`` ``(R,)``.
     """

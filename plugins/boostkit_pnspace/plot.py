@@ -1,4 +1,4 @@
-"""Pictures: nested PN spaces (004 Fig. 1, Fig. 5) and learning curves (Fig. 6).
+"""Pictures: nested PN spaces (Scholz 2006, Fig. 1, Fig. 5) and learning curves (Fig. 6).
 
 Needs matplotlib (``pip install boostkit[plot]``), imported when a picture is drawn. Run
 ``python -m boostkit_pnspace.plot --dataset mushroom --rounds 3 --output pnspace.png`` to fit
@@ -133,7 +133,7 @@ def plot_pn_spaces(model: boostkit.BoostModel, X, y, sample_weight=None, rounds:
         ax.set_ylim(min(ax.get_ylim()[0], 0) - 0.02 * top, max(ax.get_ylim()[1], 0) + 0.02 * top)
     for ax in axes[panels:]:
         ax.set_visible(False)
-    fig.suptitle(f"{model.recipe.name}: PN spaces of the first rounds (004 Fig. 1, Fig. 5)")
+    fig.suptitle(f"{model.recipe.name}: PN spaces of the first rounds (Scholz 2006, Fig. 1, Fig. 5)")
     fig.tight_layout()
     if path is not None:
         fig.savefig(path, dpi=110)

@@ -1,4 +1,4 @@
-"""PN-space quantities (004_0d8ee714c410b779.txt sections 2 and 3.3).
+"""PN-space quantities (Scholz 2006, sections 2 and 3.3).
 
 Units are the paper's: the initial weights w_1 sum to |E| (w_1 = 1 per example for uniform
 sample weights, Fig. 3), and w_{t+1}(x, y) = w_1(x, y) exp(-y F_t(x)) is never normalised, so

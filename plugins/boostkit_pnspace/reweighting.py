@@ -1,4 +1,4 @@
-"""Stratification (004 Prop. 1-2) and Ada2Boost's reweighting by stratification (Fig. 3)."""
+"""Stratification (Scholz 2006, Prop. 1-2) and Ada2Boost's reweighting by stratification (Fig. 3)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ __all__ = ["Stratification", "stratify"]
 
 
 def stratify(weights, y, c: float | None = None) -> np.ndarray:
-    """Skew a weighted example set by the factor ``c`` with P N preserved (004 Prop. 1).
+    """Skew a weighted example set by the factor ``c`` with P N preserved (Scholz 2006, Prop. 1).
 
     Positives are multiplied by sqrt(c), negatives divided by it, so P'/N' = c P/N and
     P' N' = P N: the AOC* of any ranking is unchanged (Definition 3). This is the only such rule

@@ -1,4 +1,4 @@
-"""Learning curves of AdaBoost vs Ada2Boost with 1..100 stumps (004 section 4, Fig. 6).
+"""Learning curves of AdaBoost vs Ada2Boost with 1..100 stumps (Scholz 2006, section 4, Fig. 6).
 
 Run ``python -m boostkit_pnspace.study`` (``--help`` for the options). For every real binary
 dataset boostkit can load offline (:func:`boostkit.datasets.available`; the paper used credit-g =
@@ -206,7 +206,7 @@ def summary_markdown(results: list[dict], run: dict) -> str:
     """The study's tables: where Ada2Boost is ahead, then every metric at a few sizes."""
     sizes = [k for k in TABLE_STUMPS if k <= run["n_rounds"]]
     lines = [
-        "# AdaBoost vs Ada²Boost: learning curves (004 section 4, Fig. 6)",
+        "# AdaBoost vs Ada²Boost: learning curves (Scholz 2006, section 4, Fig. 6)",
         "",
         f"{run['n_folds']}-fold stratified cross-validation (seed {run['seed']}), 1..{run['n_rounds']} "
         f"stumps, Ada²Boost smoothing `{run['smoothing']}`. Means over folds; ± is the standard "
@@ -296,7 +296,7 @@ def plot_study(results: list[dict], run: dict, output: Path) -> list[Path]:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m boostkit_pnspace.study",
-        description="Learning curves of AdaBoost vs Ada2Boost with 1..N stumps (004 Fig. 6).")
+        description="Learning curves of AdaBoost vs Ada2Boost with 1..N stumps (Scholz 2006, Fig. 6).")
     parser.add_argument("--datasets", metavar="A,B",
                         help="comma-separated dataset names (default: every binary dataset "
                              "boostkit.datasets.available() lists)")

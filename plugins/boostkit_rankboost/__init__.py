@@ -1,6 +1,6 @@
 """boostkit_rankboost: RankBoost, bipartite (O(n) per round) and over explicit preference sets.
 
-Paper: 003_e8f9baceaf668295.txt (Yoder, *AdaBoost and RankBoost*, seminar slides), after Freund,
+Paper: Yoder 2011 (*AdaBoost and RankBoost*, seminar slides), after Freund,
 Iyer, Schapire & Singer (2003).
 
 Components: the proposals ``rank-stump`` (threshold rankers chosen by |r| from the class
@@ -56,7 +56,7 @@ __all__ = [
     "using_preferences",
 ]
 
-PAPER = "Freund et al. (2003) RankBoost; 003 slides"
+PAPER = "Freund et al. (2003) RankBoost; Yoder 2011, slides"
 
 
 def __getattr__(name):

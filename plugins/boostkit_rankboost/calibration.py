@@ -1,6 +1,6 @@
 """RankBoost's coefficient alpha = 1/2 ln((1 + r) / (1 - r)) and its partition loss -|r|.
 
-003_e8f9baceaf668295.txt, slide "Bounds and alpha": r = sum_{x0,x1} D(x0,x1) (h(x1) - h(x0)),
+Yoder 2011, slide "Bounds and alpha": r = sum_{x0,x1} D(x0,x1) (h(x1) - h(x0)),
 alpha = 1/2 ln((1+r)/(1-r)); the weak ranker is chosen to maximise r. The slides write h in
 {-1, 1}, but their algebra (r = W_- - W_+, |r| <= 1, and the convexity bound
 e^{alpha z} <= (1+z)/2 e^alpha + (1-z)/2 e^{-alpha} behind alpha) needs h(x1) - h(x0) in [-1, 1],
@@ -35,7 +35,7 @@ def rank_advantage(wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
     normalised to sum to 1, V+_j and V-_j per cell), a ranker that is 1 on a set S of cells has
     r = sum_{j in S} (V+_j - V-_j); the best S takes the cells where V+_j > V-_j, so
     r = 1/2 sum_j |V+_j - V-_j| (the sum of V+_j - V-_j over all cells is 0). For a stump this is
-    |TPR - FPR| at its threshold: the ROC point farthest from the diagonal (003, "take the best
+    |TPR - FPR| at its threshold: the ROC point farthest from the diagonal (Yoder 2011, "take the best
     point on the ROC curve"). A class without weight gives r = 0.
     """
     # Sums over the short last axis as products with ones: numpy's reduction over a length-2
@@ -67,7 +67,7 @@ def _smoothing(instance, attribute, value):
 
 
 def rankboost_alpha(r: float, smoothing: float = 0.0) -> float:
-    """alpha = 1/2 ln((1 + r + s) / (1 - r + s)), s = max(smoothing, 1e-15) (003; s = 0 there).
+    """alpha = 1/2 ln((1 + r + s) / (1 - r + s)), s = max(smoothing, 1e-15) (Yoder 2011; s = 0 there).
 
     Minimises the bound Z <= (1-r)/2 e^alpha + (1+r)/2 e^{-alpha} of Freund et al. (2003), which
     then gives Z <= sqrt(1 - r^2).
@@ -78,7 +78,7 @@ def rankboost_alpha(r: float, smoothing: float = 0.0) -> float:
 
 @attrs.define
 class RankBoostAlpha(boostkit.Calibration):
-    """RankBoost's alpha_t = 1/2 ln((1 + r_t) / (1 - r_t)) (003, "Bounds and alpha").
+    """RankBoost's alpha_t = 1/2 ln((1 + r_t) / (1 - r_t)) (Yoder 2011, "Bounds and alpha").
 
     r_t = sum_{x0,x1} D_t(x0,x1) (h~(x1) - h~(x0)) with h~ = (h - lo)/(hi - lo) in [0, 1], computed
     in O(n) from the per-class weighted sums of h (the factorised pair distribution: the

@@ -4,7 +4,7 @@ Plain module-level numba functions over arrays and scalars (``cache=True``). The
 numpy references beside them (``tests/rankboost/test_rankboost_kernels.py``) and also run under
 ``NUMBA_DISABLE_JIT=1``.
 
-Notation of 003_e8f9baceaf668295.txt (slides "RankBoost", "Bounds and alpha"): x0 ranges over the
+Notation of Yoder 2011 (slides "RankBoost", "Bounds and alpha"): x0 ranges over the
 examples that should be ranked *below* (negatives, the "lower" role), x1 over those ranked above
 (positives, the "upper" role); D(x0, x1) is the distribution over pairs and F the running margin.
 """
@@ -20,7 +20,7 @@ def class_score_sums(scores, weights, is_pos):
     """One pass: ``(sum_neg w h, W_neg, sum_pos w h, W_pos, min h, max h)``.
 
     The per-class weighted sums give RankBoost's r = sum_{x0,x1} D(x0,x1) (h(x1) - h(x0)) in O(n)
-    when D factorises as v(x0) v(x1) (003, "r = sum_x h(x) s(x) v(x) sum_{x'} v(x')"):
+    when D factorises as v(x0) v(x1) (Yoder 2011, "r = sum_x h(x) s(x) v(x) sum_{x'} v(x')"):
     r = sum_pos w h / W_pos - sum_neg w h / W_neg. The range lets the caller check that h lies
     where the coefficient rule assumes it does without a second pass.
     """
@@ -110,7 +110,7 @@ def pair_weights(margin, is_pos, lower, upper, d1, out):
     """General RankBoost over an explicit preference set, as per-row weights.
 
     Pair p says row ``lower[p]`` (x0, ``is_pos`` 0) should rank below row ``upper[p]`` (x1,
-    ``is_pos`` 1); D_{t+1}(p) = D_1(p) exp(F(x0) - F(x1)) / prod_s Z_s (003, "Basic RankBoost
+    ``is_pos`` 1); D_{t+1}(p) = D_1(p) exp(F(x0) - F(x1)) / prod_s Z_s (Yoder 2011, "Basic RankBoost
     algorithm", the update written from the margins), with ``d1`` = D_1 (positive, summing to 1).
     ``out[row]`` receives half of the D_{t+1}-weight of the pairs in which the row takes part:
     the lower rows then hold 1/2 and the upper rows 1/2, and RankBoost's

@@ -1,6 +1,6 @@
 """Weak rankers: threshold stumps chosen by |r| from the class histogram, and scaled features.
 
-003_e8f9baceaf668295.txt: "Selection of weak classifier also needs to be redone. Turns out we
+Yoder 2011: "Selection of weak classifier also needs to be redone. Turns out we
 need to maximize r". Both learners orient their ranker so that r >= 0 and tell the calibration
 the range of their scores (``Candidate.info["score_range"]``).
 

@@ -1,6 +1,6 @@
 """General RankBoost over an explicit preference set built from graded relevance within groups.
 
-003_e8f9baceaf668295.txt, slides "RankBoost" and "Example": D(x0, x1) > 0 if x0 should be ranked
+Yoder 2011, slides "RankBoost" and "Example": D(x0, x1) > 0 if x0 should be ranked
 below x1, 0 otherwise, sum D = 1. :func:`preference_pairs` builds that set from graded relevance
 within groups (query ids): every pair of examples of one group with different relevance, the
 less relevant one as x0. The slides' second example (rank(x1) < rank(x2) = rank(x3)) has two

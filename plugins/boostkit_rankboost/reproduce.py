@@ -1,4 +1,4 @@
-"""Reproduce the examples of 003_e8f9baceaf668295.txt (Yoder, *AdaBoost and RankBoost*).
+"""Reproduce the examples of Yoder 2011 (*AdaBoost and RankBoost*).
 
 ``python -m boostkit_rankboost.reproduce slides``
     The two scored tables of "Discrete classifiers" (5 and 11 items): their ROC and
@@ -40,7 +40,7 @@ from boostkit.metrics import (
 
 from .preferences import preference_pairs
 
-# 003, "Discrete classifiers": ground truth (GT) and feature scores, highest first.
+# Yoder 2011, "Discrete classifiers": ground truth (GT) and feature scores, highest first.
 SLIDE_TABLES = {
     "five items": (np.array([1, 0, 1, 0, 1]), np.array([0.9, 0.7, 0.6, 0.5, 0.2])),
     "eleven items": (
@@ -48,7 +48,7 @@ SLIDE_TABLES = {
         np.array([0.9, 0.7, 0.7, 0.7, 0.7, 0.6, 0.5, 0.5, 0.5, 0.5, 0.2]),
     ),
 }
-# 003, "Example": true ranks of x1, x2, x3 (larger = ranked higher).
+# Yoder 2011, "Example": true ranks of x1, x2, x3 (larger = ranked higher).
 SLIDE_RANKINGS = {
     "e.g. 1: rank(x1) < rank(x2) < rank(x3)": np.array([0, 1, 2]),
     "e.g. 2: rank(x1) < rank(x2) = rank(x3)": np.array([0, 1, 1]),
@@ -124,9 +124,9 @@ def slide_figures(directory) -> list[Path]:
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     return [
-        plot.save(plot.roc_figure(SLIDE_TABLES, title="003, discrete classifiers: ROC"),
+        plot.save(plot.roc_figure(SLIDE_TABLES, title="Yoder 2011, discrete classifiers: ROC"),
                   directory / "slides-roc.png"),
-        plot.save(plot.pr_figure(SLIDE_TABLES, title="003, discrete classifiers: precision-recall"),
+        plot.save(plot.pr_figure(SLIDE_TABLES, title="Yoder 2011, discrete classifiers: precision-recall"),
                   directory / "slides-pr.png"),
     ]
 

@@ -1,6 +1,6 @@
 """RankBoost's pair distribution, computed from the margins: bipartite (factorised) and explicit.
 
-003_e8f9baceaf668295.txt, "Basic RankBoost algorithm": D_{t+1}(x0, x1) =
+Yoder 2011, "Basic RankBoost algorithm": D_{t+1}(x0, x1) =
 D_t(x0, x1) exp[alpha_t (h_t(x0) - h_t(x1))] / Z_t, i.e. D_{t+1} = D_1 exp(F_t(x0) - F_t(x1)) /
 prod_s Z_s. Both rules return, per example (row), the total weight of the pairs it takes part
 in, halved, so the x0 hold 1/2 and the x1 hold 1/2 and every r is a difference of per-class
@@ -43,7 +43,7 @@ class BipartiteReweighting(boostkit.Reweighting):
     (v_1: the sample weights normalised within each class; uniform over all n+ n- pairs by
     default), D_t(x0, x1) ~ D_1(x0, x1) exp(F(x0) - F(x1)) factorises into
     v(x0) ~ v_1(x0) e^{F(x0)} and v(x1) ~ v_1(x1) e^{-F(x1)}, each normalised within its class
-    (003, "Bounds and alpha": r = sum_x h(x) s(x) v(x) sum_{x'} v(x')). The weights are v / 2 and
+    (Yoder 2011, "Bounds and alpha": r = sum_x h(x) s(x) v(x) sum_{x'} v(x')). The weights are v / 2 and
     the potential log(sum v_1(x0) e^{F(x0)}) + log(sum v_1(x1) e^{-F(x1)})
     (:func:`boostkit_rankboost.kernels.bipartite_weights`).
     """

@@ -25,7 +25,7 @@ _SCORINGS = ("auto", "auc", "ndcg")
 
 
 class BoostRanker(BaseEstimator):
-    """Rank examples with RankBoost (003_e8f9baceaf668295.txt; Freund et al. 2003).
+    """Rank examples with RankBoost (Yoder 2011; Freund et al. 2003).
 
     Parameters
     ----------

@@ -1,4 +1,4 @@
-"""boostkit_weightboost: WeightBoost, its baselines, and depth-limited trees (001_e064afeb8d6bf0ca.txt).
+"""boostkit_weightboost: WeightBoost, its baselines, and depth-limited trees (Jin et al. 2003).
 
 Jin, Liu, Si, Carbonell & Hauptmann, *A New Boosting Algorithm Using Input-Dependent
 Regularizer*, ICML 2003. Components:
@@ -45,7 +45,7 @@ __all__ = [
 #: german_credit and breast_cancer_wisconsin (mean 15.2 % at depth 2; 16.1 % at 1, 16.2 % at 3,
 #: 15.5 % at 5; the weighted error or Gini as criterion did no better).
 TREE = ("tree", {"max_depth": 2, "min_samples_leaf": 2, "criterion": "entropy"})
-PAPER = "Jin et al., ICML 2003 (001_e064afeb8d6bf0ca.txt)"
+PAPER = "Jin et al. 2003"
 
 
 @boostkit.hookimpl
@@ -64,7 +64,7 @@ def boostkit_register_algorithms(registry):
         calibration_wrappers=(("input-dependent", {"beta": 0.5}),),
         reweighting=("weightboost-weights", {"beta": 0.5}),
         stopping=("no-edge",),
-        paper=f"{PAPER}: eq. 4, 7, 8",
+        paper=f"{PAPER}, eq. 4, 7, 8",
         description="WeightBoost: H_T = H_{T-1} + alpha_T e^{-|beta H_{T-1}(x)|} h_T(x), "
                     "weights e^{-yH - |beta H|}, beta = 0.5; depth-2 entropy trees.",
     ))
@@ -73,7 +73,7 @@ def boostkit_register_algorithms(registry):
         proposal=TREE,
         calibration=("epsilon-step", {"step": 0.1}),
         reweighting="exponential",
-        paper=f"Friedman et al. (1998), the baseline of {PAPER} section 4.1",
+        paper=f"Friedman et al. (1998), the baseline of {PAPER}, section 4.1",
         description="epsilon-Boost: AdaBoost's weights, every tree weighted by the same small "
                     "step 0.1; depth-2 entropy trees.",
     ))
@@ -82,7 +82,7 @@ def boostkit_register_algorithms(registry):
         proposal=TREE,
         calibration="constant-alpha",
         reweighting=("weight-decay-weights", {"decay": 0.003}),
-        paper=f"Raetsch et al. (1998), as {PAPER} section 2 states it",
+        paper=f"Raetsch et al. (1998), as {PAPER}, section 2 states it",
         description="Weight Decay: weights e^{-yF - C F^2} (C = 0.003), AdaBoost's alpha and "
                     "combination; depth-2 entropy trees.",
     ))

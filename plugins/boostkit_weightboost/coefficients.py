@@ -1,4 +1,4 @@
-"""epsilon-Boost's coefficient: the same small step every round (001 section 4.1)."""
+"""epsilon-Boost's coefficient: the same small step every round (Jin et al. 2003, section 4.1)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from .validators import finite_positive
 class EpsilonStep(boostkit.Calibration):
     """c_t(x) = step * h_t(x): a small constant coefficient instead of eq. 3's alpha_t.
 
-    epsilon-Boost (Friedman et al., cited by 001 section 4.1) combined with AdaBoost's weights
+    epsilon-Boost (Friedman et al., cited by Jin et al. 2003, section 4.1) combined with AdaBoost's weights
     (``exponential``) is forward stagewise fitting of the exponential loss with a fixed small
     step: every weak classifier gets the same small weight, so |F| stays small. The paper uses
     it to ask whether WeightBoost's gain comes from the input dependence or merely from keeping

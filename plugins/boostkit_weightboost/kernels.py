@@ -1,4 +1,4 @@
-"""Numba kernels of the WeightBoost plugin (001_e064afeb8d6bf0ca.txt).
+"""Numba kernels of the WeightBoost plugin (Jin et al. 2003).
 
 * :func:`regularized_term` (fit) and :func:`regularized_values` (predict): the input-dependent
   term c_t(x) = v_t(x) g(F_{t-1}(x)) s_t of eq. 4 / eq. 10, the same numbers at fit and at
@@ -188,7 +188,7 @@ def penalized_exponential_weights(margin, y, d1, beta, kind, power, out):
     ``out`` receives the normalised weights (eq. 7 for ``ABSOLUTE``, eq. 11 in general). The
     largest exponent among examples of positive initial weight is subtracted before
     exponentiating, so no number of rounds overflows. Returns log sum_i D_1(i) exp(-y_i F(x_i)),
-    the log of the exponential cost, which bounds the training error (001 eq. 5).
+    the log of the exponential cost, which bounds the training error (Jin et al. 2003, eq. 5).
     """
     n = margin.shape[0]
     top_cost, top_weight = _max_exponents(margin, y, d1, beta, kind, power, 0, n)
@@ -250,7 +250,7 @@ def eq6_log_bound(margin, y, d1, factor, values):
 
         sum_i D_1(i) e^{-y_i (F + g v)} <= sum_i D_1(i) e^{-y_i F} [(1 - g_i) + g_i e^{-y_i v_i}]
 
-    (001 eq. 6, with F = H_{T-1}, g = e^{-|beta H_{T-1}|} and v = alpha_T h_T). ``margin`` is
+    (Jin et al. 2003, eq. 6, with F = H_{T-1}, g = e^{-|beta H_{T-1}|} and v = alpha_T h_T). ``margin`` is
     F_{t-1}, ``factor`` g and ``values`` the inner (unregularized) term v. Computed relative to
     the largest exponent, so it never overflows.
     """

@@ -1,4 +1,4 @@
-"""WeightBoost's input-dependent regularizer, as a calibration wrapper (001_e064afeb8d6bf0ca.txt).
+"""WeightBoost's input-dependent regularizer, as a calibration wrapper (Jin et al. 2003).
 
 The combination of eq. 4 is H_T(x) = H_{T-1}(x) + alpha_T e^{-|beta H_{T-1}(x)|} h_T(x): the
 round's term is scaled, example by example, by a factor that shrinks where the ensemble built so
@@ -68,7 +68,7 @@ class InputDependentTerm(boostkit.Contribution):
 
 @attrs.define
 class InputDependentRegularizer(boostkit.CalibrationWrapper):
-    """Scale the wrapped calibration's term by g(F_{t-1}(x)) (001 eq. 4, general form eq. 9-12).
+    """Scale the wrapped calibration's term by g(F_{t-1}(x)) (Jin et al. 2003, eq. 4, general form eq. 9-12).
 
     Parameters
     ----------

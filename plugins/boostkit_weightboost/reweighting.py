@@ -3,7 +3,7 @@
 Both are D_{t+1}(i) proportional to D_1(i) exp(-y_i F_t(x_i) - penalty(F_t(x_i))), computed in log
 space by one kernel (:func:`boostkit_weightboost.kernels.penalized_distribution`). Both report
 the exponential cost sum_i D_1(i) e^{-y_i F_t(x_i)} as their potential: it bounds the training
-error whatever the combination (001 eq. 5), so the round records' ``error_bound`` is a true
+error whatever the combination (Jin et al. 2003, eq. 5), so the round records' ``error_bound`` is a true
 bound and ``z`` the factor by which the round changed it.
 """
 
@@ -28,7 +28,7 @@ def _penalized_weights(state, beta: float, kind: int, power: float) -> boostkit.
 
 @attrs.define
 class WeightBoostWeights(boostkit.Reweighting):
-    """W_i proportional to D_1(i) e^{-y_i H(x_i)} g(H(x_i)) (001 eq. 7; eq. 11 in general).
+    """W_i proportional to D_1(i) e^{-y_i H(x_i)} g(H(x_i)) (Jin et al. 2003, eq. 7; eq. 11 in general).
 
     With the ``exponential`` regularizer g = e^{-|beta H|}: W_i ~ e^{-y_i H(x_i) - |beta H(x_i)|}.
     Besides the examples H misclassifies, those near its decision boundary (small |H|) gain
@@ -59,9 +59,9 @@ class WeightBoostWeights(boostkit.Reweighting):
 
 @attrs.define
 class WeightDecayWeights(boostkit.Reweighting):
-    """Weight Decay (Raetsch et al. 1998, as 001 section 2 states it): D ~ e^{-y F - C zeta}.
+    """Weight Decay (Raetsch et al. 1998, as Jin et al. 2003, section 2 states it): D ~ e^{-y F - C zeta}.
 
-    001 section 2 defines zeta_i^t = (sum_{s<=t} alpha_s h_s(x_i))^2 = F_t(x_i)^2 and the cost
+    Jin et al. 2003, section 2 defines zeta_i^t = (sum_{s<=t} alpha_s h_s(x_i))^2 = F_t(x_i)^2 and the cost
     sum_i e^{-y_i F(x_i) - C zeta_i^t}, zeta acting as a slack variable: the weights are
     D_{t+1}(i) proportional to D_1(i) exp(-y_i F_t(x_i) - C F_t(x_i)^2) (``decay`` is C). Patterns
     the ensemble is confident about, rightly or wrongly, lose weight, the more so the larger
@@ -71,9 +71,9 @@ class WeightDecayWeights(boostkit.Reweighting):
     The printed formula is what is implemented. The text calls the inner sum "the cumulative
     weight of the pattern in the previous iterations", which would rather be Raetsch's influence
     sum_s alpha_s D_s(i); that reading needs the weight history rather than the margins and is
-    not what 001 prints, so it is not offered.
+    not what Jin et al. 2003 prints, so it is not offered.
 
-    001 does not give C. The default 0.003 had the lowest 5-fold error without label noise
+    Jin et al. 2003 does not give C. The default 0.003 had the lowest 5-fold error without label noise
     among 0.003, 0.01, 0.03, 0.1 and 0.3 (``weight-decay`` with its depth-2 trees on ionosphere,
     pima_diabetes, german_credit and breast_cancer_wisconsin; chosen before any WeightBoost run).
 

@@ -1,4 +1,4 @@
-"""The label-noise study of 001_e064afeb8d6bf0ca.txt (section 4, Tables 2 and 4), in boostkit.
+"""The label-noise study of Jin et al. 2003 (section 4, Tables 2 and 4), in boostkit.
 
 For every real binary dataset boostkit can load offline (or those named), 10-fold
 cross-validation of AdaBoost, WeightBoost (beta = 0.5), epsilon-Boost and Weight Decay, each
@@ -281,7 +281,7 @@ def recipe_depth() -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m boostkit_weightboost.study",
-        description="Label-noise study of WeightBoost (001 section 4.2, Tables 2 and 4): "
+        description="Label-noise study of WeightBoost (Jin et al. 2003, section 4.2, Tables 2 and 4): "
                     "cross-validated test error with flipped training labels.",
     )
     parser.add_argument("--datasets", help="comma-separated names, or name:label for one class "

@@ -1,6 +1,6 @@
 """Depth-limited decision trees on the engine's binned features.
 
-001_e064afeb8d6bf0ca.txt boosts C4.5 decision trees (section 4.1). This learner grows a binary
+Jin et al. 2003 boosts C4.5 decision trees (section 4.1). This learner grows a binary
 tree greedily, node by node, with the same machinery as the stumps: the class weights of every
 bin of every feature come from :func:`boostkit.splits.histogram` (the engine's kernel) at the
 root and from :func:`~boostkit_weightboost.kernels.node_histogram` (the same sums, in the same
