@@ -1,4 +1,4 @@
-"""boostkit.metrics: ROC and precision-recall from scores with ties (003), weighted AUC, average
+"""boostkit.metrics: ROC and precision-recall from scores with ties (Yoder 2011), weighted AUC, average
 precision, F1, ranking loss, prod Z_t, accuracy, stratified folds."""
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def pairwise_auc(y01, scores, weights):
     return (pair_w * right).sum() / pair_w.sum()
 
 
-# -- the slides' examples (003, "ROC & precision-recall", discrete classifiers) -----------------
+# -- the slides' examples (Yoder 2011, "ROC & precision-recall", discrete classifiers) -----------------
 
 
 def test_roc_points_of_the_slides_five_item_example():
@@ -182,7 +182,7 @@ def test_stratified_folds_refuse_a_class_smaller_than_the_folds():
 
 
 def test_precision_recall_points_of_the_slides_tables():
-    # 003, "Discrete classifiers": five items (P = 3, N = 2), then eleven (P = 3, N = 8).
+    # Yoder 2011, "Discrete classifiers": five items (P = 3, N = 2), then eleven (P = 3, N = 8).
     precision, recall, thresholds = precision_recall_curve([1, 0, 1, 0, 1], [0.9, 0.7, 0.6, 0.5, 0.2])
     np.testing.assert_allclose(recall, [0, 1 / 3, 1 / 3, 2 / 3, 2 / 3, 1])
     np.testing.assert_allclose(precision, [1, 1, 1 / 2, 2 / 3, 1 / 2, 3 / 5])
@@ -292,7 +292,7 @@ def test_error_bound_is_the_product_of_the_recorded_z():
     bound = error_bound(model.records)
     assert bound == pytest.approx(np.prod([r.z for r in model.records]), rel=1e-12)
     assert bound == pytest.approx(model.error_bound, rel=1e-9)
-    assert model.records[-1].training_error <= bound  # 003: err_train <= prod Z_t
+    assert model.records[-1].training_error <= bound  # Yoder 2011: err_train <= prod Z_t
     no_potential = attrs.evolve(model.records[3], z=None)
     with pytest.raises(ValueError, match=r"round\(s\) \[4\] recorded no Z_t"):
         error_bound([*model.records[:3], no_potential])

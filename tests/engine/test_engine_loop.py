@@ -94,10 +94,10 @@ def test_records_have_the_documented_fields(german_credit):
         assert 0.0 <= record.weighted_error <= 1.0
         assert record.edge == 0.5 - record.weighted_error
         bound *= record.z
-        assert record.error_bound == pytest.approx(bound, rel=1e-9)  # prod_s Z_s, 000 Theorem 1
+        assert record.error_bound == pytest.approx(bound, rel=1e-9)  # prod_s Z_s, Wilbur et al. 2005, Theorem 1
         assert 0.0 <= record.training_error <= 1.0
         assert all(math.isfinite(c) for c in record.coefficients)
-        assert len(record.coefficients) == 2  # one value per stump side (000 eq. 10-11)
+        assert len(record.coefficients) == 2  # one value per stump side (Wilbur et al. 2005, eq. 10-11)
     assert model.error_bound == model.records[-1].error_bound
 
 
@@ -138,7 +138,7 @@ def test_bad_thread_count_is_refused(n_jobs):
         boostkit.Booster(n_jobs=n_jobs)
 
 
-# -- back-fitting: a round may re-fit an earlier term (000 section 3.3) -----------------------
+# -- back-fitting: a round may re-fit an earlier term (Wilbur et al. 2005, section 3.3) -----------------------
 
 
 @attrs.define

@@ -286,7 +286,7 @@ def test_recipe_json_round_trip():
         proposal_wrappers=("test-tagged-proposal-wrapper",),
         calibration_wrappers=("test-halving",),
         observers=("test-proposing-observer",),
-        paper="000 eq. 10-12",
+        paper="Wilbur et al. 2005, eq. 10-12",
         description="every slot filled",
     )
     restored = boostkit.Recipe.from_json(json.loads(json.dumps(original.to_json())))
@@ -370,7 +370,7 @@ def test_calibration_wrapper_applies_every_round(test_components, noisy_data):
     model = boostkit.Booster(recipe(calibration_wrappers=("test-halving",)), n_rounds=5).fit(X, y)
     assert model.n_rounds == 5
     for record in model.records:
-        eps = record.weighted_error  # alpha_t = 1/2 ln((1 - eps_t) / eps_t), 004 Fig. 2
+        eps = record.weighted_error  # alpha_t = 1/2 ln((1 - eps_t) / eps_t), Scholz 2006, Fig. 2
         assert record.coefficients[0] == pytest.approx(0.25 * math.log((1 - eps) / eps), rel=1e-12)
 
 

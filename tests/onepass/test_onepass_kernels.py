@@ -1,7 +1,7 @@
 """The numba kernels of boostkit_onepass against naive reference implementations.
 
 Everything here also runs under ``NUMBA_DISABLE_JIT=1`` (sizes are small). Paper:
-002_e834e6eb4e496457.txt (sections 3 and 4).
+Barutcuoglu et al. 2007 (sections 3 and 4).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Invariants of boostkit_onepass's algorithms on random data (002_e834e6eb4e496457.txt).
+"""Invariants of boostkit_onepass's algorithms on random data (Barutcuoglu et al. 2007).
 
 * Boost-by-majority weights are probabilities in [0, 1], and are Freund's (exact binomials).
 * POPBM outputs a majority vote over exactly T classifiers, or aborts (warning or error).

@@ -1,4 +1,4 @@
-"""Reproductions of 002_e834e6eb4e496457.txt: the construction of sections 3.1-3.2, Table 2, and
+"""Reproductions of Barutcuoglu et al. 2007: the construction of sections 3.1-3.2, Table 2, and
 the Reuters comparison (``python -m boostkit_onepass.reproduce ...`` prints the full tables).
 """
 

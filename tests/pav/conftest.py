@@ -1,4 +1,4 @@
-"""Fixtures of the PAV plugin's tests (000_ea597104f195fc85.txt)."""
+"""Fixtures of the PAV plugin's tests (Wilbur et al. 2005)."""
 
 from __future__ import annotations
 

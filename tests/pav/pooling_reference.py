@@ -5,7 +5,7 @@ from __future__ import annotations
 
 
 def pool_ties(scores, weights, targets, order, out_scores, out_weights, out_means):
-    """Pool the examples that share a parameter value (000 section 2, before eq. 1).
+    """Pool the examples that share a parameter value (Wilbur et al. 2005, section 2, before eq. 1).
 
     ``order`` sorts ``scores`` increasingly. Every run of equal scores becomes one point whose
     weight is the run's total weight and whose target is the run's weighted mean target, summed

@@ -1,4 +1,4 @@
-"""PAV kernels (000_ea597104f195fc85.txt section 2): tie pooling, PAV, interpolation.
+"""PAV kernels (Wilbur et al. 2005, section 2): tie pooling, PAV, interpolation.
 
 Each kernel is checked against a naive reference written here, against scikit-learn's
 IsotonicRegression, and on the paper's own six-point example. Run also with NUMBA_DISABLE_JIT=1.

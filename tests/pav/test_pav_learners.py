@@ -1,4 +1,4 @@
-"""Weak learners of 000_ea597104f195fc85.txt: score columns (4, 6), Cmass (7.1), Nscore (7.2,
+"""Weak learners of Wilbur et al. 2005: score columns (4, 6), Cmass (7.1), Nscore (7.2,
 eq. 49) and binary naive Bayes, each against hand-computed values."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""11-point interpolated average precision with the tie rule of 000_ea597104f195fc85.txt
+"""11-point interpolated average precision with the tie rule of Wilbur et al. 2005
 (eq. 37-38 and the paragraph after them), in boostkit.metrics."""
 
 from __future__ import annotations
@@ -47,13 +47,13 @@ def groups(*runs):
 
 
 def test_table1_ideal_order_gives_0_860():
-    # 000 section 4.1: D (99 of 100), C (51), B (50), A (1)
+    # Wilbur et al. 2005, section 4.1: D (99 of 100), C (51), B (50), A (1)
     assert average_precision_11pt(*groups((100, 99), (100, 51), (100, 50), (100, 1))) == pytest.approx(
         0.86036, abs=1e-5)
 
 
 def test_table2_ideal_and_random_orders():
-    # 000 section 4.2: D first, B and C tied, A last: 0.698; all tied: 120/400 = 0.300
+    # Wilbur et al. 2005, section 4.2: D first, B and C tied, A last: 0.698; all tied: 120/400 = 0.300
     assert average_precision_11pt(*groups((100, 80), (200, 40), (100, 0))) == pytest.approx(0.69848, abs=1e-5)
     y, _ = groups((400, 120))
     assert average_precision_11pt(y, np.zeros(400)) == pytest.approx(0.3, abs=1e-15)

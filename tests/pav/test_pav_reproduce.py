@@ -1,4 +1,4 @@
-"""Reproductions of Tables 1, 2, 3 and 6 of 000_ea597104f195fc85.txt (python -m
+"""Reproductions of Tables 1, 2, 3 and 6 of Wilbur et al. 2005 (python -m
 boostkit_pav.reproduce ...), checked against the paper's numbers.
 
 Table 3 with the paper's 1000 spaces and Table 6 with 10 samples are marked slow; the default

@@ -1,4 +1,4 @@
-"""How the ``pav`` calibration cuts a new hypothesis' scores into quantile bins (000 section 5)
+"""How the ``pav`` calibration cuts a new hypothesis' scores into quantile bins (Wilbur et al. 2005, section 5)
 without a comparison sort: the bucket sort, the edges it gives, the bucketed binning, and the
 kernel that does both in one call.
 

@@ -1,4 +1,4 @@
-"""The text learners of 000_ea597104f195fc85.txt section 7 on sparse term data.
+"""The text learners of Wilbur et al. 2005, section 7 on sparse term data.
 
 ``cmass`` (7.1), ``nscore`` (7.2, eq. 49 with IDF weights) and ``binary-naive-bayes`` declare
 "sparse-input": fitted on a CSR matrix of term counts they give the model the dense fit gives (to

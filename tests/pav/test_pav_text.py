@@ -1,4 +1,4 @@
-"""Term counts for section 7 of 000_ea597104f195fc85.txt, and the Reuters stand-in experiment."""
+"""Term counts for section 7 of Wilbur et al. 2005, and the Reuters stand-in experiment."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def test_section_7_on_reuters_grain_pav_boosts_cmass_and_linear_adaboost_does_no
 
     result = reuters("grain", rounds=40)
     boosted = result["boosted"]
-    # 000 section 7.1: PAV-AdaBoost lifts Cmass far above its first round; linear AdaBoost
+    # Wilbur et al. 2005, section 7.1: PAV-AdaBoost lifts Cmass far above its first round; linear AdaBoost
     # "fails to boost with Cmass" (its alphas fall to 0)
     assert boosted["PAV-AdaBoost, Cmass"]["last"] > 3 * boosted["PAV-AdaBoost, Cmass"]["first"]
     assert boosted["linear AdaBoost, Cmass"]["best"] < 0.5 * boosted["PAV-AdaBoost, Cmass"]["last"]

@@ -1,6 +1,6 @@
 """Fixtures of the PN-space tests: a proposal that always returns one given stump.
 
-Theorem 1 of 004_0d8ee714c410b779.txt compares AdaBoost and Ada2Boost on the *same* base
+Theorem 1 of Scholz 2006 compares AdaBoost and Ada2Boost on the *same* base
 classifier, so the tests fix the stump instead of letting a learner choose it.
 """
 

@@ -1,4 +1,4 @@
-"""Prop. 3 of 004_0d8ee714c410b779.txt on real data: Ada2Boost in AdaBoost's form with an offset."""
+"""Prop. 3 of Scholz 2006 on real data: Ada2Boost in AdaBoost's form with an offset."""
 
 from __future__ import annotations
 

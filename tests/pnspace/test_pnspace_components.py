@@ -1,4 +1,4 @@
-"""Ada2Boost's components against hand-computed values (004_0d8ee714c410b779.txt eq. 2-3, Fig. 3).
+"""Ada2Boost's components against hand-computed values (Scholz 2006, eq. 2-3, Fig. 3).
 
 The running example: ten examples, a stump x > 5.5 covering 3 positives and 1 negative and
 leaving 1 positive and 5 negatives uncovered, so with w_1 = 1 per example p = 3, n = 1,
@@ -237,7 +237,7 @@ def test_sklearn_estimator_runs_ada2boost(ionosphere):
 
 
 def test_unsmoothed_ada2boost_is_real_adaboost_with_stumps():
-    """004 section 4: Real AdaBoost with "reasonable" confidences per stump predicts as Ada2Boost.
+    """Scholz 2006, section 4: Real AdaBoost with "reasonable" confidences per stump predicts as Ada2Boost.
 
     Both minimise 2 sum_j sqrt(W+_j W-_j) over stumps and give c_j = 1/2 ln(W+_j / W-_j); on
     credit-g no side is pure, so only rounding separates them.

@@ -1,6 +1,6 @@
 """The plugin's kernels against naive references; also run with NUMBA_DISABLE_JIT=1.
 
-AOC* against a loop over all pairs (004 Definition 3); the odds and the weight after
+AOC* against a loop over all pairs (Scholz 2006 Definition 3); the odds and the weight after
 reweighting against the formulas of eq. 2 and Fig. 3 written out in numpy.
 """
 

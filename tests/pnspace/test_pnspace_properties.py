@@ -1,4 +1,4 @@
-"""The theorems of 004_0d8ee714c410b779.txt as properties of random data and random stumps.
+"""The theorems of Scholz 2006 as properties of random data and random stumps.
 
 * Theorem 1: after one round with the same base classifier, Ada2Boost's total weight is at
   most AdaBoost's, with (W_ada/2)^2 - (W_ada2/2)^2 = (sqrt(p p_bar) - sqrt(n n_bar))^2, which is

@@ -1,4 +1,4 @@
-"""The learning-curve study (004 section 4, Fig. 6) and the PN-space pictures.
+"""The learning-curve study (Scholz 2006, section 4, Fig. 6) and the PN-space pictures.
 
 The fast tests run the study's machinery on small settings and check the paper's clearest claim
 on mushrooms with 3 folds. The slow ones (``-m slow``) check the paper's claims on the full
@@ -85,7 +85,7 @@ def test_data_preparation():
 
 
 def test_mushroom_is_ranked_perfectly_with_far_fewer_stumps():
-    """004 section 4: "On mushrooms, Ada2Boost produces a perfect ranking with only 9 [stumps]
+    """Scholz 2006, section 4: "On mushrooms, Ada2Boost produces a perfect ranking with only 9 [stumps]
     ... AdaBoost requires 24"; here with 3 folds instead of 10."""
     result = run_dataset("mushroom", n_folds=3, n_rounds=30)
     ada2 = _first_perfect_ranking(result["curves"]["ada2boost"]["auc"])

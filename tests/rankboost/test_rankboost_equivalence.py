@@ -1,7 +1,7 @@
 """Bipartite and general RankBoost against naive all-pairs RankBoost, and the bipartite form at
 200 000 examples without a single pair.
 
-The naive reference follows the slides (003_e8f9baceaf668295.txt, "Basic RankBoost algorithm",
+The naive reference follows the slides (Yoder 2011, "Basic RankBoost algorithm",
 "Bounds and alpha") literally: an explicit distribution D over the pairs (x0, x1), every
 threshold ranker [x_f > theta] and its reverse scored by r = sum D (h(x1) - h(x0)), the largest r
 chosen, alpha = 1/2 ln((1+r)/(1-r)), D <- D exp(alpha (h(x0) - h(x1))) / Z.
@@ -179,7 +179,7 @@ def test_one_bipartite_round_on_200_000_examples_materialises_no_pair():
     # X itself is 6.4 MB; the bins, margins and weights are O(n). Pairs would be 10^10 entries.
     assert peak < 40 * n * 8
     # Round 1 (uniform D over pairs): r of a stump is |TPR - FPR| at its threshold, and the
-    # stump chosen by |r| is the largest such gap over every feature's ROC curve (003: "take
+    # stump chosen by |r| is the largest such gap over every feature's ROC curve (Yoder 2011: "take
     # the best point on the ROC curve"), found here by boostkit.metrics instead.
     best_gap = max(np.max(np.abs(tpr - fpr)) for fpr, tpr, _ in
                    (roc_curve(y, X[:, f]) for f in range(X.shape[1])))

@@ -1,4 +1,4 @@
-"""RankBoost's formulas against hand-computed values (003_e8f9baceaf668295.txt), the preference
+"""RankBoost's formulas against hand-computed values (Yoder 2011), the preference
 set builder, and the components' errors."""
 
 from __future__ import annotations

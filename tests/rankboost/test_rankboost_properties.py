@@ -1,7 +1,7 @@
 """Invariants of RankBoost on random data (hypothesis).
 
 After every round each class holds half of the weight (the factorised pair distribution); the
-ranking loss sum D_1 [F(x1) <= F(x0)] never exceeds prod_s Z_s (003, "as before,
+ranking loss sum D_1 [F(x1) <= F(x0)] never exceeds prod_s Z_s (Yoder 2011, "as before,
 err_train <= prod Z_t"); Z_t <= sqrt(1 - r_t^2) (Freund et al. 2003, the bound alpha minimises);
 nothing is NaN or infinite; fits are reproducible and survive save/load.
 """

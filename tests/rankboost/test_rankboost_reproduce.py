@@ -1,5 +1,5 @@
 """``python -m boostkit_rankboost.reproduce``: the slides' examples and their claims on real data
-(003_e8f9baceaf668295.txt)."""
+(Yoder 2011)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ def test_the_slides_tables_give_the_points_the_slides_draw(capsys):
     five, eleven = curves["five items"], curves["eleven items"]
     # ROC: P = 3 positives in both tables, N = 2 and N = 8 negatives; the eleven-item table's
     # runs of four tied negatives are one step each, so both tables draw the same ROC curve
-    # (003: "ROC doesn't change if ratio P/N changes") ...
+    # (Yoder 2011: "ROC doesn't change if ratio P/N changes") ...
     staircase = [(0, 0), (0, Fr(1, 3)), (Fr(1, 2), Fr(1, 3)), (Fr(1, 2), Fr(2, 3)),
                  (1, Fr(2, 3)), (1, 1)]
     assert five["roc"] == staircase and eleven["roc"] == staircase
@@ -47,7 +47,7 @@ def test_ranking_loss_stays_below_prod_z_on_ionosphere(capsys):
 
 @pytest.mark.slow
 def test_rankboost_ranks_real_data_as_well_as_adaboost():
-    """003: RankBoost "does not attempt to directly maximize MAP, but is successful at doing
+    """Yoder 2011: RankBoost "does not attempt to directly maximize MAP, but is successful at doing
     this anyhow". Measured (5 folds, 100 rounds; AUC / AP): rankboost vs adaboost on ionosphere
     0.961/0.954 vs 0.954/0.937, breast_cancer_wisconsin 0.994/0.988 vs 0.992/0.982,
     german_credit 0.781/0.589 vs 0.770/0.587, pima_diabetes 0.827/0.714 vs 0.817/0.702,

@@ -1,4 +1,4 @@
-"""The ``weightboost`` algorithm and its baselines as a whole (001_e064afeb8d6bf0ca.txt).
+"""The ``weightboost`` algorithm and its baselines as a whole (Jin et al. 2003).
 
 beta = 0 is AdaBoost bit for bit (section 3.2: "AdaBoost can be treated as a special case of
 eq4"); the Appendix bound on |H_T(x)| and eq. 6's bound on the exponential cost hold every round
@@ -124,7 +124,7 @@ def binary_problems(draw):
        st.sampled_from(["constant-alpha", "domain-partition"]))
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_appendix_bound_on_the_margins(problem, beta, n_rounds, calibration):
-    """|H_T(x)| <= 1/beta ln(beta a e^{beta a} (T - 1) + e^{beta |H_1(x)|}) (001 Appendix).
+    """|H_T(x)| <= 1/beta ln(beta a e^{beta a} (T - 1) + e^{beta |H_1(x)|}) (Jin et al. 2003, Appendix).
 
     a = alpha_max bounds |alpha_t h_t(x)| (the largest inner term); checked on the training
     points and on new ones, since the bound holds for every x.

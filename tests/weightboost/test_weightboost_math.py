@@ -1,4 +1,4 @@
-"""WeightBoost's formulas (001_e064afeb8d6bf0ca.txt) against values computed by hand.
+"""WeightBoost's formulas (Jin et al. 2003) against values computed by hand.
 
 The toy problem of most tests: x = 1, 2, 3, 4 with labels +1, +1, -1, +1, uniform D_1, stumps.
 Round 1: every stump errs on one example (eps = 1/4); the first in the search order cuts

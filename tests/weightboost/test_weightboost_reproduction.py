@@ -1,4 +1,4 @@
-"""Section 4 of 001_e064afeb8d6bf0ca.txt, reproduced by the study (slow: run with -m slow).
+"""Section 4 of Jin et al. 2003, reproduced by the study (slow: run with -m slow).
 
 What the full study (``python -m boostkit_weightboost.study``) shows and these tests keep true,
 on ionosphere, german_credit and breast_cancer_wisconsin (bundled) and pima_diabetes (from the

@@ -5,7 +5,7 @@ Components: the proposal ``centroid-direction`` and its weak hypothesis
 first-party ``constant-alpha`` calibration, ``exponential`` reweighting and ``no-edge`` stopping,
 named like any other component.
 
-The weak learner is the Cmass learner of 000_ea597104f195fc85.txt section 7.1 (w = c_P - c_N,
+The weak learner is the Cmass learner of Wilbur et al. 2005, section 7.1 (w = c_P - c_N,
 the difference of the D-weighted class centroids), cut at a threshold so that it gives +-1.
 """
 
@@ -69,7 +69,7 @@ class ThresholdedProjection(boostkit.WeakHypothesis):
 class CentroidDirection(boostkit.Proposal):
     """Propose the thresholded projection on the difference of the weighted class centroids.
 
-    Cmass (000 section 7.1): weight the positive and the negative examples by D_t, take their
+    Cmass (Wilbur et al. 2005, section 7.1): weight the positive and the negative examples by D_t, take their
     centroids c_P and c_N, and project on w = c_P - c_N. Cmass scores h(x) = w.x; here the
     projection is quantile-binned like a feature and cut where the partition loss is smallest,
     each side labelled by its weighted majority, so h(x) is +-1.
@@ -134,6 +134,6 @@ def boostkit_register_algorithms(registry):
         calibration="constant-alpha",
         reweighting="exponential",
         stopping=("no-edge",),
-        paper="Cmass weak learner (000 section 7.1), thresholded; AdaBoost (000 section 3.1)",
+        paper="Cmass weak learner (Wilbur et al. 2005, section 7.1), thresholded; AdaBoost (Wilbur et al. 2005, section 3.1)",
         description="Discrete AdaBoost over thresholded weighted class-centroid directions.",
     ))
