@@ -8,7 +8,7 @@ import attrs
 import numpy as np
 
 import boostkit
-from boostkit.smoothing import check_smoothing, resolve_smoothing
+from boostkit.smoothing import check_smoothing, n_examples, resolve_smoothing
 from boostkit.criteria import weighted_error
 
 from .kernels import all_plus_minus_one, exp_loss_alpha
@@ -61,7 +61,7 @@ class OnePassAlpha(boostkit.Calibration):
     @boostkit.hookimpl
     def boostkit_calibrate(self, state, candidate):
         h = candidate.scores
-        s = resolve_smoothing(self.smoothing, state.data.n_weighted)
+        s = resolve_smoothing(self.smoothing, n_examples(state.data))
         alpha = potential_alpha(h, state.data.y, state.weights, s, self.tol, self.max_iter)
         return boostkit.Calibrated(boostkit.LinearContribution(alpha), alpha * h, (alpha,))
 

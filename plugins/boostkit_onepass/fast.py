@@ -22,7 +22,7 @@ import numpy as np
 
 import boostkit
 from boostkit.data import check_features, check_labels, check_sample_weight, is_sparse
-from boostkit.smoothing import resolve_smoothing
+from boostkit.smoothing import n_examples, resolve_smoothing
 
 from .hypotheses import ConstantVote, FeatureCount, FeatureSign, LinearVotes
 from .kernels import CODE_BITS, csr_margin_columns, one_pass_counts, one_pass_signs
@@ -80,6 +80,14 @@ class OnePass:
         self.X = check_features(X, accept_sparse=True)
         self.classes, self.y = check_labels(y, self.X.shape[0])
         self.sample_weight = check_sample_weight(sample_weight, self.X.shape[0])
+        # What boostkit.TrainingData records for the smoothing's 1/m, which counts examples by
+        # weight (boostkit.smoothing.n_examples): the weights' total (summed without the zeros,
+        # as a fit removes those rows) and the examples of positive weight.
+        given = np.broadcast_to(np.asarray(1.0 if sample_weight is None else sample_weight,
+                                           dtype=np.float64), self.sample_weight.shape)
+        with np.errstate(over="ignore"):  # an overflowing total counts rows (n_examples)
+            self.weight_total = float(given[given > 0].sum())
+        self.n_weighted = int(np.count_nonzero(self.sample_weight))
         self.base = resolve_base(self.X, base)
         if self.base == "count":
             self._columns = _margin_columns(self.X if is_sparse(self.X) else _dense_csr(self.X),
@@ -105,7 +113,7 @@ class OnePass:
         order = np.random.default_rng(random_state).permutation(d)
         alpha = np.zeros(d)
         one_pass_signs(self._signs, self.y, self.sample_weight, order, gamma_bar,
-                       resolve_smoothing(smoothing, np.count_nonzero(self.sample_weight)), alpha,
+                       resolve_smoothing(smoothing, n_examples(self)), alpha,
                        False)
         return LinearVotes(np.zeros(d), 2.0 * alpha, -alpha.sum())
 
@@ -121,7 +129,7 @@ class OnePass:
         m, d = self.X.shape
         y, d1 = self.y, self.sample_weight
         order = np.random.default_rng(random_state).permutation(d)
-        s = resolve_smoothing(smoothing, np.count_nonzero(d1))
+        s = resolve_smoothing(smoothing, n_examples(self))
         alpha = np.zeros(d)
         if self.base == "count":
             column_ptr, entries, raw = self._columns

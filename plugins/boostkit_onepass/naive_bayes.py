@@ -21,6 +21,7 @@ import numpy as np
 
 import boostkit
 from boostkit.data import is_sparse
+from boostkit.smoothing import n_examples
 
 from .hypotheses import LinearVotes
 from .validators import one_of, positive
@@ -90,7 +91,9 @@ class NaiveBayes(boostkit.Proposal):
     """Propose naive Bayes' (half) log-odds once, fitted on D_1; then ``None``.
 
     The engine hands components the normalised D_1, so example weights count as multiplicities
-    m D_1(i), summing to m (scikit-learn's naive Bayes with sample weights rescaled to sum to m).
+    m D_1(i), summing to m, the examples counted by weight (:func:`boostkit.smoothing.n_examples`):
+    scikit-learn's naive Bayes with the same sample weights, so that weight 2 is a repeated
+    example (weights summing to less than the examples of positive weight are rescaled to them).
 
     Parameters
     ----------
@@ -119,7 +122,7 @@ class NaiveBayes(boostkit.Proposal):
         self._proposed = True
         data = state.data
         hypothesis = fit_naive_bayes(
-            data.X, data.y, data.sample_weight * data.n_weighted,
+            data.X, data.y, data.sample_weight * n_examples(data),
             event_model=self.event_model, smoothing=self.smoothing,
         )
         return boostkit.Candidate(hypothesis, scores=hypothesis.scores(data.X))

@@ -17,6 +17,7 @@ import boostkit
 from boostkit.criteria import weighted_error, z_loss
 from boostkit.kernels.boosting import exponential_weights, take_cells
 from boostkit.kernels.histogram import cell_class_sums
+from boostkit.smoothing import n_examples
 
 from .contributions import AffineScore, IsotonicSteps, ScoreBins
 from .isotonic import INTERPOLATIONS, bound_probabilities, half_log_odds, isotonic_bins, isotonic_regression
@@ -48,10 +49,12 @@ def _interpolation(instance, attribute, value):
         raise ValueError(f"interpolation must be one of {INTERPOLATIONS}, got {value!r}")
 
 
-def resolve_epsilon(epsilon: float | None, n_samples: int) -> float:
+def resolve_epsilon(epsilon: float | None, n_samples: float) -> float:
     """The epsilon actually used: 1/m for ``None`` (000 section 3.2, after Schapire & Singer).
 
-    With one example (m = 1) 1/m is not below 1/2, so it is capped just under 1/2.
+    m = ``n_samples`` counts examples by weight (:func:`boostkit.smoothing.n_examples`), so that
+    an example of weight 2 is two examples. With one example (m = 1) 1/m is not below 1/2, so it
+    is capped just under 1/2.
     """
     return min(1.0 / n_samples, 0.5 - 1e-12) if epsilon is None else float(epsilon)
 
@@ -203,7 +206,7 @@ class PavCalibration(_BackFitting, boostkit.Calibration):
     @boostkit.hookimpl
     def boostkit_calibrate(self, state, candidate):
         replaces, removed, weights = self._target(state, candidate)
-        epsilon = resolve_epsilon(self.epsilon, state.data.n_weighted)
+        epsilon = resolve_epsilon(self.epsilon, n_examples(state.data))
         hypothesis = candidate.hypothesis
         if self.bins is None:
             fit = isotonic_regression(candidate.scores, weights, state.data.is_pos)
@@ -312,7 +315,7 @@ class SigmoidCalibration(_BackFitting, boostkit.Calibration):
     @boostkit.hookimpl
     def boostkit_calibrate(self, state, candidate):
         replaces, removed, weights = self._target(state, candidate)
-        smoothing = resolve_epsilon(self.smoothing, state.data.n_weighted)
+        smoothing = resolve_epsilon(self.smoothing, n_examples(state.data))
         slope, intercept = minimise_exponential_loss(
             candidate.scores, state.data.y, weights, smoothing, self.intercept
         )

@@ -23,6 +23,7 @@ import numpy as np
 
 import boostkit
 from boostkit.data import is_sparse
+from boostkit.smoothing import n_examples
 
 from .kernels import split_weights
 
@@ -333,7 +334,7 @@ class BinaryNaiveBayes(boostkit.Proposal):
         w_pos, w_neg = pos.sum(), neg.sum()
         if w_pos <= 0 or w_neg <= 0:
             return None
-        s = 1.0 / state.data.n_weighted if self.smoothing is None else self.smoothing
+        s = 1.0 / n_examples(state.data) if self.smoothing is None else self.smoothing
         present = self._present
         if isinstance(present, _SparsePresence):
             n_pos, n_neg = present.weighted_counts(pos), present.weighted_counts(neg)

@@ -299,3 +299,30 @@ def test_term_counts():
     X = vectoriser.transform(["b b b d", "c a"])
     assert sparse.isspmatrix_csr(X) and X.has_sorted_indices
     assert np.array_equal(X.toarray(), [[0, 3, 0], [1, 0, 1]])
+
+
+# -- sample weights count examples ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("algorithm", ["opab", "picky-adaboost", "naive-bayes"])
+def test_a_weight_of_two_is_a_repeated_example(algorithm):
+    # The smoothing's 1/m (and naive Bayes' counts) count examples by weight
+    # (boostkit.smoothing.n_examples), so weight 2 is the example twice.
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 3, size=(60, 5)).astype(float)
+    y = np.where(X[:, 0] + X[:, 1] + rng.normal(size=60) > 2, 1, -1)
+    weights, repeated = np.ones(60), [3, 10, 41]
+    weights[repeated] = 2.0
+    rows = np.r_[np.arange(60), repeated]
+    params = {"picky": {"gamma_bar": 0.05}} if algorithm == "picky-adaboost" else {}
+    booster = boostkit.Booster(algorithm, n_rounds=5, random_state=0, params=params)
+    np.testing.assert_allclose(booster.fit(X, y, sample_weight=weights).decision_function(X),
+                               booster.fit(X[rows], y[rows]).decision_function(X),
+                               rtol=1e-12, atol=1e-12)
+    if algorithm != "naive-bayes":  # the fused pass counts them alike
+        gamma_bar = params.get("picky", {}).get("gamma_bar", 0.0)
+        fused = one_pass(X, y, gamma_bar=gamma_bar, sample_weight=weights, random_state=0)
+        np.testing.assert_allclose(
+            fused.decision_function(X),
+            one_pass(X[rows], y[rows], gamma_bar=gamma_bar, random_state=0).decision_function(X),
+            rtol=1e-12, atol=1e-12)

@@ -138,3 +138,22 @@ def test_sum_converged_compares_the_sum_with_its_value_one_cycle_ago():
     assert rule.boostkit_should_stop(state=_Records([0.9, 0.8, 0.7, 0.7], 3), record=record(5, 0.7)) is None
     # a run that adds a term every round never stops by it
     assert rule.boostkit_should_stop(state=_Records([0.9], 1), record=record(2, 0.9)) is None
+
+
+@pytest.mark.parametrize("algorithm", ALGORITHMS)
+def test_a_weight_of_two_is_a_repeated_example(algorithm):
+    # epsilon = 1/m (Wilbur et al. 2005, section 3.2) and the smoothings' 1/m count examples
+    # by weight (boostkit.smoothing.n_examples), so weight 2 is the example twice.
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(60, 4))
+    X[:, 3] = np.sign(X[:, 3])
+    y = np.where(X[:, 0] + 0.7 * X[:, 1] + 0.5 * rng.normal(size=60) > 0, 1, -1)
+    weights, repeated = np.ones(60), [3, 10, 41]
+    weights[repeated] = 2.0
+    rows = np.r_[np.arange(60), repeated]
+    booster = boostkit.Booster(algorithm, n_rounds=10, random_state=0)
+    weighted = booster.fit(X, y, sample_weight=weights)
+    copies = booster.fit(X[rows], y[rows])
+    assert weighted.n_rounds == copies.n_rounds
+    np.testing.assert_allclose(weighted.decision_function(X), copies.decision_function(X),
+                               rtol=1e-12, atol=1e-12)
