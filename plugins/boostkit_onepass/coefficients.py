@@ -14,7 +14,7 @@ from boostkit.criteria import weighted_error
 from .kernels import all_plus_minus_one, exp_loss_alpha
 
 def sign_alpha(eps: float, smoothing: float) -> float:
-    """alpha = 1/2 ln((1 - eps + s) / (eps + s)) (002 Fig. 1 and eq. 3, smoothed by s)."""
+    """alpha = 1/2 ln((1 - eps + s) / (eps + s)) (Barutcuoglu et al. 2007, Fig. 1 and eq. 3, smoothed by s)."""
     return 0.5 * math.log((1.0 - eps + smoothing) / (eps + smoothing))
 
 
@@ -35,7 +35,7 @@ def potential_alpha(scores, y, weights, smoothing: float, tol: float = 1e-12,
 class OnePassAlpha(boostkit.Calibration):
     """AdaBoost's voting weight for +-1 and for confidence-rated base classifiers.
 
-    002 section 3 (Fig. 1): alpha_t = 1/2 ln((1 - eps_t) / eps_t) for h in {-1, +1}; section 4:
+    Barutcuoglu et al. 2007, section 3 (Fig. 1): alpha_t = 1/2 ln((1 - eps_t) / eps_t) for h in {-1, +1}; section 4:
     for confidence-rated classifiers with unbounded confidence (term counts), "choose each voting
     weight alpha_t in order to maximize the reduction in potential [Schapire & Singer 1999,
     section 3.2] ... using Newton's method". Both minimise Z(alpha) = sum_i D_t(i)
@@ -70,7 +70,7 @@ class OnePassAlpha(boostkit.Calibration):
 class UnitCoefficient(boostkit.Calibration):
     """c_t(x) = h_t(x): every term votes with weight 1.
 
-    POPBM's output is the unweighted majority Maj(h_1(x), ..., h_T(x)) (002 section 2, step 3),
+    POPBM's output is the unweighted majority Maj(h_1(x), ..., h_T(x)) (Barutcuoglu et al. 2007, section 2, step 3),
     so F_T counts votes and its sign is the majority (a tie, possible for even T, predicts the
     negative class and counts as an error, as in Freund's analysis). The naive Bayes baseline
     uses it too: its single term is already the (half) log-odds.

@@ -4,7 +4,7 @@ The engine's rounds each cost O(m): the margins and the distribution are dense v
 and renormalised in full. One-pass boosting over d term counts through :class:`boostkit.Booster`
 therefore costs O(m d), while a base classifier that abstains outside its nnz_j documents only
 changes the weights of those documents: the whole pass can cost O(nnz + d), like naive Bayes
-(002_e834e6eb4e496457.txt, section 1: "essentially the same computational resources as Naive
+(Barutcuoglu et al. 2007, section 1: "essentially the same computational resources as Naive
 Bayes"). :class:`OnePass` and :func:`one_pass` run the ``opab`` / ``picky-adaboost`` recipes
 that way, with the calibration's own kernel, and give the same decision function as ``Booster``
 (checked by the tests), folded into one :class:`LinearVotes` term (per-round records would cost

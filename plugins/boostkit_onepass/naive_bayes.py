@@ -1,4 +1,4 @@
-"""Naive Bayes, the reference point of 002_e834e6eb4e496457.txt, as a one-term booster.
+"""Naive Bayes, the reference point of Barutcuoglu et al. 2007, as a one-term booster.
 
 Section 4 compares one-pass boosting with multinomial naive Bayes (McCallum & Nigam 1998) on
 Reuters, and naive Bayes on the synthetic +-1 data of Table 2. Naive Bayes is itself an additive
@@ -98,7 +98,7 @@ class NaiveBayes(boostkit.Proposal):
     Parameters
     ----------
     event_model:
-        ``"multinomial"`` (term counts, 002 section 4), ``"bernoulli"`` (x > 0 or not, for +-1
+        ``"multinomial"`` (term counts, Barutcuoglu et al. 2007, section 4), ``"bernoulli"`` (x > 0 or not, for +-1
         features such as Table 2's), or ``"auto"``: multinomial when every value is
         non-negative, else Bernoulli.
     smoothing:

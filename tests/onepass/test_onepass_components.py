@@ -1,4 +1,4 @@
-"""Hand-computed tests of every boostkit_onepass component (002_e834e6eb4e496457.txt).
+"""Hand-computed tests of every boostkit_onepass component (Barutcuoglu et al. 2007).
 
 Components run through :class:`boostkit.Booster` on tiny data whose rounds are worked out by hand
 in the comments, or directly against scikit-learn (naive Bayes) and Freund's formula (boost by
