@@ -102,6 +102,7 @@ from .metrics import (
 from .plot import StagedEvaluation, staged_evaluation
 from .plugins import get_registry, plugin_info
 from .progress import FitProgress, WarningLog
+from .references import REFERENCES, cited
 from .registry import Recipe
 
 __all__ = [
@@ -1058,6 +1059,11 @@ def _markdown(rows: Sequence[dict], run: dict,
         f"- `{row['algorithm']}` ({row.get('citation', '-')}): {row['paper'] or 'no paper (a recipe composed on the command line)'}\n"
         for row in rows
     )
+    # The papers those texts cite, in full (docs/bibliography.md).
+    keys = {key: None for row in rows for key in cited(row["paper"])}
+    if keys:
+        references += "\n" + "".join(
+            f"- {REFERENCES[key].short}: {REFERENCES[key].text()}\n" for key in keys)
     text = header + "\n".join(table) + "\n\n" + notes + "\n## References\n\n" + references
     warned = [(r.algorithm, w) for r in results for w in r.warnings]
     if warned:

@@ -15,6 +15,7 @@ import boostkit
 from boostkit import cli, plot
 from boostkit.cli import citation, format_table, is_ranker, main, training_threshold
 from boostkit.metrics import roc_auc, roc_curve
+from boostkit.references import REFERENCES
 
 
 def run(capsys, *argv):
@@ -117,6 +118,9 @@ def test_citations_are_short_and_the_full_reference_is_in_results_md(capsys, tmp
     paper = boostkit.get_registry().algorithms()["weightboost"].paper
     md = (output / "results.md").read_text()
     assert "## References" in md and paper in md
+    # The papers in full (docs/bibliography.md), not only the recipe's free-form text.
+    jin = REFERENCES["jin2003"]
+    assert f"- {jin.short}: {jin.text()}" in md
     assert read_results(output)["weightboost"]["citation"] == "Jin et al. 2003"
 
 
