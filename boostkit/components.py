@@ -429,9 +429,9 @@ class Calibrated:
     constant coefficient, the per-cell values for a partition). ``extra`` holds any further
     quantities the calibration wants recorded.
 
-    Back-fitting (Wilbur et al. 2005, section 3.3, PAV-AdaBoost.finite): a calibration that re-fits the term of an
-    earlier round sets ``replaces`` to that term's index in ``state.contributions`` and
-    ``removed_values`` to the old term's values on the training examples. The engine then moves
+    Back-fitting (Wilbur et al. 2005, section 3.3, PAV-AdaBoost.finite): a calibration that re-fits
+    the term of an earlier round sets ``replaces`` to that term's index in ``state.contributions``
+    and ``removed_values`` to the old term's values on the training examples. The engine then moves
     the margins by ``train_values - removed_values`` and the model keeps the new contribution (and
     the candidate's hypothesis) in place of the old one instead of adding a term.
     """
@@ -512,9 +512,11 @@ class RoundRecord:
     z:
         Z_t, the factor by which this round multiplied the reweighting's potential
         (``exp(log_potential_t - log_potential_{t-1})``); for AdaBoost
-        Z_t = sum_i D_t(i) exp(-y_i c_t(x_i)) (Wilbur et al. 2005, eq. 6). ``None`` when the rule has no potential.
+        Z_t = sum_i D_t(i) exp(-y_i c_t(x_i)) (Wilbur et al. 2005, eq. 6). ``None`` when the rule
+        has no potential.
     error_bound:
-        prod_{s<=t} Z_s, which bounds the (sample-weighted) training error (Wilbur et al. 2005, Theorem 1).
+        prod_{s<=t} Z_s, which bounds the (sample-weighted) training error (Wilbur et al. 2005,
+        Theorem 1).
     training_error:
         sum_i D_1(i) [y_i F_t(x_i) <= 0].
     coefficients:

@@ -3,7 +3,8 @@
 * :class:`LinearContribution`: c_t(x) = alpha_t h_t(x), a constant coefficient on the
   hypothesis' real score (AdaBoost, CR-AdaBoost's linear form, Wilbur et al. 2005, eq. 9).
 * :class:`CellContribution`: c_t(x) = c_j for x in cell X_j of the hypothesis' partition
-  (Schapire-Singer's domain partition, Wilbur et al. 2005, eq. 10-11; Ada2Boost's beta(+-1), Scholz 2006, eq. 2-3).
+  (Schapire-Singer's domain partition, Wilbur et al. 2005, eq. 10-11; Ada2Boost's beta(+-1),
+  Scholz 2006, eq. 2-3).
 """
 
 from __future__ import annotations

@@ -37,8 +37,8 @@ def _sum_cells(values: np.ndarray) -> np.ndarray:
 def weighted_error(wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
     """Weighted error of the best +-1 labelling of the cells: sum_j min(W+_j, W-_j).
 
-    This is discrete AdaBoost's eps_t (Wilbur et al. 2005, section 3.1; Scholz 2006, Fig. 2) for a hypothesis that labels
-    every cell by its weighted majority.
+    This is discrete AdaBoost's eps_t (Wilbur et al. 2005, section 3.1; Scholz 2006, Fig. 2) for a
+    hypothesis that labels every cell by its weighted majority.
     """
     if (wpos.shape == wneg.shape and wpos.shape[-1:] == (2,) and wpos.dtype == wneg.dtype
             == np.float64 and wpos.flags.c_contiguous and wneg.flags.c_contiguous):
@@ -51,7 +51,8 @@ def weighted_error(wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
 
 
 def z_loss(wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
-    """Schapire-Singer's normaliser for per-cell values: Z = 2 sum_j sqrt(W+_j W-_j) (Wilbur et al. 2005, eq. 12)."""
+    """Schapire-Singer's normaliser for per-cell values: Z = 2 sum_j sqrt(W+_j W-_j)
+    (Wilbur et al. 2005, eq. 12)."""
     return 2.0 * _sum_cells(np.sqrt(wpos * wneg))
 
 

@@ -284,8 +284,8 @@ def multiclass_log_loss(y_index, margin, sample_weight=None) -> float:
 def exponential_loss(y_true, margin, sample_weight=None) -> float:
     """Mean (weighted) exponential loss sum_i w_i exp(-y_i F(x_i)) / sum_i w_i: AdaBoost's loss.
 
-    On the training set with weights D_1 this is prod_t Z_t (Wilbur et al. 2005, Theorem 1). Computed in log
-    space; ``inf`` only when the mean itself exceeds the float range.
+    On the training set with weights D_1 this is prod_t Z_t (Wilbur et al. 2005, Theorem 1).
+    Computed in log space; ``inf`` only when the mean itself exceeds the float range.
     """
     y, margin, w = _signed_margins(y_true, margin, sample_weight)
     kept = w > 0
@@ -367,7 +367,8 @@ def roc_auc(y_true, scores, sample_weight=None) -> float:
 
     AUC = sum over pairs w_i w_j ([s_i > s_j] + 1/2 [s_i = s_j]) / (W+ W-) for positives i and
     negatives j: the trapezoids under :func:`roc_curve`, whose tied-score diagonals count each
-    tied pair half (Yoder 2011; Scholz 2006, AOC* = 1 - AUC). O(n log n) by one sort, never over pairs.
+    tied pair half (Yoder 2011; Scholz 2006, AOC* = 1 - AUC). O(n log n) by one sort, never over
+    pairs.
     """
     fpr, tpr, _ = roc_curve(y_true, scores, sample_weight)
     return float(np.sum(np.diff(fpr) * (tpr[1:] + tpr[:-1])) / 2.0)
@@ -473,7 +474,8 @@ def average_precision(y_true, scores, sample_weight=None) -> float:
 
 
 def average_precision_11pt(y_true, scores) -> float:
-    """11-point interpolated average precision, tied scores sharing their positives (Wilbur et al. 2005, eq. 37-38).
+    """11-point interpolated average precision, tied scores sharing their positives
+    (Wilbur et al. 2005, eq. 37-38).
 
     From Wilbur et al. 2005, section 3.3: rank the examples by decreasing score; with A
     positives in all and a_r among the top r, the precision and recall at rank r are
@@ -561,7 +563,8 @@ def error_bound(records) -> float:
 
 
 def ranking_loss(y_true, scores, sample_weight=None, group=None, *, tie_weight: float = 1.0) -> float:
-    """The weighted fraction of misordered pairs (RankBoost's ranking loss, Yoder 2011, "RankBoost").
+    """The weighted fraction of misordered pairs (RankBoost's ranking loss, Yoder 2011,
+    "RankBoost").
 
     The pairs are (i, j) of one group with y_i > y_j (``y_true``: graded relevance or two labels,
     larger = ranked higher; ``group``: a query id per example, ``None`` for one group), weighted

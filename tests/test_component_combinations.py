@@ -46,7 +46,8 @@ def _accepted(recipe: Recipe) -> bool:
 
 def _fit(recipe: Recipe, X=X):
     with warnings.catch_warnings():
-        # A one-pass pool that runs out warns (Barutcuoglu et al. 2007, section 2, step 3): an outcome, not an error.
+        # A one-pass pool that runs out warns (Barutcuoglu et al. 2007, section 2, step 3): an
+        # outcome, not an error.
         warnings.simplefilter("ignore", UserWarning)
         model = boostkit.Booster(recipe, n_rounds=N_ROUNDS, random_state=0).fit(X, Y)
     assert np.isfinite(model.decision_function(X)).all(), recipe.to_string()

@@ -52,7 +52,8 @@ def fit_all(recipes, X, y, n_rounds: int) -> tuple[int, list[str]]:
     for recipe in recipes:
         try:
             with warnings.catch_warnings():
-                # A one-pass pool that runs out warns (Barutcuoglu et al. 2007, section 2, step 3): an outcome.
+                # A one-pass pool that runs out warns (Barutcuoglu et al. 2007, section 2, step 3):
+                # an outcome.
                 warnings.simplefilter("ignore")
                 model = boostkit.Booster(recipe, n_rounds=n_rounds, random_state=0).fit(X, y)
         except RecipeError as exc:

@@ -1,5 +1,5 @@
-"""boostkit.metrics: ROC and precision-recall from scores with ties (Yoder 2011), weighted AUC, average
-precision, F1, ranking loss, prod Z_t, accuracy, stratified folds."""
+"""boostkit.metrics: ROC and precision-recall from scores with ties (Yoder 2011), weighted AUC,
+average precision, F1, ranking loss, prod Z_t, accuracy, stratified folds."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def pairwise_auc(y01, scores, weights):
     return (pair_w * right).sum() / pair_w.sum()
 
 
-# -- the slides' examples (Yoder 2011, "ROC & precision-recall", discrete classifiers) -----------------
+# -- the slides' examples (Yoder 2011, "ROC & precision-recall", discrete classifiers) -------------
 
 
 def test_roc_points_of_the_slides_five_item_example():

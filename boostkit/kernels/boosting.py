@@ -421,13 +421,13 @@ def exp_loss_alpha(u, w, smoothing, tol, max_iter):
     """alpha minimising Z(alpha) = sum_k w_k exp(-alpha u_k) + s (e^{alpha M} + e^{-alpha M}).
 
     The voting weight of linear/confidence-rated AdaBoost (Schapire & Singer 1999, section 3.2;
-    Wilbur et al. 2005, eq. 6, 9; Barutcuoglu et al. 2007, section 4). ``u`` are the margins y_i h(x_i) (examples where h abstains,
-    u = 0, only add a constant to Z and may be left out), ``w`` their weights under D_t,
-    M = max |u_k|. The s-terms are two phantom examples of weight s at u = +-M, which keep alpha
-    finite when every u_k has one sign (M over the examples of positive weight); for h in
-    {-1, +1} they give exactly
-    alpha = 1/2 ln((1 - eps + s)/(eps + s)). Z is strictly convex: Newton's method in
-    beta = alpha M, safeguarded by bisection inside a bracket of the root, converges.
+    Wilbur et al. 2005, eq. 6, 9; Barutcuoglu et al. 2007, section 4). ``u`` are the margins y_i
+    h(x_i) (examples where h abstains, u = 0, only add a constant to Z and may be left out), ``w``
+    their weights under D_t, M = max |u_k|. The s-terms are two phantom examples of weight s at
+    u = +-M, which keep alpha finite when every u_k has one sign (M over the examples of positive
+    weight); for h in {-1, +1} they give exactly alpha = 1/2 ln((1 - eps + s)/(eps + s)). Z is
+    strictly convex: Newton's method in beta = alpha M, safeguarded by bisection inside a bracket of
+    the root, converges.
     """
     # M and the smallest |u| over the examples of positive weight only: an example of weight 0
     # is no example (it must not move the phantom examples at +-M).

@@ -29,11 +29,11 @@ def _require_pm1(scores: np.ndarray, n_not_pm1: int, name: str) -> None:
 class ConstantAlpha(boostkit.Calibration):
     """Discrete AdaBoost's coefficient alpha = 1/2 ln((1 - eps + s) / (eps + s)).
 
-    eps = sum_i D_t(i) [h(x_i) != y_i] for h in {-1, +1} (Scholz 2006, Fig. 2; Wilbur et al. 2005, section 3.1; Yoder
-    2011's slides print "2 ln", a slip for 1/2 ln). The default ``smoothing=0`` is the textbook
-    formula (floored at 1e-15, so a perfect hypothesis gets alpha ~ 17.3, not infinity);
-    ``smoothing=None`` uses Schapire & Singer's s = 1/m. Contribution: alpha h(x).
-    Its partition loss is the weighted error, so a stump learner picks the lowest-error stump.
+    eps = sum_i D_t(i) [h(x_i) != y_i] for h in {-1, +1} (Scholz 2006, Fig. 2; Wilbur et al. 2005,
+    section 3.1; Yoder 2011's slides print "2 ln", a slip for 1/2 ln). The default ``smoothing=0``
+    is the textbook formula (floored at 1e-15, so a perfect hypothesis gets alpha ~ 17.3, not
+    infinity); ``smoothing=None`` uses Schapire & Singer's s = 1/m. Contribution: alpha h(x). Its
+    partition loss is the weighted error, so a stump learner picks the lowest-error stump.
     """
 
     name = "constant-alpha"
@@ -116,9 +116,10 @@ def newton_alpha(margins: np.ndarray, weights: np.ndarray, smoothing: float,
 class NewtonAlpha(boostkit.Calibration):
     """Linear CR-AdaBoost: the alpha minimising Z = sum_i D_t(i) exp(-alpha y_i h(x_i)).
 
-    For real-valued h (Wilbur et al. 2005, section 3.1, "the linear form of AdaBoost", eq. 6 and 9; Schapire &
-    Singer 1999), found by safeguarded Newton iterations (:func:`newton_alpha`). With smoothing s
-    (default 1/m) the optimum stays finite; for h in {-1, +1} it equals ``constant-alpha``.
+    For real-valued h (Wilbur et al. 2005, section 3.1, "the linear form of AdaBoost", eq. 6 and 9;
+    Schapire & Singer 1999), found by safeguarded Newton iterations (:func:`newton_alpha`). With
+    smoothing s (default 1/m) the optimum stays finite; for h in {-1, +1} it equals
+    ``constant-alpha``.
     """
 
     name = "newton-alpha"
@@ -148,9 +149,9 @@ class DomainPartition(boostkit.Calibration):
     """Schapire-Singer's per-cell values c_j = 1/2 ln((W+_j + s) / (W-_j + s)).
 
     For a hypothesis that partitions the input into cells X_j with class weights W+_j, W-_j under
-    D_t (Wilbur et al. 2005, eq. 10-11), these values minimise Z = 2 sum_j sqrt(W+_j W-_j) (eq. 12), which is also
-    the partition loss offered to the weak learner. ``smoothing`` s defaults to 1/m, the order
-    Schapire & Singer recommend, so a pure cell gets a finite value.
+    D_t (Wilbur et al. 2005, eq. 10-11), these values minimise Z = 2 sum_j sqrt(W+_j W-_j) (eq. 12),
+    which is also the partition loss offered to the weak learner. ``smoothing`` s defaults to 1/m,
+    the order Schapire & Singer recommend, so a pure cell gets a finite value.
 
     With C > 1 margin columns this is real AdaBoost.MH with domain partitioning (Schapire &
     Singer 1999, sections 7-8): one value c_jl = 1/2 ln((W+_jl + s) / (W-_jl + s)) per cell j and

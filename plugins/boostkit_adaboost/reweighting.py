@@ -12,7 +12,8 @@ from boostkit.losses import get_loss, loss_names, margin_loss_distribution, shar
 
 @attrs.define
 class ExponentialReweighting(boostkit.Reweighting):
-    """D_{t+1}(i) = D_1(i) exp(-y_i F_t(x_i)) / prod_{s<=t} Z_s (Wilbur et al. 2005, eq. 6; Yoder 2011).
+    """D_{t+1}(i) = D_1(i) exp(-y_i F_t(x_i)) / prod_{s<=t} Z_s (Wilbur et al. 2005, eq. 6;
+    Yoder 2011).
 
     Equivalent to the multiplicative update D_{t+1}(i) = D_t(i) exp(-y_i c_t(x_i)) / Z_t, but
     computed from the margins in log space, so it never overflows and a round can be replaced by

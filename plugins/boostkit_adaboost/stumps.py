@@ -1,7 +1,7 @@
 """Decision stumps: the best single-feature threshold under the calibration's criterion.
 
-Yoder 2011 ("create an ROC curve using each dimension of the data alone. Take the best point"): for every
-feature and every bin edge the class weights on both sides come from one histogram pass
+Yoder 2011 ("create an ROC curve using each dimension of the data alone. Take the best point"): for
+every feature and every bin edge the class weights on both sides come from one histogram pass
 (:func:`boostkit.splits.histogram`), and the split minimising the partition loss wins. The loss is
 the calibration's (``boostkit_partition_loss``): the weighted error for discrete AdaBoost, Z for
 confidence-rated cells; or an explicit ``criterion``.

@@ -14,7 +14,8 @@ from boostkit.criteria import weighted_error
 from .kernels import all_plus_minus_one, exp_loss_alpha
 
 def sign_alpha(eps: float, smoothing: float) -> float:
-    """alpha = 1/2 ln((1 - eps + s) / (eps + s)) (Barutcuoglu et al. 2007, Fig. 1 and eq. 3, smoothed by s)."""
+    """alpha = 1/2 ln((1 - eps + s) / (eps + s)) (Barutcuoglu et al. 2007, Fig. 1 and eq. 3,
+    smoothed by s)."""
     return 0.5 * math.log((1.0 - eps + smoothing) / (eps + smoothing))
 
 
@@ -35,17 +36,17 @@ def potential_alpha(scores, y, weights, smoothing: float, tol: float = 1e-12,
 class OnePassAlpha(boostkit.Calibration):
     """AdaBoost's voting weight for +-1 and for confidence-rated base classifiers.
 
-    Barutcuoglu et al. 2007, section 3 (Fig. 1): alpha_t = 1/2 ln((1 - eps_t) / eps_t) for h in {-1, +1}; section 4:
-    for confidence-rated classifiers with unbounded confidence (term counts), "choose each voting
-    weight alpha_t in order to maximize the reduction in potential [Schapire & Singer 1999,
-    section 3.2] ... using Newton's method". Both minimise Z(alpha) = sum_i D_t(i)
+    Barutcuoglu et al. 2007, section 3 (Fig. 1): alpha_t = 1/2 ln((1 - eps_t) / eps_t) for h in
+    {-1, +1}; section 4: for confidence-rated classifiers with unbounded confidence (term counts),
+    "choose each voting weight alpha_t in order to maximize the reduction in potential [Schapire &
+    Singer 1999, section 3.2] ... using Newton's method". Both minimise Z(alpha) = sum_i D_t(i)
     exp(-alpha y_i h(x_i)), so one component covers both, with ``smoothing`` s added as in
-    ``boostkit_adaboost``'s constant-alpha and newton-alpha (two phantom examples of weight s at
-    the extreme margins; s = 1/m by default, which keeps the weight of a term seen only in one
-    class finite). The minimiser is theirs; this one only visits the examples where h != 0, so a
-    round costs O(nnz) Newton work instead of O(m), and it is the same kernel as the fused pass
-    (:func:`boostkit_onepass.one_pass`), so both paths give the same weights.
-    Contribution: alpha h(x).
+    ``boostkit_adaboost``'s constant-alpha and newton-alpha (two phantom examples of weight s at the
+    extreme margins; s = 1/m by default, which keeps the weight of a term seen only in one class
+    finite). The minimiser is theirs; this one only visits the examples where h != 0, so a round
+    costs O(nnz) Newton work instead of O(m), and it is the same kernel as the fused pass
+    (:func:`boostkit_onepass.one_pass`), so both paths give the same weights. Contribution: alpha
+    h(x).
     """
 
     name = "onepass-alpha"
@@ -70,10 +71,10 @@ class OnePassAlpha(boostkit.Calibration):
 class UnitCoefficient(boostkit.Calibration):
     """c_t(x) = h_t(x): every term votes with weight 1.
 
-    POPBM's output is the unweighted majority Maj(h_1(x), ..., h_T(x)) (Barutcuoglu et al. 2007, section 2, step 3),
-    so F_T counts votes and its sign is the majority (a tie, possible for even T, predicts the
-    negative class and counts as an error, as in Freund's analysis). The naive Bayes baseline
-    uses it too: its single term is already the (half) log-odds.
+    POPBM's output is the unweighted majority Maj(h_1(x), ..., h_T(x)) (Barutcuoglu et al. 2007,
+    section 2, step 3), so F_T counts votes and its sign is the majority (a tie, possible for even
+    T, predicts the negative class and counts as an error, as in Freund's analysis). The naive Bayes
+    baseline uses it too: its single term is already the (half) log-odds.
     """
 
     name = "unit-coefficient"

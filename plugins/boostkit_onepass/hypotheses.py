@@ -43,9 +43,9 @@ def _polarity(instance, attribute, value):
 class FeatureSign(boostkit.WeakHypothesis):
     """h(x) = polarity * (+1 if x[feature] > 0 else -1).
 
-    For a +-1 feature this is the feature itself (Barutcuoglu et al. 2007, section 3.1: b_i(x) = x_i); for a term count
-    it says whether the term occurs. Two cells: 0 (x <= 0) and 1 (x > 0), so per-cell
-    calibrations apply too. ``polarity = -1`` is the negated classifier.
+    For a +-1 feature this is the feature itself (Barutcuoglu et al. 2007, section 3.1:
+    b_i(x) = x_i); for a term count it says whether the term occurs. Two cells: 0 (x <= 0) and 1 (x
+    > 0), so per-cell calibrations apply too. ``polarity = -1`` is the negated classifier.
     """
 
     name = "feature-sign"
@@ -69,9 +69,9 @@ class FeatureSign(boostkit.WeakHypothesis):
 class FeatureCount(boostkit.WeakHypothesis):
     """h(x) = x[feature]: the confidence-rated classifier of a term, confidence = its count.
 
-    Barutcuoglu et al. 2007, section 4 (after Schapire & Singer's confidence-rated predictions): it abstains (h = 0)
-    on documents without the term; the sign of the voting weight alpha says which class the term
-    speaks for.
+    Barutcuoglu et al. 2007, section 4 (after Schapire & Singer's confidence-rated predictions): it
+    abstains (h = 0) on documents without the term; the sign of the voting weight alpha says which
+    class the term speaks for.
     """
 
     name = "feature-count"
@@ -87,7 +87,8 @@ class FeatureCount(boostkit.WeakHypothesis):
 
 @attrs.frozen
 class ConstantVote(boostkit.WeakHypothesis):
-    """h(x) = +1 everywhere: the constant hypothesis of POPBM step 2.b.ii (Barutcuoglu et al. 2007, section 2)."""
+    """h(x) = +1 everywhere: the constant hypothesis of POPBM step 2.b.ii (Barutcuoglu et al. 2007,
+    section 2)."""
 
     name = "constant-vote"
     n_cells = 1

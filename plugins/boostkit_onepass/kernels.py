@@ -126,11 +126,11 @@ def potential_advantage(u, w, tol, max_iter):
 
     ``u`` are the non-zero margins y_i h(x_i), ``w`` their weights under a distribution D (the
     other examples add their mass to Z whatever alpha). For h in {-1, +1}, Z* = 2 sqrt(eps
-    (1 - eps)) and this is exactly |1/2 - eps|, the magnitude of Barutcuoglu et al. 2007's advantage; in general it
-    is the advantage of the +-1 classifier that would lower AdaBoost's potential by the same
-    factor Z* (Z_t = sqrt(1 - 4 gamma_t^2)). 1 - Z* = -sum_k w_k expm1(-alpha* u_k) is summed
-    directly, so small advantages keep their precision. When every u_k has one sign the infimum
-    is reached at infinity: Z* is the mass of the examples where h abstains. (The 1e-15
+    (1 - eps)) and this is exactly |1/2 - eps|, the magnitude of Barutcuoglu et al. 2007's
+    advantage; in general it is the advantage of the +-1 classifier that would lower AdaBoost's
+    potential by the same factor Z* (Z_t = sqrt(1 - 4 gamma_t^2)). 1 - Z* = -sum_k w_k expm1(-alpha*
+    u_k) is summed directly, so small advantages keep their precision. When every u_k has one sign
+    the infimum is reached at infinity: Z* is the mass of the examples where h abstains. (The 1e-15
     smoothing only keeps Newton's bracket finite.)
     """
     agree = 0.0
@@ -279,9 +279,10 @@ def one_pass_signs(signs, y, d1, order, gamma_bar, smoothing, alpha_out, renorma
 
     Feature-major (d, n), so a base classifier is one contiguous row. For each j in ``order``:
     eps = sum_i D_t(i) [h_j(x_i) != y_i], gamma = 1/2 - eps; skip if |gamma| < ``gamma_bar``,
-    else alpha_j = 1/2 ln((1 - eps + s) / (eps + s)) (Barutcuoglu et al. 2007, Fig. 1, smoothed by s as
-    ``constant-alpha``/``onepass-alpha``) and D_{t+1}(i) = D_t(i) exp(-alpha_j y_i h_j(x_i)) / Z_t,
-    normalised in the same loop. Returns ``(n_used, log_potential)`` as :func:`one_pass_counts`.
+    else alpha_j = 1/2 ln((1 - eps + s) / (eps + s)) (Barutcuoglu et al. 2007, Fig. 1, smoothed by s
+    as ``constant-alpha``/``onepass-alpha``) and D_{t+1}(i) = D_t(i) exp(-alpha_j y_i h_j(x_i)) /
+    Z_t, normalised in the same loop. Returns ``(n_used, log_potential)`` as
+    :func:`one_pass_counts`.
 
     ``renormalize=False`` is not the paper's algorithm: the weights D_1(i) prod_s
     exp(-alpha_s y_i h_s(x_i)) are never divided by Z_t, so eps (and Picky's |gamma|) is their

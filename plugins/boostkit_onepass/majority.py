@@ -78,7 +78,8 @@ def bbm_normaliser(margin, y, d1, t: int, T: int, alpha: float) -> float:
 
 @attrs.define
 class BoostByMajority(boostkit.Reweighting):
-    """D_{t+1}(x, y) = w_{t+1}(x, y) D(x, y) / Z_{t+1} (Barutcuoglu et al. 2007, section 2, step 2.a; Freund 1995).
+    """D_{t+1}(x, y) = w_{t+1}(x, y) D(x, y) / Z_{t+1} (Barutcuoglu et al. 2007, section 2,
+    step 2.a; Freund 1995).
 
     T is the fit's round budget ``n_rounds``. The next round's normaliser Z_{t+1} and ``alpha``
     are recorded (``record.extra["bbm_z_next"]``, ``["bbm_alpha"]``); when Z_{t+1} = 0 (every

@@ -98,8 +98,8 @@ class NaiveBayes(boostkit.Proposal):
     Parameters
     ----------
     event_model:
-        ``"multinomial"`` (term counts, Barutcuoglu et al. 2007, section 4), ``"bernoulli"`` (x > 0 or not, for +-1
-        features such as Table 2's), or ``"auto"``: multinomial when every value is
+        ``"multinomial"`` (term counts, Barutcuoglu et al. 2007, section 4), ``"bernoulli"`` (x > 0
+        or not, for +-1 features such as Table 2's), or ``"auto"``: multinomial when every value is
         non-negative, else Bernoulli.
     smoothing:
         Laplace's lambda (1: add-one).

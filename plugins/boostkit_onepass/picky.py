@@ -13,8 +13,8 @@ from .kernels import all_plus_minus_one, potential_advantage
 def advantage(scores: np.ndarray, y: np.ndarray, weights: np.ndarray) -> float:
     """|gamma|: the magnitude of the advantage of h under the distribution ``weights``.
 
-    For h in {-1, +1}: |1/2 - eps| with eps = sum_i D(i) [h(x_i) != y_i] (Barutcuoglu et al. 2007, section 3). For a
-    confidence-rated h (term counts), whose advantage the paper does not define:
+    For h in {-1, +1}: |1/2 - eps| with eps = sum_i D(i) [h(x_i) != y_i] (Barutcuoglu et al. 2007,
+    section 3). For a confidence-rated h (term counts), whose advantage the paper does not define:
     1/2 sqrt(1 - Z*^2) with Z* the smallest potential alpha h can reach
     (:func:`boostkit_onepass.kernels.potential_advantage`), which is the same number for +-1
     classifiers, does not change when h is rescaled, and is 0 when h abstains everywhere.
@@ -34,13 +34,12 @@ def _gamma_bar(instance, attribute, value):
 class Picky(boostkit.ProposalWrapper):
     """Skip every proposed base classifier whose advantage has magnitude below ``gamma_bar``.
 
-    PickyAdaBoost(gamma_bar) (Barutcuoglu et al. 2007, section 3): "if the current base classifier has advantage
-    gamma under D' where |gamma| < gamma_bar, PickyAdaBoost abstains in that round ... (the
-    distribution for the next round of boosting will also be D')". Only the magnitude counts:
-    a classifier and its negation get the same use (the voting weight takes the sign). The
-    advantage is :func:`advantage` under the current distribution ``state.weights`` (for
-    confidence-rated classifiers, the advantage of the +-1 classifier that would lower the
-    potential as much).
+    PickyAdaBoost(gamma_bar) (Barutcuoglu et al. 2007, section 3): "if the current base classifier
+    has advantage gamma under D' where |gamma| < gamma_bar, PickyAdaBoost abstains in that round ...
+    (the distribution for the next round of boosting will also be D')". Only the magnitude counts: a
+    classifier and its negation get the same use (the voting weight takes the sign). The advantage
+    is :func:`advantage` under the current distribution ``state.weights`` (for confidence-rated
+    classifiers, the advantage of the +-1 classifier that would lower the potential as much).
 
     As a wrapper it composes with any proposal and calibration: a skipped classifier adds no
     term and leaves the distribution unchanged, and the wrapper asks the proposal for the next

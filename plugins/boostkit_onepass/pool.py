@@ -96,10 +96,10 @@ class FeaturePool:
 class OrderedPool(boostkit.Proposal):
     """Propose the base classifiers of a fixed random order, each once; ``None`` when spent.
 
-    One-pass AdaBoost (Barutcuoglu et al. 2007, section 1, (a)-(c); section 4) uses b_t in round t; wrap it with
-    ``picky`` for PickyAdaBoost (section 3). A full pass needs ``n_rounds`` at least the pool
-    size (the number of features, twice that with ``negations``); with more, the run ends with
-    stop reason ``"pool-exhausted"``.
+    One-pass AdaBoost (Barutcuoglu et al. 2007, section 1, (a)-(c); section 4) uses b_t in round t;
+    wrap it with ``picky`` for PickyAdaBoost (section 3). A full pass needs ``n_rounds`` at least
+    the pool size (the number of features, twice that with ``negations``); with more, the run ends
+    with stop reason ``"pool-exhausted"``.
 
     Parameters
     ----------
@@ -151,7 +151,8 @@ class PopbmAborted(boostkit.BoostkitError, RuntimeError):
 
 @attrs.define
 class PopbmPool(boostkit.Proposal):
-    """POPBM's weak learner (Barutcuoglu et al. 2007, section 2, steps 1-3) over +-1 base classifiers of the features.
+    """POPBM's weak learner (Barutcuoglu et al. 2007, section 2, steps 1-3) over +-1 base
+    classifiers of the features.
 
     In round t, with T = ``n_rounds`` and Z_t = E_D[w_t(x, y)] the boost-by-majority normaliser
     (:func:`boostkit_onepass.majority.bbm_normaliser`):

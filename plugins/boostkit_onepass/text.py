@@ -1,4 +1,5 @@
-"""Term counts of texts as a scipy.sparse CSR matrix: the input of Barutcuoglu et al. 2007's Reuters experiments.
+"""Term counts of texts as a scipy.sparse CSR matrix: the input of Barutcuoglu et al. 2007's Reuters
+experiments.
 
 Barutcuoglu et al. 2007, section 4: "the text was converted into lower case ... a base classifier
 for each stem of length at most 5; ... the confidence of a base classifier was taken to be the

@@ -1,8 +1,8 @@
 """Calibrations: PAV (Wilbur et al. 2005, section 3.2, 5) and the sigmoid (eq. 52-53).
 
-Both can *back-fit* (Wilbur et al. 2005, section 3.3, PAV-AdaBoost.finite): when the proposal cycles through a
-fixed set of scoring functions (it names each in ``candidate.info["scoring_function"]``), the
-term of a function seen before is re-fitted from the weights of all the other terms (eq. 22-23)
+Both can *back-fit* (Wilbur et al. 2005, section 3.3, PAV-AdaBoost.finite): when the proposal cycles
+through a fixed set of scoring functions (it names each in ``candidate.info["scoring_function"]``),
+the term of a function seen before is re-fitted from the weights of all the other terms (eq. 22-23)
 and replaces the old one (``boostkit.Calibrated(replaces=..., removed_values=...)``).
 """
 
@@ -50,7 +50,8 @@ def _interpolation(instance, attribute, value):
 
 
 def resolve_epsilon(epsilon: float | None, n_samples: float) -> float:
-    """The epsilon actually used: 1/m for ``None`` (Wilbur et al. 2005, section 3.2, after Schapire & Singer).
+    """The epsilon actually used: 1/m for ``None`` (Wilbur et al. 2005, section 3.2, after Schapire
+    & Singer).
 
     m = ``n_samples`` counts examples by weight (:func:`boostkit.smoothing.n_examples`), so that
     an example of weight 2 is two examples. With one example (m = 1) 1/m is not below 1/2, so it
@@ -73,7 +74,8 @@ def _threshold_sample(scores: np.ndarray, sample_weight: np.ndarray,
 
 def score_thresholds(scores: np.ndarray, sample_weight: np.ndarray, bins: int,
                      rng: np.random.Generator) -> np.ndarray:
-    """Quantile bin edges for a hypothesis' scores: its partition B_t (Wilbur et al. 2005, section 5, eq. 39).
+    """Quantile bin edges for a hypothesis' scores: its partition B_t (Wilbur et al. 2005,
+    section 5, eq. 39).
 
     The paper asks for partitions fixed independently of the sample's weights D_t; these are cut
     at quantiles of the scores of the examples of positive initial weight D_1 (every distinct
@@ -112,9 +114,9 @@ class _TermIndex:
         """``(replaces, removed_values, weights)`` for fitting the candidate's term.
 
         A function seen before is re-fitted from D_i = q_i exp(y_i k_j(h_j(x_i))) / Z_0
-        (Wilbur et al. 2005, eq. 22-23), the exponential weights of the margins without its current term; a new one
-        from the current weights D_t. Either way the fitted term minimises the sum (20) given
-        the others.
+        (Wilbur et al. 2005, eq. 22-23), the exponential weights of the margins without its current
+        term; a new one from the current weights D_t. Either way the fitted term minimises the sum
+        (20) given the others.
         """
         key = candidate.info.get("scoring_function")
         if key is None:
@@ -133,8 +135,9 @@ class _TermIndex:
 
 
 class _BackFitting:
-    """What the PAV and sigmoid calibrations share for ``backfit`` (Wilbur et al. 2005, section 3.3): the index of
-    the term each scoring function owns, reset every fit, and the capabilities it changes."""
+    """What the PAV and sigmoid calibrations share for ``backfit`` (Wilbur et al. 2005,
+    section 3.3): the index of the term each scoring function owns, reset every fit, and the
+    capabilities it changes."""
 
     __slots__ = ()
 
@@ -158,7 +161,8 @@ class _BackFitting:
 
 @attrs.define
 class PavCalibration(_BackFitting, boostkit.Calibration):
-    """PAV-AdaBoost's calibration k_t = 1/2 ln(p_t / (1 - p_t)) (Wilbur et al. 2005, eq. 13-18, section 5).
+    """PAV-AdaBoost's calibration k_t = 1/2 ln(p_t / (1 - p_t)) (Wilbur et al. 2005, eq. 13-18,
+    section 5).
 
     PAV turns the tuples (s_i = h_t(x_i), D_t(i), (1 + y_i)/2) (eq. 13) into the non-decreasing
     p_t of maximal likelihood; among all non-decreasing functions of h_t, k_t gives the smallest
@@ -180,11 +184,11 @@ class PavCalibration(_BackFitting, boostkit.Calibration):
         quantile bins (:func:`score_thresholds`). ``None``: the pure form, PAV over every
         distinct training score (one sort per round), interpolated by 2.2 between them.
     interpolation:
-        ``"midpoint"`` (Wilbur et al. 2005, section 2.2, case 3) or ``"linear"``, for scores between training
-        scores (pure form) or for bins that hold no weight (approximate form).
+        ``"midpoint"`` (Wilbur et al. 2005, section 2.2, case 3) or ``"linear"``, for scores between
+        training scores (pure form) or for bins that hold no weight (approximate form).
     backfit:
-        Re-fit the term of a scoring function seen before instead of adding one (Wilbur et al. 2005, section 3.3,
-        PAV-AdaBoost.finite).
+        Re-fit the term of a scoring function seen before instead of adding one (Wilbur et al. 2005,
+        section 3.3, PAV-AdaBoost.finite).
 
     The round record's ``coefficients`` are the lowest and highest k_t on the training examples,
     and ``extra["pools"]`` the number of steps of k_t.
@@ -239,13 +243,13 @@ def minimise_exponential_loss(scores: np.ndarray, y: np.ndarray, weights: np.nda
                               max_iter: int = 100) -> tuple[float, float]:
     """``(slope, intercept)`` minimising Z = sum_i D(i) exp(-y_i (slope s_i + intercept)).
 
-    This is the sigmoid fit of Wilbur et al. 2005, eq. 52-53: p(s) = 1 / (1 + e^{-(w s - b)}) used as p in eq. 14
-    gives k(s) = 1/2 (w s - b), so slope = w/2 and intercept = -b/2. With ``intercept=False``
-    (b = 0) it is linear AdaBoost's alpha = w/2 (eq. 9). Four phantom examples of weight
-    ``smoothing``, one of each label at the lowest and at the highest score, keep the optimum
-    finite when the data are separable (the role of Schapire & Singer's smoothing). Z is then
-    strictly convex; damped Newton steps (Armijo backtracking) on the scores rescaled to [-1, 1]
-    converge; they stop when the next step would move the coefficients by at most ``tol``
+    This is the sigmoid fit of Wilbur et al. 2005, eq. 52-53: p(s) = 1 / (1 + e^{-(w s - b)}) used
+    as p in eq. 14 gives k(s) = 1/2 (w s - b), so slope = w/2 and intercept = -b/2. With
+    ``intercept=False`` (b = 0) it is linear AdaBoost's alpha = w/2 (eq. 9). Four phantom examples
+    of weight ``smoothing``, one of each label at the lowest and at the highest score, keep the
+    optimum finite when the data are separable (the role of Schapire & Singer's smoothing). Z is
+    then strictly convex; damped Newton steps (Armijo backtracking) on the scores rescaled to
+    [-1, 1] converge; they stop when the next step would move the coefficients by at most ``tol``
     (so an optimum at 0, as in Wilbur et al. 2005, Table 2, stays exactly 0).
     """
     # The score range of the examples of positive weight: one of weight 0 is no example.
@@ -292,14 +296,16 @@ def minimise_exponential_loss(scores: np.ndarray, y: np.ndarray, weights: np.nda
 
 @attrs.define
 class SigmoidCalibration(_BackFitting, boostkit.Calibration):
-    """Optimal linear AdaBoost: k(s) = 1/2 (w s - b) with w and b minimising Z (Wilbur et al. 2005, eq. 52-53).
+    """Optimal linear AdaBoost: k(s) = 1/2 (w s - b) with w and b minimising Z (Wilbur et al. 2005,
+    eq. 52-53).
 
     With ``intercept=False`` (b = 0) this is the linear form of AdaBoost, alpha = w/2
-    (eq. 9, Wilbur et al. 2005, section 3.1), and the contribution is the engine's ``boostkit.LinearContribution``.
-    ``smoothing`` is the weight of four phantom examples that keep the optimum finite
-    (:func:`minimise_exponential_loss`); ``None`` is 1/m. ``backfit`` re-fits the term of a fixed
-    scoring function seen before (Wilbur et al. 2005, section 3.3; section 4's linear comparison, "repeated
-    application of the algorithm to the same limited set of scores until convergence").
+    (eq. 9, Wilbur et al. 2005, section 3.1), and the contribution is the engine's
+    ``boostkit.LinearContribution``. ``smoothing`` is the weight of four phantom examples that keep
+    the optimum finite (:func:`minimise_exponential_loss`); ``None`` is 1/m. ``backfit`` re-fits the
+    term of a fixed scoring function seen before (Wilbur et al. 2005, section 3.3; section 4's
+    linear comparison, "repeated application of the algorithm to the same limited set of scores
+    until convergence").
     """
 
     name = "sigmoid"

@@ -47,8 +47,9 @@ class IsotonicSteps(boostkit.Contribution):
 
     ``points`` are increasing scores where p_t is known (the end points of the pools), and
     ``probabilities`` its values there, already bounded away from 0 and 1 by epsilon. Scores
-    between two points get the midpoint of their values (Wilbur et al. 2005, section 2.2, case 3) or, with
-    ``interpolation="linear"``, the linear interpolation; scores outside take the nearest end.
+    between two points get the midpoint of their values (Wilbur et al. 2005, section 2.2, case 3)
+    or, with ``interpolation="linear"``, the linear interpolation; scores outside take the nearest
+    end.
     """
 
     name = "isotonic-steps"
@@ -72,7 +73,8 @@ class IsotonicSteps(boostkit.Contribution):
 
 @attrs.frozen
 class ScoreBins(boostkit.Contribution):
-    """c(x) = bin_values[j] for the bin j of s = h_t(x) (Wilbur et al. 2005, eq. 39): t_{j-1} < s <= t_j.
+    """c(x) = bin_values[j] for the bin j of s = h_t(x) (Wilbur et al. 2005, eq. 39): t_{j-1} < s <=
+    t_j.
 
     ``thresholds`` (increasing, B - 1 of them) cut the real line into B bins, and
     ``bin_values`` holds k for each, from PAV over the bins (:func:`boostkit_pav.isotonic.isotonic_bins`).
@@ -98,8 +100,8 @@ class ScoreBins(boostkit.Contribution):
 
 @attrs.frozen
 class AffineScore(boostkit.Contribution):
-    """c(x) = slope * h_t(x) + intercept: k(s) = 1/2 (w s - b) of Wilbur et al. 2005, eq. 53 (slope = w/2,
-    intercept = -b/2)."""
+    """c(x) = slope * h_t(x) + intercept: k(s) = 1/2 (w s - b) of Wilbur et al. 2005, eq. 53
+    (slope = w/2, intercept = -b/2)."""
 
     name = "affine-score"
     slope: float = attrs.field(converter=float)

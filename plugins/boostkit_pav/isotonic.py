@@ -125,7 +125,8 @@ def isotonic_regression(scores, weights, targets) -> IsotonicFit:
 
 
 def interpolate(points, values, s, interpolation: str = "midpoint") -> np.ndarray:
-    """Values at ``s`` of the function known at increasing ``points`` (Wilbur et al. 2005, section 2.2).
+    """Values at ``s`` of the function known at increasing ``points`` (Wilbur et al. 2005,
+    section 2.2).
 
     ``interpolation="midpoint"`` is case 3 of the paper (the mean of the two neighbours);
     ``"linear"`` the linear interpolation the paper suggests for sparse real-valued data.
@@ -139,7 +140,8 @@ def interpolate(points, values, s, interpolation: str = "midpoint") -> np.ndarra
 
 
 def isotonic_bins(wpos: np.ndarray, wneg: np.ndarray, interpolation: str = "midpoint") -> np.ndarray:
-    """p per bin of an ordered partition (approximate PAV-AdaBoost, Wilbur et al. 2005, section 5, eq. 39).
+    """p per bin of an ordered partition (approximate PAV-AdaBoost, Wilbur et al. 2005, section 5,
+    eq. 39).
 
     Bin j holds the weight ``wpos[j]`` of positive and ``wneg[j]`` of negative examples; PAV runs
     on the bins that hold weight, with the bin index as the parameter, and a bin without weight

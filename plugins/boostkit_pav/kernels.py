@@ -49,8 +49,8 @@ def check_regression_input(scores, weights, targets):
 @numba.njit(cache=True, nogil=True)
 def split_weights(weights, is_pos, pos, neg):
     """The weights of each class, ``pos = weights * is_pos`` and ``neg = weights - pos`` (the
-    bits of numpy's two passes), written in one pass (Wilbur et al. 2005, section 7: Cmass's centroids and
-    naive Bayes' counts weigh each class by D_t)."""
+    bits of numpy's two passes), written in one pass (Wilbur et al. 2005, section 7: Cmass's
+    centroids and naive Bayes' counts weigh each class by D_t)."""
     for i in range(weights.shape[0]):
         p = weights[i] * is_pos[i]
         pos[i] = p
@@ -390,7 +390,8 @@ def pav_pools_scratch(means, weights, pool_starts, pool_values, links, sums):
 
 @numba.njit(cache=True, nogil=True)
 def interpolate_points(points, values, s, linear, out):
-    """Extend a function known on increasing ``points`` to any ``s`` (Wilbur et al. 2005, section 2.2).
+    """Extend a function known on increasing ``points`` to any ``s`` (Wilbur et al. 2005,
+    section 2.2).
 
     Case 1: s equals a point, take its value. Cases 2 and 4: below the first or above the last
     point, take the first or last value. Case 3: strictly between two neighbours, take the
@@ -418,13 +419,13 @@ def interpolate_points(points, values, s, linear, out):
 
 @numba.njit(cache=True, nogil=True)
 def pav_bins(wpos, wneg, linear, out):
-    """p per bin of an ordered partition by PAV over its bins (Wilbur et al. 2005, section 5, eq. 39): bin b
-    holds the weight ``wpos[b]`` of positive and ``wneg[b]`` of negative examples. The bins
-    that hold weight are the points of :func:`pav_pools`, at their bin index, with weight
+    """p per bin of an ordered partition by PAV over its bins (Wilbur et al. 2005, section 5,
+    eq. 39): bin b holds the weight ``wpos[b]`` of positive and ``wneg[b]`` of negative examples.
+    The bins that hold weight are the points of :func:`pav_pools`, at their bin index, with weight
     ``wpos + wneg`` and target ``wpos / (wpos + wneg)``; a bin without weight gets its value by
-    :func:`interpolate_points` over the bin index (``linear`` or midpoint). Writes p into
-    ``out`` (as long as ``wpos``) and returns the number of bins that hold weight; with none,
-    0 and ``out`` untouched."""
+    :func:`interpolate_points` over the bin index (``linear`` or midpoint). Writes p into ``out``
+    (as long as ``wpos``) and returns the number of bins that hold weight; with none, 0 and ``out``
+    untouched."""
     n_bins = wpos.shape[0]
     occupied = np.empty(n_bins)
     means = np.empty(n_bins)
@@ -762,7 +763,8 @@ def _bin_of(x, b, below, padded, widest):
 
 @numba.njit(cache=True, nogil=True)
 def bin_class_sums(scores, thresholds, weights, is_pos, cells, sums):
-    """Bin the scores and sum the weight of each class per bin, in one pass (Wilbur et al. 2005, section 5).
+    """Bin the scores and sum the weight of each class per bin, in one pass (Wilbur et al. 2005,
+    section 5).
 
     ``cells[i]`` receives the number of ``thresholds`` (increasing) strictly below
     ``scores[i]`` (bin b holds t_{b-1} < s <= t_b; NaN goes to bin 0), and ``sums[b, c]``

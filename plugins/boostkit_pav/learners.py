@@ -93,8 +93,8 @@ class ScoreColumn(boostkit.WeakHypothesis):
 
     Its cells are the bins of the column (bin b holds t_{b-1} < x <= t_b for the ``thresholds``
     the engine binned the column with), numbered in increasing order of h, so PAV can run on the
-    bins (Wilbur et al. 2005, section 5) and predictions use the same bins as training. ``ordered_cells`` tells a
-    calibration that cell order is score order.
+    bins (Wilbur et al. 2005, section 5) and predictions use the same bins as training.
+    ``ordered_cells`` tells a calibration that cell order is score order.
     """
 
     name = "score-column"
@@ -123,10 +123,10 @@ class ScoreColumn(boostkit.WeakHypothesis):
 class ScoreColumns(boostkit.Proposal):
     """Propose the columns of X in turn, round after round: a fixed set of scoring functions.
 
-    PAV is monotone non-decreasing, so each score should rise with the +1 label (Wilbur et al. 2005, section 4:
-    "each scoring function tends to associate higher scores with the +1 label"; section 6 flips
-    signs by hand). With ``orient=True`` (default) a column whose D_1-weighted mean is lower on
-    the positives than on the negatives is used negated. Each candidate names its column in
+    PAV is monotone non-decreasing, so each score should rise with the +1 label (Wilbur et al. 2005,
+    section 4: "each scoring function tends to associate higher scores with the +1 label"; section 6
+    flips signs by hand). With ``orient=True`` (default) a column whose D_1-weighted mean is lower
+    on the positives than on the negatives is used negated. Each candidate names its column in
     ``info["scoring_function"]`` so back-fitting calibrations re-fit its term.
     """
 
@@ -300,7 +300,8 @@ class NaiveBayesScore(boostkit.WeakHypothesis):
 
 @attrs.define
 class BinaryNaiveBayes(boostkit.Proposal):
-    """Binary (multivariate Bernoulli) naive Bayes trained under D_t (Wilbur et al. 2005, sections 4.3, 7, 8).
+    """Binary (multivariate Bernoulli) naive Bayes trained under D_t (Wilbur et al. 2005,
+    sections 4.3, 7, 8).
 
     A feature is present when x_j > ``threshold`` (for term counts or frequencies: the word
     occurs). Under D_t, p_j = (W+(x_j present) + s) / (W+ + 2s) and q_j likewise for the
@@ -311,7 +312,8 @@ class BinaryNaiveBayes(boostkit.Proposal):
 
     a log-odds score in the sense of Wilbur et al. 2005, section 8. Terms whose weight
     ln(p_j (1-q_j) / (q_j (1-p_j))) is below ``min_weight`` in absolute value are dropped
-    (Wilbur et al. 2005, section 7 uses 1.0 "as a form of feature selection"); ``prior=False`` leaves out ln(W+/W-).
+    (Wilbur et al. 2005, section 7 uses 1.0 "as a form of feature selection"); ``prior=False``
+    leaves out ln(W+/W-).
     """
 
     name = "binary-naive-bayes"
@@ -358,7 +360,8 @@ class BinaryNaiveBayes(boostkit.Proposal):
 
 
 def local_weights(tf: np.ndarray, dlen: np.ndarray, alpha: float, decay: float) -> np.ndarray:
-    """The local weight of eq. 49 (Wilbur et al. 2005, section 7): lw = 1 / (1 + decay^(tf - 1) e^(alpha dlen)).
+    """The local weight of eq. 49 (Wilbur et al. 2005, section 7): lw = 1 / (1 + decay^(tf - 1)
+    e^(alpha dlen)).
 
     ``tf`` is a term's count in a document (one row per document) and ``dlen`` the document's
     length, the sum of its counts; lw = 0 where tf = 0. The paper uses alpha = 0.0044 and
@@ -388,13 +391,14 @@ def _sparse_length_factor(X, alpha: float) -> np.ndarray:
 
 @attrs.frozen
 class NeighborSimilarity(boostkit.WeakHypothesis):
-    """h(x) = sign * sim(x_i, x) for a stored training document x_i (Wilbur et al. 2005, section 7.2).
+    """h(x) = sign * sim(x_i, x) for a stored training document x_i (Wilbur et al. 2005,
+    section 7.2).
 
-    sim is the KNN similarity of Wilbur et al. 2005, section 7: the dot product of the documents' vectors, whose
-    components are the local weight (eq. 49) times the term's IDF, ln(N / n_t) on the training
-    set. Only the terms of x_i matter, so the hypothesis keeps them (``terms``) with
-    ``weights`` = lw(x_i, t) idf_t^2, and h(x) = sign * sum_t weights_t lw(x, t). X may be dense
-    or sparse (only its stored counts of those terms are read).
+    sim is the KNN similarity of Wilbur et al. 2005, section 7: the dot product of the documents'
+    vectors, whose components are the local weight (eq. 49) times the term's IDF, ln(N / n_t) on the
+    training set. Only the terms of x_i matter, so the hypothesis keeps them (``terms``) with
+    ``weights`` = lw(x_i, t) idf_t^2, and h(x) = sign * sum_t weights_t lw(x, t). X may be dense or
+    sparse (only its stored counts of those terms are read).
     """
 
     name = "neighbor-similarity"
@@ -421,13 +425,14 @@ class NeighborSimilarity(boostkit.WeakHypothesis):
 
 @attrs.define
 class Nscore(boostkit.Proposal):
-    """The Nscore (neighbour score) weak learner (Wilbur et al. 2005, section 7.2), for term-count features.
+    """The Nscore (neighbour score) weak learner (Wilbur et al. 2005, section 7.2), for term-count
+    features.
 
     X holds term counts, dense or CSR (one column per term; :mod:`boostkit_pav.text` makes
     them). With t - 1 the number of earlier applications: for even t take the positive example
     x_i of greatest D_t(i) (the lowest index among ties) and propose h(x) = sim(x_i, x); for odd
-    t the heaviest negative and h(x) = -sim(x_i, x). ``xlap`` (Wilbur et al. 2005, section 7.2, for linear
-    AdaBoost) forbids choosing an example again until ``xlap`` other applications have passed
+    t the heaviest negative and h(x) = -sim(x_i, x). ``xlap`` (Wilbur et al. 2005, section 7.2, for
+    linear AdaBoost) forbids choosing an example again until ``xlap`` other applications have passed
     (0: no restriction). ``alpha`` and ``decay`` are the alpha and lambda of eq. 49. Proposes
     nothing when the class to choose from has no available example.
     """

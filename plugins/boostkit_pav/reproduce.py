@@ -264,8 +264,9 @@ def table6(repeats: int = 10, seed: int = 0) -> dict:
 
 
 def _knn_scores(X, y, X_test, k: int = 60) -> np.ndarray:
-    """KNN of Wilbur et al. 2005, section 7: the summed similarity (eq. 49 local weights times IDF, dot product)
-    of the test document to the +1 documents among its k most similar training documents."""
+    """KNN of Wilbur et al. 2005, section 7: the summed similarity (eq. 49 local weights times IDF,
+    dot product) of the test document to the +1 documents among its k most similar training
+    documents."""
     idf = np.log(X.shape[0] / np.maximum(np.count_nonzero(X, axis=0), 1))
     train = local_weights(X, X.sum(axis=1), 0.0044, 0.7) * idf
     test = local_weights(X_test, X_test.sum(axis=1), 0.0044, 0.7) * idf

@@ -1,4 +1,5 @@
-"""Stopping PAV-AdaBoost.finite when the sum (20) no longer decreases (Wilbur et al. 2005, section 3.3)."""
+"""Stopping PAV-AdaBoost.finite when the sum (20) no longer decreases (Wilbur et al. 2005,
+section 3.3)."""
 
 from __future__ import annotations
 
@@ -19,13 +20,13 @@ class SumConverged(boostkit.Stopping):
     """Stop (``"converged"``) when a whole cycle of back-fitting lowered the sum (20) by at most
     ``tol`` times its value.
 
-    PAV-AdaBoost.finite (Wilbur et al. 2005, section 3.3) and its linear counterpart re-fit the terms of a fixed
-    set of n scoring functions in turn; every update leaves the sum (20),
-    sum_i exp(-y_i F(x_i)), unchanged or lower, and the iteration converges to its minimum
-    (Theorem 3). A cycle is as many rounds as the model has terms; the sum is read from the
-    reweighting's potential (``record.error_bound`` = sum_i D_1(i) exp(-y_i F(x_i)), the sum (20)
-    over m), one cycle ago and now. The rule waits until an earlier round has replaced a term
-    (fewer terms than finished rounds), so runs that add a term every round never stop by it.
+    PAV-AdaBoost.finite (Wilbur et al. 2005, section 3.3) and its linear counterpart re-fit the
+    terms of a fixed set of n scoring functions in turn; every update leaves the sum (20), sum_i
+    exp(-y_i F(x_i)), unchanged or lower, and the iteration converges to its minimum (Theorem 3). A
+    cycle is as many rounds as the model has terms; the sum is read from the reweighting's potential
+    (``record.error_bound`` = sum_i D_1(i) exp(-y_i F(x_i)), the sum (20) over m), one cycle ago and
+    now. The rule waits until an earlier round has replaced a term (fewer terms than finished
+    rounds), so runs that add a term every round never stop by it.
     """
 
     name = "sum-converged"

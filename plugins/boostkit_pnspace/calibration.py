@@ -1,4 +1,5 @@
-"""Ada2Boost's asymmetric coefficients beta(+1) = p/n, beta(-1) = n_bar/p_bar (Scholz 2006, eq. 2-3).
+"""Ada2Boost's asymmetric coefficients beta(+1) = p/n, beta(-1) = n_bar/p_bar (Scholz 2006,
+eq. 2-3).
 
 Notation of Scholz 2006, Definition 1: a boolean base classifier h covers C = {h = +1}
 holding p positives and n negatives (weights under w_t) and leaves C_bar = {h = -1} holding p_bar
@@ -48,10 +49,10 @@ def cell_odds(wpos, wneg, smoothing: str = "none", m: float = 2.0,
     cell. Unsmoothed, beta'_j = W+_j / W-_j: p/n on the covered cell and p_bar/n_bar on the
     uncovered one, i.e. beta(+1) and 1/beta(-1) of eq. 2.
 
-    Smoothing (Scholz 2006, after Prop. 3: "Laplace or m-estimates for pure subsets") counts weight in
-    examples: the current weights are rescaled to total ``n_examples`` (= |E|, so one pseudo-count
-    is one average example of the weighted set, the paper's implicit normalisation of section 2),
-    and
+    Smoothing (Scholz 2006, after Prop. 3: "Laplace or m-estimates for pure subsets") counts weight
+    in examples: the current weights are rescaled to total ``n_examples`` (= |E|, so one
+    pseudo-count is one average example of the weighted set, the paper's implicit normalisation of
+    section 2), and
 
     * ``"laplace"``: beta'_j = (W+_j + 1) / (W-_j + 1);
     * ``"m-estimate"``: beta'_j = (W+_j + m pi) / (W-_j + m (1 - pi)), pi = P_t / (P_t + N_t) the

@@ -96,8 +96,8 @@ def cell_odds_rows(wpos, wneg, smoothing, m, n_examples, out):
 def weight_after_rows(wpos, wneg, smoothing, m, n_examples, out):
     """Total weight of each partition once every cell j is reweighted with its odds beta'_j.
 
-    Positives of a cell are divided by sqrt(beta'_j), negatives multiplied by it (Scholz 2006, Fig. 3),
-    with the odds of :func:`cell_odds_rows`; ``out[r]`` gets sum_j W+_j / sqrt(beta'_j) +
+    Positives of a cell are divided by sqrt(beta'_j), negatives multiplied by it (Scholz 2006,
+    Fig. 3), with the odds of :func:`cell_odds_rows`; ``out[r]`` gets sum_j W+_j / sqrt(beta'_j) +
     W-_j sqrt(beta'_j). ``wpos``/``wneg`` are ``(R, K)``, ``out`` ``(R,)``.
     """
     floor = ODDS_FLOOR * n_examples

@@ -1,4 +1,5 @@
-"""Stratification (Scholz 2006, Prop. 1-2) and Ada2Boost's reweighting by stratification (Fig. 3)."""
+"""Stratification (Scholz 2006, Prop. 1-2) and Ada2Boost's reweighting by stratification
+(Fig. 3)."""
 
 from __future__ import annotations
 

@@ -67,7 +67,8 @@ def _smoothing(instance, attribute, value):
 
 
 def rankboost_alpha(r: float, smoothing: float = 0.0) -> float:
-    """alpha = 1/2 ln((1 + r + s) / (1 - r + s)), s = max(smoothing, 1e-15) (Yoder 2011; s = 0 there).
+    """alpha = 1/2 ln((1 + r + s) / (1 - r + s)), s = max(smoothing, 1e-15) (Yoder 2011; s = 0
+    there).
 
     Minimises the bound Z <= (1-r)/2 e^alpha + (1+r)/2 e^{-alpha} of Freund et al. (2003), which
     then gives Z <= sqrt(1 - r^2).

@@ -43,8 +43,8 @@ class BipartiteReweighting(boostkit.Reweighting):
     (v_1: the sample weights normalised within each class; uniform over all n+ n- pairs by
     default), D_t(x0, x1) ~ D_1(x0, x1) exp(F(x0) - F(x1)) factorises into
     v(x0) ~ v_1(x0) e^{F(x0)} and v(x1) ~ v_1(x1) e^{-F(x1)}, each normalised within its class
-    (Yoder 2011, "Bounds and alpha": r = sum_x h(x) s(x) v(x) sum_{x'} v(x')). The weights are v / 2 and
-    the potential log(sum v_1(x0) e^{F(x0)}) + log(sum v_1(x1) e^{-F(x1)})
+    (Yoder 2011, "Bounds and alpha": r = sum_x h(x) s(x) v(x) sum_{x'} v(x')). The weights are v / 2
+    and the potential log(sum v_1(x0) e^{F(x0)}) + log(sum v_1(x1) e^{-F(x1)})
     (:func:`boostkit_rankboost.kernels.bipartite_weights`).
     """
 

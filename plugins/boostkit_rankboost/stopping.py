@@ -21,9 +21,9 @@ class NoRankEdge(boostkit.Stopping):
 
     r_t is the weighted advantage of the round's weak ranker (``record.extra["r"]``, set by
     ``rankboost-alpha``): the D_t-weight of the pairs it orders minus that of the pairs it
-    misorders (Yoder 2011, "r = W_- - W_+"). With r_t = 0 the coefficient is 0 and D does not change,
-    so no later round can do better; with r_t = 1 the ranker orders every weighted pair and the
-    training ranking loss is 0. The engine's ``weighted_error`` is a per-example error, which
+    misorders (Yoder 2011, "r = W_- - W_+"). With r_t = 0 the coefficient is 0 and D does not
+    change, so no later round can do better; with r_t = 1 the ranker orders every weighted pair and
+    the training ranking loss is 0. The engine's ``weighted_error`` is a per-example error, which
     for RankBoost's unbalanced D_1 says nothing about r; hence this rule instead of ``no-edge``.
     """
 

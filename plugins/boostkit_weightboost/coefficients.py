@@ -14,14 +14,14 @@ from .validators import finite_positive
 class EpsilonStep(boostkit.Calibration):
     """c_t(x) = step * h_t(x): a small constant coefficient instead of eq. 3's alpha_t.
 
-    epsilon-Boost (Friedman et al., cited by Jin et al. 2003, section 4.1) combined with AdaBoost's weights
-    (``exponential``) is forward stagewise fitting of the exponential loss with a fixed small
-    step: every weak classifier gets the same small weight, so |F| stays small. The paper uses
-    it to ask whether WeightBoost's gain comes from the input dependence or merely from keeping
-    H small. It does not give the step; the default 0.1 had the lowest 5-fold error without
-    label noise among 0.05, 0.1, 0.2 and 0.5 (``epsilon-boost`` with its depth-2 trees on
-    ionosphere, pima_diabetes, german_credit and breast_cancer_wisconsin). The weak learner
-    minimises the weighted error, as under ``constant-alpha``.
+    epsilon-Boost (Friedman et al., cited by Jin et al. 2003, section 4.1) combined with AdaBoost's
+    weights (``exponential``) is forward stagewise fitting of the exponential loss with a fixed
+    small step: every weak classifier gets the same small weight, so |F| stays small. The paper uses
+    it to ask whether WeightBoost's gain comes from the input dependence or merely from keeping H
+    small. It does not give the step; the default 0.1 had the lowest 5-fold error without label
+    noise among 0.05, 0.1, 0.2 and 0.5 (``epsilon-boost`` with its depth-2 trees on ionosphere,
+    pima_diabetes, german_credit and breast_cancer_wisconsin). The weak learner minimises the
+    weighted error, as under ``constant-alpha``.
     """
 
     name = "epsilon-step"

@@ -250,9 +250,9 @@ def eq6_log_bound(margin, y, d1, factor, values):
 
         sum_i D_1(i) e^{-y_i (F + g v)} <= sum_i D_1(i) e^{-y_i F} [(1 - g_i) + g_i e^{-y_i v_i}]
 
-    (Jin et al. 2003, eq. 6, with F = H_{T-1}, g = e^{-|beta H_{T-1}|} and v = alpha_T h_T). ``margin`` is
-    F_{t-1}, ``factor`` g and ``values`` the inner (unregularized) term v. Computed relative to
-    the largest exponent, so it never overflows.
+    (Jin et al. 2003, eq. 6, with F = H_{T-1}, g = e^{-|beta H_{T-1}|} and v = alpha_T h_T).
+    ``margin`` is F_{t-1}, ``factor`` g and ``values`` the inner (unregularized) term v. Computed
+    relative to the largest exponent, so it never overflows.
     """
     n = margin.shape[0]
     top = -np.inf

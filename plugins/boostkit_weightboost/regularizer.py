@@ -68,7 +68,8 @@ class InputDependentTerm(boostkit.Contribution):
 
 @attrs.define
 class InputDependentRegularizer(boostkit.CalibrationWrapper):
-    """Scale the wrapped calibration's term by g(F_{t-1}(x)) (Jin et al. 2003, eq. 4, general form eq. 9-12).
+    """Scale the wrapped calibration's term by g(F_{t-1}(x)) (Jin et al. 2003, eq. 4, general form
+    eq. 9-12).
 
     Parameters
     ----------

@@ -3,8 +3,8 @@
 Both are D_{t+1}(i) proportional to D_1(i) exp(-y_i F_t(x_i) - penalty(F_t(x_i))), computed in log
 space by one kernel (:func:`boostkit_weightboost.kernels.penalized_distribution`). Both report
 the exponential cost sum_i D_1(i) e^{-y_i F_t(x_i)} as their potential: it bounds the training
-error whatever the combination (Jin et al. 2003, eq. 5), so the round records' ``error_bound`` is a true
-bound and ``z`` the factor by which the round changed it.
+error whatever the combination (Jin et al. 2003, eq. 5), so the round records' ``error_bound`` is a
+true bound and ``z`` the factor by which the round changed it.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ def _penalized_weights(state, beta: float, kind: int, power: float) -> boostkit.
 
 @attrs.define
 class WeightBoostWeights(boostkit.Reweighting):
-    """W_i proportional to D_1(i) e^{-y_i H(x_i)} g(H(x_i)) (Jin et al. 2003, eq. 7; eq. 11 in general).
+    """W_i proportional to D_1(i) e^{-y_i H(x_i)} g(H(x_i)) (Jin et al. 2003, eq. 7; eq. 11 in
+    general).
 
     With the ``exponential`` regularizer g = e^{-|beta H|}: W_i ~ e^{-y_i H(x_i) - |beta H(x_i)|}.
     Besides the examples H misclassifies, those near its decision boundary (small |H|) gain
@@ -59,23 +60,25 @@ class WeightBoostWeights(boostkit.Reweighting):
 
 @attrs.define
 class WeightDecayWeights(boostkit.Reweighting):
-    """Weight Decay (Raetsch et al. 1998, as Jin et al. 2003, section 2 states it): D ~ e^{-y F - C zeta}.
+    """Weight Decay (Raetsch et al. 1998, as Jin et al. 2003, section 2 states it): D ~ e^{-y F - C
+    zeta}.
 
-    Jin et al. 2003, section 2 defines zeta_i^t = (sum_{s<=t} alpha_s h_s(x_i))^2 = F_t(x_i)^2 and the cost
-    sum_i e^{-y_i F(x_i) - C zeta_i^t}, zeta acting as a slack variable: the weights are
+    Jin et al. 2003, section 2 defines zeta_i^t = (sum_{s<=t} alpha_s h_s(x_i))^2 = F_t(x_i)^2 and
+    the cost sum_i e^{-y_i F(x_i) - C zeta_i^t}, zeta acting as a slack variable: the weights are
     D_{t+1}(i) proportional to D_1(i) exp(-y_i F_t(x_i) - C F_t(x_i)^2) (``decay`` is C). Patterns
-    the ensemble is confident about, rightly or wrongly, lose weight, the more so the larger
-    |F|, as in WeightBoost's eq. 7 with a squared instead of an absolute penalty (the
-    similarity section 3.4 points out). The combination stays AdaBoost's (section 3.4, point 2).
+    the ensemble is confident about, rightly or wrongly, lose weight, the more so the larger |F|, as
+    in WeightBoost's eq. 7 with a squared instead of an absolute penalty (the similarity section 3.4
+    points out). The combination stays AdaBoost's (section 3.4, point 2).
 
     The printed formula is what is implemented. The text calls the inner sum "the cumulative
     weight of the pattern in the previous iterations", which would rather be Raetsch's influence
     sum_s alpha_s D_s(i); that reading needs the weight history rather than the margins and is
     not what Jin et al. 2003 prints, so it is not offered.
 
-    Jin et al. 2003 does not give C. The default 0.003 had the lowest 5-fold error without label noise
-    among 0.003, 0.01, 0.03, 0.1 and 0.3 (``weight-decay`` with its depth-2 trees on ionosphere,
-    pima_diabetes, german_credit and breast_cancer_wisconsin; chosen before any WeightBoost run).
+    Jin et al. 2003 does not give C. The default 0.003 had the lowest 5-fold error without label
+    noise among 0.003, 0.01, 0.03, 0.1 and 0.3 (``weight-decay`` with its depth-2 trees on
+    ionosphere, pima_diabetes, german_credit and breast_cancer_wisconsin; chosen before any
+    WeightBoost run).
 
     Potential: the exponential cost sum_i D_1(i) e^{-y_i F_t(x_i)} (a bound on the training
     error); it need not fall every round, since alpha is not chosen for it (Z_t may exceed 1).

@@ -69,7 +69,7 @@ D4 = np.array([0.1, 0.2, 0.3, 0.4])
 X4 = np.zeros((4, 1))
 
 
-# -- ConstantAlpha (Scholz 2006, Fig. 2; Wilbur et al. 2005, section 3.1) ------------------------------------------------
+# -- ConstantAlpha (Scholz 2006, Fig. 2; Wilbur et al. 2005, section 3.1) --------------------------
 
 def test_constant_alpha_is_half_log_odds_of_the_weighted_error():
     # h wrong only on example 2 (weight 0.3): eps = 0.3, alpha = 1/2 ln(0.7/0.3) = 1/2 ln(7/3).
@@ -129,7 +129,7 @@ def test_constant_alpha_from_the_cells_refuses_cells_outside_the_hypothesis():
         ConstantAlpha().boostkit_calibrate(state=state, candidate=half)
 
 
-# -- NewtonAlpha (Wilbur et al. 2005, section 3.1, eq. 6 and 9) -------------------------------------------------
+# -- NewtonAlpha (Wilbur et al. 2005, section 3.1, eq. 6 and 9) ------------------------------------
 
 # For a perfect (or all-wrong) hypothesis with s = 0 (floored at 1e-15) the curvature at the
 # optimum is only Z'' ~ 6e-8, so these cases check that newton_alpha stops on the Newton step, not
@@ -189,7 +189,7 @@ def test_newton_alpha_is_finite_when_every_margin_is_positive(smoothing):
     assert alpha * 2.0 < math.log(2.0 / s) + 1.0
 
 
-# -- DomainPartition (Wilbur et al. 2005, eq. 10-12) ------------------------------------------------------------
+# -- DomainPartition (Wilbur et al. 2005, eq. 10-12) -----------------------------------------------
 
 # Five examples in two cells: cell 0 = {0, 1}, cell 1 = {2, 3, 4}.
 Y5 = np.array([1.0, -1.0, 1.0, 1.0, -1.0])
@@ -223,7 +223,7 @@ def test_domain_partition_refuses_a_hypothesis_without_cells():
         DomainPartition().boostkit_calibrate(state=_state(X5, Y5, weights=D5), candidate=candidate)
 
 
-# -- ExponentialReweighting (Wilbur et al. 2005, eq. 6) ---------------------------------------------------------
+# -- ExponentialReweighting (Wilbur et al. 2005, eq. 6) --------------------------------------------
 
 def test_exponential_weights_from_margins_and_log_potential():
     # y = (+1, -1, +1, -1), D_1 = 1/4, F = (ln 2, ln 2, 0, -ln 3):
@@ -483,10 +483,11 @@ def test_best_split_is_none_when_no_feature_can_be_split():
     assert best_split(hist, valid_splits(counts), gini) is None
 
 
-# -- Five rounds of discrete AdaBoost against a naive transcription of Scholz 2006, Fig. 2 ---------------
+# -- Five rounds of discrete AdaBoost against a naive transcription of Scholz 2006, Fig. 2 ---------
 
 def _naive_discrete_adaboost(X, y, d1, n_rounds):
-    """Scholz 2006, Fig. 2 with exhaustive stumps: lowest weighted error, majority label per side (ties
+    """Scholz 2006, Fig. 2 with exhaustive stumps: lowest weighted error, majority label per side
+    (ties
     -1), ties between stumps to the lowest feature then the lowest threshold (strict <)."""
     w = d1 / d1.sum()
     stumps, alphas = [], []

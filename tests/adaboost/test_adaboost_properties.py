@@ -1,8 +1,8 @@
 """Invariants of adaboost and real-adaboost on random and degenerate data.
 
 After every round D_t is a probability distribution; the training error never exceeds
-prod_s Z_s (Wilbur et al. 2005, Theorem 1) and is what the staged decision function gives; Z_t <= 1, because
-the stump learner minimises the calibration's loss and alpha (or c_j) moves towards the
+prod_s Z_s (Wilbur et al. 2005, Theorem 1) and is what the staged decision function gives; Z_t <= 1,
+because the stump learner minimises the calibration's loss and alpha (or c_j) moves towards the
 minimiser of Z; nothing is ever NaN or infinite (DESIGN.md, "Errors"); fits are reproducible and
 survive save/load.
 """

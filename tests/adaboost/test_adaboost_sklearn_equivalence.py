@@ -1,9 +1,9 @@
 """Discrete AdaBoost with Gini stumps is scikit-learn's AdaBoostClassifier, round for round.
 
 scikit-learn's ``AdaBoostClassifier(DecisionTreeClassifier(max_depth=1))`` is SAMME, which for
-two classes is discrete AdaBoost (Scholz 2006, Fig. 2) with alpha = ln((1-eps)/eps), twice ours, and stumps
-chosen by Gini impurity. So ``Booster("adaboost", params=GINI_STUMPS)`` must pick the same feature
-and threshold in every round, and its F(x) / sum_t alpha_t must equal scikit-learn's binary
+two classes is discrete AdaBoost (Scholz 2006, Fig. 2) with alpha = ln((1-eps)/eps), twice ours, and
+stumps chosen by Gini impurity. So ``Booster("adaboost", params=GINI_STUMPS)`` must pick the same
+feature and threshold in every round, and its F(x) / sum_t alpha_t must equal scikit-learn's binary
 ``decision_function(x) / 2`` (= sum_t alpha_t s_t(x) / sum_t alpha_t).
 
 What makes the comparison exact (all checked in scikit-learn 1.9.1's source):

@@ -533,7 +533,8 @@ def test_exponential_weights_with_margins_of_ten_thousand():
 
 
 def test_exponential_weights_equal_the_normalised_multiplicative_update():
-    """D_{t+1} = D_t exp(-y c_t) / Z_t (Wilbur et al. 2005, eq. 6) is what the margin form computes."""
+    """D_{t+1} = D_t exp(-y c_t) / Z_t (Wilbur et al. 2005, eq. 6) is what the margin form
+    computes."""
     rng = np.random.default_rng(4)
     n = 50
     y = rng.choice([-1.0, 1.0], size=n)

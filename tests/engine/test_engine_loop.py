@@ -138,7 +138,7 @@ def test_bad_thread_count_is_refused(n_jobs):
         boostkit.Booster(n_jobs=n_jobs)
 
 
-# -- back-fitting: a round may re-fit an earlier term (Wilbur et al. 2005, section 3.3) -----------------------
+# -- back-fitting: a round may re-fit an earlier term (Wilbur et al. 2005, section 3.3) ------------
 
 
 @attrs.define

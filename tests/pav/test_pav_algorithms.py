@@ -64,7 +64,8 @@ def test_back_fitting_keeps_one_term_per_column_and_never_raises_the_sum(algorit
 
 
 def test_a_back_fitted_term_is_pav_under_the_weights_of_the_other_terms(spambase):
-    """Wilbur et al. 2005, eq. 22-23: D_i proportional to exp(-y_i sum_{j' != j} k_j'(h_j'(x_i)))."""
+    """Wilbur et al. 2005, eq. 22-23: D_i proportional to exp(-y_i sum_{j' != j}
+    k_j'(h_j'(x_i)))."""
     X, y, _, _ = spambase
     X = X[:, :3]
     model = boostkit.Booster("pav-adaboost-finite", n_rounds=4).fit(X, y)  # round 4 re-fits x[0]

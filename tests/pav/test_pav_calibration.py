@@ -30,8 +30,8 @@ def z(state, values):
 
 
 def six_point_data():
-    """The example of Wilbur et al. 2005, section 2 as labelled data: at score i a fraction p_i of the examples
-    is positive and every score carries the same total weight."""
+    """The example of Wilbur et al. 2005, section 2 as labelled data: at score i a fraction p_i of
+    the examples is positive and every score carries the same total weight."""
     scores, labels, weights = [], [], []
     for score, (positives, total) in enumerate([(1, 4), (1, 3), (1, 5), (1, 4), (1, 1), (1, 2)]):
         scores += [score] * total
@@ -125,10 +125,10 @@ def monotone_function(scores, steps, offset):
 @settings(max_examples=100, deadline=None)
 @given(labelled_scores, monotone_steps, st.floats(-8, 2), st.floats(0.0, 1.0))
 def test_theorem_2_no_monotone_function_of_h_has_a_smaller_z(make_state, data, steps, offset, mix):
-    """Wilbur et al. 2005, Theorem 2: among non-decreasing functions g, k_t(h) minimises Z = sum D e^{-y g(h)}.
-    g is a random non-decreasing function, a mixture (1 - mix) k_t + mix g, or k_t scaled or
-    shifted a little (all non-decreasing). Every score also gets one light example of each label,
-    so no pool is pure and k_t is finite (epsilon is then inactive)."""
+    """Wilbur et al. 2005, Theorem 2: among non-decreasing functions g, k_t(h) minimises Z = sum D
+    e^{-y g(h)}. g is a random non-decreasing function, a mixture (1 - mix) k_t + mix g, or k_t
+    scaled or shifted a little (all non-decreasing). Every score also gets one light example of each
+    label, so no pool is pure and k_t is finite (epsilon is then inactive)."""
     scores, y, w = (np.array(a, dtype=np.float64) for a in data)
     levels = np.unique(scores)
     scores = np.concatenate((scores, levels, levels))
@@ -144,8 +144,8 @@ def test_theorem_2_no_monotone_function_of_h_has_a_smaller_z(make_state, data, s
 @settings(max_examples=100, deadline=None)
 @given(labelled_scores, monotone_steps, st.floats(-8, 2), st.floats(0.0, 1.0), st.floats(0.01, 0.4))
 def test_corollary_1_with_the_bound_lambda(make_state, data, steps, offset, mix, epsilon):
-    """Wilbur et al. 2005 Corollary 1: bounding p by epsilon truncates k at lambda = 1/2 ln((1 - eps)/eps), and
-    no non-decreasing g bounded by lambda gives a smaller Z."""
+    """Wilbur et al. 2005 Corollary 1: bounding p by epsilon truncates k at lambda = 1/2 ln((1 -
+    eps)/eps), and no non-decreasing g bounded by lambda gives a smaller Z."""
     scores, y, w = (np.array(a, dtype=np.float64) for a in data)
     state = make_state(scores[:, None], y, w / w.sum())
     k = PavCalibration(bins=None, epsilon=epsilon).boostkit_calibrate(state, candidate(scores)).train_values
@@ -182,7 +182,7 @@ def test_backfitting_needs_fixed_scoring_functions(make_state):
         PavCalibration(backfit=True).boostkit_calibrate(state, candidate(np.arange(4.0)))
 
 
-# -- the sigmoid (Wilbur et al. 2005, eq. 52-53) -----------------------------------------------------------------
+# -- the sigmoid (Wilbur et al. 2005, eq. 52-53) ---------------------------------------------------
 
 
 def test_linear_alpha_of_a_pm1_hypothesis_has_the_closed_form(make_state):

@@ -53,7 +53,8 @@ def test_table1_ideal_order_gives_0_860():
 
 
 def test_table2_ideal_and_random_orders():
-    # Wilbur et al. 2005, section 4.2: D first, B and C tied, A last: 0.698; all tied: 120/400 = 0.300
+    # Wilbur et al. 2005, section 4.2: D first, B and C tied, A last: 0.698; all tied:
+    # 120/400 = 0.300
     assert average_precision_11pt(*groups((100, 80), (200, 40), (100, 0))) == pytest.approx(0.69848, abs=1e-5)
     y, _ = groups((400, 120))
     assert average_precision_11pt(y, np.zeros(400)) == pytest.approx(0.3, abs=1e-15)

@@ -1,6 +1,6 @@
-"""How the ``pav`` calibration cuts a new hypothesis' scores into quantile bins (Wilbur et al. 2005, section 5)
-without a comparison sort: the bucket sort, the edges it gives, the bucketed binning, and the
-kernel that does both in one call.
+"""How the ``pav`` calibration cuts a new hypothesis' scores into quantile bins (Wilbur et al. 2005,
+section 5) without a comparison sort: the bucket sort, the edges it gives, the bucketed binning, and
+the kernel that does both in one call.
 
 Each is compared with a naive reference: ``np.sort``, the engine's ``bin_features`` (the edges it
 gives one column) and a per-example ``np.searchsorted``; the edges and sums bit for bit. Run

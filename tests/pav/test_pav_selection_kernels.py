@@ -1,7 +1,7 @@
-"""The kernels that keep the PAV paths from touching more than they need (Wilbur et al. 2005, sections 2.1, 5):
-the quantile neighbours of a new hypothesis' scores, against a naive reference over the fully
-sorted values, and PAV in the caller's scratch, against PAV allocating its own. Run also with
-NUMBA_DISABLE_JIT=1.
+"""The kernels that keep the PAV paths from touching more than they need (Wilbur et al. 2005,
+sections 2.1, 5): the quantile neighbours of a new hypothesis' scores, against a naive reference
+over the fully sorted values, and PAV in the caller's scratch, against PAV allocating its own. Run
+also with NUMBA_DISABLE_JIT=1.
 """
 
 from __future__ import annotations
@@ -100,8 +100,8 @@ def test_pav_in_the_callers_scratch_is_pav_bit_for_bit(points, spare):
 
 
 def queue_pav(means, weights):
-    """Wilbur et al. 2005, section 2.1 step by step, in Python: pointers and sums initialised for every point,
-    the first queue every interval in order, then the queues of the predecessors of the
+    """Wilbur et al. 2005, section 2.1 step by step, in Python: pointers and sums initialised for
+    every point, the first queue every interval in order, then the queues of the predecessors of the
     intervals that grew, each pass skipping the entries swallowed during it."""
     n = len(means)
     forward = list(range(1, n + 1))

@@ -37,8 +37,8 @@ def test_section_7_on_reuters_grain_pav_boosts_cmass_and_linear_adaboost_does_no
 
     result = reuters("grain", rounds=40)
     boosted = result["boosted"]
-    # Wilbur et al. 2005, section 7.1: PAV-AdaBoost lifts Cmass far above its first round; linear AdaBoost
-    # "fails to boost with Cmass" (its alphas fall to 0)
+    # Wilbur et al. 2005, section 7.1: PAV-AdaBoost lifts Cmass far above its first round; linear
+    # AdaBoost "fails to boost with Cmass" (its alphas fall to 0)
     assert boosted["PAV-AdaBoost, Cmass"]["last"] > 3 * boosted["PAV-AdaBoost, Cmass"]["first"]
     assert boosted["linear AdaBoost, Cmass"]["best"] < 0.5 * boosted["PAV-AdaBoost, Cmass"]["last"]
     # 7.2: PAV-AdaBoost with Nscore peaks above linear AdaBoost without the xlap window

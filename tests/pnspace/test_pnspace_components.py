@@ -237,7 +237,8 @@ def test_sklearn_estimator_runs_ada2boost(ionosphere):
 
 
 def test_unsmoothed_ada2boost_is_real_adaboost_with_stumps():
-    """Scholz 2006, section 4: Real AdaBoost with "reasonable" confidences per stump predicts as Ada2Boost.
+    """Scholz 2006, section 4: Real AdaBoost with "reasonable" confidences per stump predicts as
+    Ada2Boost.
 
     Both minimise 2 sum_j sqrt(W+_j W-_j) over stumps and give c_j = 1/2 ln(W+_j / W-_j); on
     credit-g no side is pure, so only rounding separates them.

@@ -85,8 +85,8 @@ def test_data_preparation():
 
 
 def test_mushroom_is_ranked_perfectly_with_far_fewer_stumps():
-    """Scholz 2006, section 4: "On mushrooms, Ada2Boost produces a perfect ranking with only 9 [stumps]
-    ... AdaBoost requires 24"; here with 3 folds instead of 10."""
+    """Scholz 2006, section 4: "On mushrooms, Ada2Boost produces a perfect ranking with only 9
+    [stumps] ... AdaBoost requires 24"; here with 3 folds instead of 10."""
     result = run_dataset("mushroom", n_folds=3, n_rounds=30)
     ada2 = _first_perfect_ranking(result["curves"]["ada2boost"]["auc"])
     ada = _first_perfect_ranking(result["curves"]["adaboost"]["auc"])

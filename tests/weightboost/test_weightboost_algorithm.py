@@ -124,7 +124,8 @@ def binary_problems(draw):
        st.sampled_from(["constant-alpha", "domain-partition"]))
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_appendix_bound_on_the_margins(problem, beta, n_rounds, calibration):
-    """|H_T(x)| <= 1/beta ln(beta a e^{beta a} (T - 1) + e^{beta |H_1(x)|}) (Jin et al. 2003, Appendix).
+    """|H_T(x)| <= 1/beta ln(beta a e^{beta a} (T - 1) + e^{beta |H_1(x)|}) (Jin et al. 2003,
+    Appendix).
 
     a = alpha_max bounds |alpha_t h_t(x)| (the largest inner term); checked on the training
     points and on new ones, since the bound holds for every x.

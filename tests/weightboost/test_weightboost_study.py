@@ -1,4 +1,5 @@
-"""The label-noise study (``python -m boostkit_weightboost.study``, Jin et al. 2003, section 4.2)."""
+"""The label-noise study (``python -m boostkit_weightboost.study``, Jin et al. 2003,
+section 4.2)."""
 
 from __future__ import annotations
 

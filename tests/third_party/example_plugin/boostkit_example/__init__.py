@@ -69,9 +69,9 @@ class ThresholdedProjection(boostkit.WeakHypothesis):
 class CentroidDirection(boostkit.Proposal):
     """Propose the thresholded projection on the difference of the weighted class centroids.
 
-    Cmass (Wilbur et al. 2005, section 7.1): weight the positive and the negative examples by D_t, take their
-    centroids c_P and c_N, and project on w = c_P - c_N. Cmass scores h(x) = w.x; here the
-    projection is quantile-binned like a feature and cut where the partition loss is smallest,
+    Cmass (Wilbur et al. 2005, section 7.1): weight the positive and the negative examples by D_t,
+    take their centroids c_P and c_N, and project on w = c_P - c_N. Cmass scores h(x) = w.x; here
+    the projection is quantile-binned like a feature and cut where the partition loss is smallest,
     each side labelled by its weighted majority, so h(x) is +-1.
 
     Parameters
