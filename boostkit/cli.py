@@ -54,6 +54,15 @@
     when a fit failed or no algorithm could run (then no figure is drawn), 130 when
     interrupted, else 0.
 
+``boostkit study --suite keel --algorithms a,b [--folds K] [--config study.toml] ...``
+    Compare algorithms across datasets (:mod:`boostkit.study`, docs/studies.md): build a
+    :class:`boostkit.study.StudySpec` from the flags (over a TOML study file), run it with
+    :func:`boostkit.study.run_study` (``--n-jobs`` worker processes or a Dask ``--scheduler``),
+    each cell written to the results database as it finishes, so a rerun resumes, and write
+    the exports, statistics and report with :func:`boostkit.study.write_outputs`. Exit status
+    1 when a cell failed, 2 for bad input (unknown dataset, suite or algorithm, a study file's
+    unknown key, a database another study writes), 130 when interrupted.
+
 Only the core dependencies are needed: folds and metrics come from :mod:`boostkit.metrics`;
 tqdm (the ``progress`` extra) draws a progress bar and matplotlib (the ``plot`` extra) the
 figures, each imported only when used; without them compare says so and goes on.
@@ -1549,6 +1558,40 @@ def _cmd_compare(args) -> int:
     return 0
 
 
+def _cmd_study(args) -> int:
+    from .study import SpecError, StoreError, StudySpec, run_study, write_outputs
+    from .study.spec import split_names
+
+    datasets = [name for text in (*(args.suite or ()), *(args.datasets or ()))
+                for name in split_names(text)]
+    try:
+        spec = StudySpec.from_flags(
+            args.config, datasets=datasets or None, algorithms=args.algorithms,
+            resampling=args.resampling, folds=args.folds, repeats=args.repeats,
+            seeds=args.seeds, rounds=args.rounds, max_bins=args.max_bins,
+            baseline=args.baseline, metric=args.metric, output=args.output, database=args.db,
+            data_dir=args.data_dir, target=args.target)
+        print(_wrap(f"study: {', '.join(spec.datasets)} x {', '.join(spec.algorithms)}; "
+                    f"{spec.resampling.name}, seeds {list(spec.seeds)}, at most "
+                    f"{spec.n_rounds} rounds; results database {spec.database_path}"), flush=True)
+        run = run_study(spec, n_jobs=args.n_jobs, scheduler=args.scheduler,
+                        progress=not args.no_progress)
+        paths, notes = write_outputs(spec, run)
+    except (SpecError, StoreError) as exc:
+        raise UsageError(str(exc)) from None
+    print(_wrap(f"{len(run.datasets)} datasets x {len(run.algorithms)} algorithms: "
+                f"{run.computed} cells computed now, {run.skipped} finished before"))
+    print(_wrap("wrote " + ", ".join(str(path) for path in paths)))
+    for note in notes:
+        _note(note)
+    if run.not_done:
+        print(f"boostkit study: {run.not_done} cell(s) did not finish (status 'failed' or "
+              f"'cannot run', with the error, in {spec.database_path} and cells.csv); the "
+              "others are written", file=sys.stderr)
+        return 1
+    return 0
+
+
 def _int_at_least(minimum: int, maximum: int | None = None):
     def parse(text: str) -> int:
         try:
@@ -1664,10 +1707,57 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--no-plots", action="store_true",
                          help="write the tables only, no figures (drawing takes a second or two)")
     compare.set_defaults(run=_cmd_compare)
+
+    study = commands.add_parser(
+        "study", help="compare algorithms across many datasets: ranks, tests, a report",
+        description="Fit every algorithm on every dataset over the same seeded stratified "
+                    "folds, write each fit (a cell) to an SQLite results database as it "
+                    "finishes (a rerun skips finished cells, so a stopped study resumes), then "
+                    "export cells.csv and curves.csv and write the statistics (average ranks, "
+                    "Friedman, Nemenyi, Wilcoxon-Holm against --baseline) and the report into "
+                    "--output. Flags override the values of a --config study file (TOML).",
+    )
+    study.add_argument("--config", metavar="STUDY.toml",
+                       help="a study file (TOML); its keys are the long flags' names")
+    study.add_argument("--suite", action="append", metavar="NAME",
+                       help="a suite of datasets (e.g. bundled, keel, keel-binary); repeatable")
+    study.add_argument("--datasets", action="append", metavar="A,B,...",
+                       help="datasets, CSV files or directories of CSV files; repeatable")
+    study.add_argument("--data-dir", metavar="DIR",
+                       help="where data not bundled are read from (default: BOOSTKIT_DATA)")
+    study.add_argument("--target", metavar="COLUMN",
+                       help="the label column of CSV files (default: the last column)")
+    study.add_argument("--algorithms", metavar="A,B,...",
+                       help="comma-separated algorithm names or recipe strings")
+    study.add_argument("--resampling", choices=("k-fold", "repeated k-fold", "5x2cv"),
+                       help="k-fold (default), repeated k-fold (with --repeats) or 5x2cv")
+    study.add_argument("--folds", type=_int_at_least(2), help="folds per repeat (default 10)")
+    study.add_argument("--repeats", type=_int_at_least(1),
+                       help="repeats of the folds, each split anew (default 1)")
+    study.add_argument("--seeds", metavar="S,T,...",
+                       help="seeds, each repeating the whole resampling (default 0)")
+    study.add_argument("--rounds", type=_int_at_least(1), help="round budget per fit (default 100)")
+    study.add_argument("--max-bins", type=_int_at_least(2, 255),
+                       help="quantile bins per feature, 2..255 (default 255)")
+    study.add_argument("--baseline", metavar="NAME",
+                       help="the algorithm the others are tested against")
+    study.add_argument("--metric", choices=("accuracy", "balanced_accuracy", "roc_auc",
+                                            "log_loss"),
+                       help="the score the statistics rank (default accuracy)")
+    study.add_argument("--n-jobs", type=_int_at_least(1), default=1,
+                       help="local worker processes, one cell each (default 1)")
+    study.add_argument("--scheduler", metavar="ADDRESS",
+                       help="run the cells on the Dask cluster of this scheduler")
+    study.add_argument("--db", metavar="PATH",
+                       help="the results database (default OUTPUT/study.sqlite)")
+    study.add_argument("--output", metavar="DIR",
+                       help="where the exports and the report go (default ./study)")
+    study.add_argument("--no-progress", action="store_true", help="do not show progress")
+    study.set_defaults(run=_cmd_study)
     return parser
 
 
-_NEEDS_PLUGINS = ("recipes", "components", "compare")
+_NEEDS_PLUGINS = ("recipes", "components", "compare", "study")
 
 
 def _check_plugin_selection(args) -> None:
