@@ -79,7 +79,7 @@ def boostkit_register_algorithms(registry):
         calibration="pav",
         reweighting="exponential",
         stopping=("no-edge",),
-        paper=f"{PAPER}, section 3.2, 5, 7.1",
+        paper=f"{PAPER}, sections 3.2, 5, 7.1",
         description="PAV-AdaBoost: a new Cmass direction per round, k_t = 1/2 ln(p/(1-p)) from "
                     "binned PAV of its scores.",
     ))
