@@ -47,6 +47,8 @@ NOT_RUN = {
         "a plugin's conftest.py, which pytest loads; not a script",
     ("docs/plugins.md", "def test_my_calibration():"):
         "a test of a plugin's own 'my-calibration', which is not installed here",
+    ("docs/statistics.md", 'with ResultStore("keel-study/study.sqlite", readonly=True) as store:'):
+        "reads the results database of a study run before (keel-study/study.sqlite)",
 }
 
 #: Pages whose examples read datasets that are not bundled: run with the data directory
