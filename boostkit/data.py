@@ -91,6 +91,10 @@ def check_features(X, *, name: str = "X", n_features: int | None = None, accept_
         )
     if np.iscomplexobj(X):
         raise DataError(f"{name} has complex values; boosting needs real features")
+    if getattr(getattr(X, "dtype", None), "kind", None) in ("m", "M"):
+        # float64 would silently turn dates into nanoseconds since 1970: refused like a table's.
+        raise DataError(f"{name} holds dates or durations (dtype {X.dtype}); convert them to "
+                        "numbers (e.g. days since a reference date) before fitting")
     try:
         arr = np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError) as exc:

@@ -403,3 +403,13 @@ def test_a_model_predicts_alike_on_every_representation_of_its_values(fitted):
                 model.predict(table)
         else:
             np.testing.assert_array_equal(model.predict(table), expected, err_msg=predicted)
+
+
+@pytest.mark.parametrize("dtype", ["datetime64[D]", "timedelta64[s]"])
+def test_date_and_duration_arrays_are_refused_like_table_columns(dtype):
+    X = np.arange(16).astype(dtype).reshape(8, 2)
+    with pytest.raises(DataError, match=r"X holds dates or durations .*convert them to numbers"):
+        boostkit.Booster("adaboost", n_rounds=2).fit(X, np.arange(8) % 2)
+    model = boostkit.Booster("adaboost", n_rounds=2).fit(X.astype(np.int64), np.arange(8) % 2)
+    with pytest.raises(DataError, match=r"holds dates or durations"):
+        model.predict(X)
