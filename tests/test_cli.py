@@ -14,21 +14,8 @@ import numpy as np
 import pytest
 
 import boostkit
-from boostkit.cli import main
 from boostkit.progress import RoundProgress
-
-
-def run(capsys, *argv):
-    """``main(argv)`` in-process: (exit status, stdout, stderr)."""
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return status, out, err
-
-
-def read_results(directory: Path) -> dict[str, dict]:
-    with open(directory / "results.csv", newline="", encoding="utf-8") as fh:
-        return {row["algorithm"]: row for row in csv.DictReader(fh)}
+from cli_helpers import read_results, run
 
 
 @pytest.fixture

@@ -11,21 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from boostkit.cli import MulticlassData, cross_validate, load_data, main
+from boostkit.cli import MulticlassData, cross_validate, load_data
 from boostkit.metrics import accuracy, confusion_matrix, macro_roc_auc
-
-
-def run(capsys, *argv):
-    """``main(argv)`` in-process: (exit status, stdout, stderr)."""
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return status, out, err
-
-
-def read_results(directory: Path) -> dict[str, dict]:
-    with open(directory / "results.csv", newline="", encoding="utf-8") as fh:
-        return {row["algorithm"]: row for row in csv.DictReader(fh)}
+from cli_helpers import read_results, run
 
 
 @pytest.fixture

@@ -3,7 +3,6 @@ rounds against terms, readable figures, a small roc.json and results written all
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 from pathlib import Path
@@ -13,21 +12,10 @@ import pytest
 
 import boostkit
 from boostkit import cli, plot
-from boostkit.cli import citation, format_table, is_ranker, main, training_threshold
+from boostkit.cli import citation, format_table, is_ranker, training_threshold
 from boostkit.metrics import roc_auc, roc_curve
 from boostkit.references import REFERENCES
-
-
-def run(capsys, *argv):
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return status, out, err
-
-
-def read_results(directory: Path) -> dict[str, dict]:
-    with open(directory / "results.csv", newline="", encoding="utf-8") as fh:
-        return {row["algorithm"]: row for row in csv.DictReader(fh)}
+from cli_helpers import read_results, run
 
 
 def compare(capsys, output, algorithms, *extra, rounds="10", folds="3"):

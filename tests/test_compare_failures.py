@@ -14,24 +14,12 @@ import pytest
 
 import boostkit
 import boostkit.plot
-from boostkit.cli import main
+from cli_helpers import read_results, run
 
 # RankBoost over explicit pairs with a budget too small for the CSV's 90 x 60 pairs: the same
 # refusal as rankboost-pairs on adult (277 889 676 pairs), in a second.
 TINY_PAIRS = "rankboost-pairs reweighting=preference-pairs(max_pairs=10) name=tiny-pairs"
 FAST = ("--rounds", "3", "--folds", "2", "--no-progress", "--no-plots")
-
-
-def run(capsys, *argv):
-    status = main(list(argv))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return status, out, err
-
-
-def read_results(directory: Path) -> dict[str, dict]:
-    with open(directory / "results.csv", newline="", encoding="utf-8") as fh:
-        return {row["algorithm"]: row for row in csv.DictReader(fh)}
 
 
 @pytest.fixture
