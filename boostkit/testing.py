@@ -46,6 +46,7 @@ from .capabilities import CELLS, TWO_CELLS
 from .components import ROUND_ROLES, Candidate, Component
 from .engine import WEIGHT_SUM_TOLERANCE, Booster
 from .errors import ModelFormatError, RecipeError
+from .hookspecs import hookimpl
 from .model import _JSON_KEY as MODEL_KEY
 from .model import _PICKLED as PICKLED
 from .model import BoostModel
@@ -193,8 +194,9 @@ class Refusal:
 
 @attrs.frozen
 class Failure:
-    """A broken invariant: ``check`` is ``"fit"``, ``"cells"`` (the model's term for a round
-    differs on the training rows from what the fit added), ``"partition-loss"`` (a partition
+    """A broken invariant: ``check`` is ``"fit"``, ``"cells"`` (a hypothesis' ``cells(X)`` on
+    the training rows differ from the cells its candidate reported, or the model's term for a
+    round differs on the training rows from what the fit added), ``"partition-loss"`` (a partition
     loss that does not add up over cells), ``"predictions"``, ``"save"``, ``"load"`` or
     ``"refit"``; ``message`` says what went wrong and names the component at fault where it can
     be told, which ``culprit`` gives as ``"role 'name'"`` (``None`` when it cannot be told)."""
@@ -315,25 +317,82 @@ def _labelled(registry: Registry, spec: ComponentSpec) -> str:
     return f"{registry.component(spec.name).role} {spec.name!r}"
 
 
+class _CandidateTap:
+    """An extra observer of the fit: the candidates handed to ``boostkit_calibrate`` (the
+    proposal's, after its wrappers) in the current round, so that the round check can compare
+    the cells the proposal reported with those its hypothesis gives."""
+
+    def __init__(self):
+        self.candidates: list[Candidate] = []
+
+    @hookimpl(wrapper=True)
+    def boostkit_calibrate(self, state, candidate):
+        self.candidates.append(candidate)
+        return (yield)
+
+
 class _RoundCheck:
     """A fit callback checking, after every round, what the engine does not: the weights are a
-    float64 distribution and the margins finite, the round's term (hypothesis and contribution)
-    evaluated on the training rows as a model evaluates it is what the fit added to the
-    margins, and (once per fit) the calibration's partition loss adds up over cells."""
+    float64 distribution and the margins finite, the hypothesis' ``cells(X)`` on the training
+    rows are the cells its proposal reported in the candidate (bit for bit), the round's term
+    (hypothesis and contribution) evaluated on the training rows as a model evaluates it is
+    what the fit added to the margins, and (once per fit) the calibration's partition loss adds
+    up over cells. ``tap`` is the observer the fit needs for the candidates."""
 
     def __init__(self, recipe: Recipe, registry: Registry):
         self.recipe, self.registry = recipe, registry
         self.previous: np.ndarray | None = None
         self.terms: list = []  # (hypothesis, contribution) of the model so far
+        self.tap = _CandidateTap()
 
     def __call__(self, state, record) -> None:
         if state.round == 1:
             self.previous = np.zeros_like(state.margin)
             self._check_partition_loss(state)
+        candidates, self.tap.candidates = self.tap.candidates, []
         self._check_distribution(state, record)
-        self._check_term(state, record)
+        replaces = record.extra.get("replaces")
+        index = len(state.contributions) - 1 if replaces is None else replaces
+        hypothesis = state.hypotheses[index]
+        candidate = next((c for c in reversed(candidates) if c.hypothesis is hypothesis), None)
+        cells_agree = self._check_cells(state, record, candidate)
+        self._check_term(state, record, candidate, cells_agree)
         self.previous = state.margin.copy()
         self.terms = list(zip(state.hypotheses, state.contributions))
+
+    def _check_cells(self, state, record, candidate) -> bool:
+        """The proposal's promise, whatever the calibration: ``hypothesis.cells(X)`` on the
+        training rows reproduces bit for bit the cells its candidate reported ("Prediction must
+        reproduce training" in docs/plugins.md). True when they were compared and agree, False
+        when the candidate reported no cells to compare."""
+        if candidate is None or candidate._cells is None:
+            return False
+        hypothesis = candidate.hypothesis
+        proposal = self._proposal_of(hypothesis)
+        try:
+            predicted = np.asarray(hypothesis.cells(state.data.X))
+        except Exception as exc:
+            raise _Broken("predictions", f"round {record.round}: hypothesis {hypothesis.name!r} "
+                          f"of {proposal}: cells(X) on the training rows raised "
+                          f"{type(exc).__name__}: {exc}", proposal) from exc
+        trained = np.asarray(candidate._cells)
+        rule = ("cells(X) must reproduce the training cells of its Candidate bit for bit, "
+                "whatever the calibration")
+        if predicted.size != trained.size:
+            raise _Broken("cells", (
+                f"round {record.round}: hypothesis {hypothesis.name!r} of {proposal} gives "
+                f"cells(X) of shape {predicted.shape} on the training rows, but its candidate "
+                f"reported cells of shape {trained.shape}; {rule}"), proposal)
+        predicted, trained = predicted.ravel(), trained.ravel()
+        if np.array_equal(predicted, trained):
+            return True
+        rows = np.flatnonzero(~(predicted == trained))
+        first = rows[0] if rows.size else 0
+        raise _Broken("cells", (
+            f"round {record.round}: on {rows.size} of {trained.size} training rows hypothesis "
+            f"{hypothesis.name!r} of {proposal} puts the row in another cell than its candidate "
+            f"reported: row {first} is in cell {predicted[first]} at prediction but in cell "
+            f"{trained[first]} in training; {rule}"), proposal)
 
     def _check_distribution(self, state, record) -> None:
         weights, margin = state.weights, state.margin
@@ -351,10 +410,11 @@ class _RoundCheck:
         if not np.isfinite(margin).all():
             raise _Broken("fit", f"round {record.round}: NaN or infinite training margins")
 
-    def _check_term(self, state, record) -> None:
+    def _check_term(self, state, record, candidate=None, cells_agree=False) -> None:
         """The model's term for this round, on the training rows, is the change the fit made to
         the margins: prediction reproduces training ("The weak hypothesis" in
-        docs/plugins.md)."""
+        docs/plugins.md). Where the hypothesis' cells were found to agree with its candidate's
+        (``cells_agree``) and its scores too, a difference is the calibration's."""
         X, previous = state.data.X, self.previous
         replaces = record.extra.get("replaces")
         index = len(state.contributions) - 1 if replaces is None else replaces
@@ -381,7 +441,27 @@ class _RoundCheck:
         where = (f"round {record.round}: on {rows.size} of {wrong.size} training rows the model's "
                  f"term differs from what the fit added to the margins (row {rows[0]})")
         proposal, calibration = (self._proposal_of(hypothesis),
-                                 _labelled(self.registry, self.recipe.calibration))
+                                 self._calibration_of(contribution))
+        if cells_agree:
+            scores = candidate._scores
+            if scores is not None:
+                try:
+                    predicted = np.asarray(hypothesis.scores(X))
+                except Exception as exc:
+                    raise _Broken("predictions", f"{where}: scores(X) of hypothesis "
+                                  f"{hypothesis.name!r} of {proposal} raised "
+                                  f"{type(exc).__name__}: {exc}", proposal) from exc
+                scores = np.asarray(scores)
+                if predicted.shape != scores.shape or not np.array_equal(predicted, scores):
+                    raise _Broken("cells", (
+                        f"{where}: hypothesis {hypothesis.name!r} of {proposal} gives scores(X) "
+                        "other than the training scores of its Candidate; scores(X) must "
+                        "reproduce them bit for bit"), proposal)
+            raise _Broken("cells", (
+                f"{where}: contribution {contribution.name!r} of {calibration} gives values() "
+                "other than the training values its calibration returned (the hypothesis' "
+                "cells(X) reproduce its candidate's training cells bit for bit); they must "
+                "agree"), calibration)
         moved = self._moved_cells(hypothesis, contribution, X, change, tolerance, rows)
         if moved is not None:
             trained, predicted = moved
@@ -417,6 +497,18 @@ class _RoundCheck:
         if not fits.any(axis=1).all():
             return None
         return int(np.argmax(fits[0])), int(predicted[0])
+
+    def _calibration_of(self, contribution) -> str:
+        """The calibration (or calibration wrapper) of the recipe from the contribution's
+        plugin, the calibration when none is."""
+        try:
+            source = self.registry.source_of(contribution.name)
+        except (KeyError, AttributeError):
+            source = None
+        for spec in (self.recipe.calibration, *reversed(self.recipe.calibration_wrappers)):
+            if source is not None and self.registry.source_of(spec.name) == source:
+                return _labelled(self.registry, spec)
+        return _labelled(self.registry, self.recipe.calibration)
 
     def _proposal_of(self, hypothesis) -> str:
         """The proposal (or proposal wrapper) of the recipe from the hypothesis' plugin."""
@@ -530,8 +622,9 @@ def _check_recipe(recipe: Recipe, dataset: str, X, y, *, n_rounds: int, random_s
     name = recipe.to_string()
 
     def fit() -> BoostModel:
+        check = _RoundCheck(recipe, registry)
         booster = Booster(recipe, n_rounds=n_rounds, random_state=random_state,
-                          callbacks=[_RoundCheck(recipe, registry)])
+                          callbacks=[check], observers=[check.tap])
         with warnings.catch_warnings():
             # Warnings are outcomes (a one-pass pool running out), not broken invariants.
             warnings.simplefilter("ignore")
@@ -633,11 +726,13 @@ def check_component(component, *, datasets: Sequence[str] = ("ionosphere", "brea
 
     * after every round (a fit callback): the weights are a float64 distribution (finite,
       non-negative, summing to 1) and the training margins are finite;
+    * after every round, whatever the calibration: the hypothesis' ``cells(X)`` on the
+      training rows are, bit for bit, the cells its proposal reported in the candidate; where
+      they differ the failure names the proposal, the first row and both cells;
     * after every round, the model's term for that round (its hypothesis and contribution, as
       a fitted model evaluates them) gives on the training rows what the fit added to the
-      margins, up to rounding: a hypothesis whose ``cells(X)`` at prediction differ from the
-      cells its proposal reported in training is reported naming the proposal, the first row
-      and both cells;
+      margins, up to rounding; where the cells (and scores) agree with the candidate's and the
+      term still differs, the failure names the calibration;
     * once per fit, when the proposal may give hypotheses of more than two cells (it provides
       ``"cells"`` but not ``"two-cells"``: a tree): the calibration's partition loss
       (``boostkit_partition_loss``) adds up over cells, the loss of a partition being the sum

@@ -385,3 +385,59 @@ def test_an_unseeded_partner_proposal_is_named_not_the_calibration_checked(regis
     assert {f.culprit for f in unseeded} == {"proposal 'checked-unseeded-cuts'"}
     assert all(re.search(r"\(from round \d+, in proposal 'checked-unseeded-cuts'\)", f.message)
                for f in unseeded)
+
+
+# -- a broken proposal beside a sound calibration: the proposal's promise checked directly ----
+
+
+@attrs.define
+class ShiftedPlainCuts(boostkit.Proposal):
+    """ShiftedCuts with a hypothesis that has no per-cell score table: a calibration scaling
+    its scores (constant-alpha) gives a contribution with no per-cell values either, so the
+    cells that move cannot be read off the margins' change."""
+
+    name = "checked-shifted-plain-cuts"
+    provides = CUT_PROVIDES
+
+    @boostkit.hookimpl
+    def boostkit_propose(self, state):
+        X = state.data.X
+        feature = next(j for j in np.argsort(state.rng.random(X.shape[1]))
+                       if np.unique(X[:, j]).size >= 3)
+        values = np.unique(X[:, feature])
+        cut = values.size // 2
+        cells = (X[:, feature] > values[cut]).astype(np.intp)
+        return boostkit.Candidate(Cut(feature, values[cut - 1]), cells=cells,
+                                  scores=np.where(cells == 1, 1.0, -1.0))
+
+
+@pytest.mark.parametrize("calibration", ["domain-partition", "constant-alpha"])
+def test_a_sound_calibration_beside_a_proposal_whose_cells_move_passes_naming_the_proposal(
+        register, calibration):
+    """The candidate's training cells are compared with ``hypothesis.cells(X)`` every round,
+    whatever the calibration: a proposal breaking the rule is a partner failure naming it, and
+    the sound calibration checked beside it is not blamed."""
+    register(ShiftedPlainCuts)
+    report = check_component(calibration, **QUICK)
+    assert report.passed, str(report)
+    shifted = [f for f in report.partner_failures if "checked-shifted-plain-cuts" in f.recipe]
+    assert shifted, str(report)
+    assert {f.check for f in shifted} == {"cells"}
+    assert {f.culprit for f in shifted} == {"proposal 'checked-shifted-plain-cuts'"}
+    assert all("cells(X) must reproduce the training cells" in f.message for f in shifted)
+    assert not any("either" in f.message for f in report.partner_failures)
+
+
+@pytest.mark.parametrize("calibration", ["domain-partition", "constant-alpha"])
+def test_the_proposal_whose_cells_move_checked_beside_a_sound_calibration_fails_naming_itself(
+        register, calibration):
+    register(ShiftedPlainCuts)
+    report = check_component("checked-shifted-plain-cuts", datasets=("ionosphere",), n_rows=80,
+                             n_rounds=5, max_recipes=None)
+    assert not report.passed
+    beside = [f for f in report.failures if f"calibration={calibration} " in f.recipe]
+    assert beside, str(report)
+    assert {f.check for f in beside} == {"cells"}
+    assert {f.culprit for f in beside} == {"proposal 'checked-shifted-plain-cuts'"}
+    assert all("proposal 'checked-shifted-plain-cuts'" in f.message
+               and "cells(X) must reproduce the training cells" in f.message for f in beside)
