@@ -19,21 +19,21 @@ lazily and once, on the first call that needs the registry. Environment variable
 **One broken plugin never takes the rest down.** A plugin that fails to import, declares an
 invalid hook implementation (or a function named like a hook without the ``hookimpl`` marker,
 which would never be called), or whose discovery hooks raise or register something the registry
-refuses (a component name another plugin already took, a recipe failing its capability
-check) is left out whole: the registry is rebuilt without it, so none of its components or
-algorithms stay half-registered, and one :class:`~boostkit.errors.PluginWarning` names its
-distribution, the error and the fix. :func:`plugin_info` (and ``boostkit plugins``) lists it
+refuses (an invalid component, a recipe failing its capability check) is left out whole: the
+registry is rebuilt without it, so none of its components or algorithms stay half-registered,
+and one :class:`~boostkit.errors.PluginWarning` names its distribution, the error and the fix. :func:`plugin_info` (and ``boostkit plugins``) lists it
 with its error.
 
 When two plugins register the same name, the later one in load order loses it. Load order is
 fixed: boostkit's built-ins, then the first-party plugins (entry points of the ``boostkit``
 distribution), then every other entry point, each group sorted by entry-point name, then plugins
 registered in-process, in registration order. So a third-party plugin can never displace a
-first-party component or algorithm. An *algorithm* name taken first leaves out that recipe
-alone, with a :class:`~boostkit.errors.PluginWarning` naming both plugins: the rest of the later
-plugin works (a first-party recipe added in a new release must not take a plugin down whole). A
-*component* name taken first leaves out the later plugin whole, since its recipes and the models
-it fitted name that component and would otherwise run the other plugin's class.
+first-party component or algorithm. A name taken first leaves out only that name of the later
+plugin, with a :class:`~boostkit.errors.PluginWarning` naming both plugins: the rest of it works
+(a first-party name added in a new release must not take a plugin down whole). For an
+*algorithm* name that is the recipe alone. For a *component* name it is the component and the
+later plugin's own recipes naming it in any role, listed in the same warning, since they would
+otherwise run the other plugin's class. ``BOOSTKIT_STRICT_PLUGINS`` makes any clash an error.
 
 Plugins can also be registered in-process with :func:`register_plugin`, which is how notebooks
 and tests add a plugin without packaging it.
@@ -84,6 +84,7 @@ _extra_plugins: list[tuple[Any, str]] = []
 _sources: dict[str, dict[str, str]] = {}
 _broken: dict[str, dict[str, str]] = {}
 _left_out: dict[str, list[tuple[str, str]]] = {}
+_left_out_components: dict[str, dict[str, tuple[str, list[str]]]] = {}
 _allow_list_problem: str | None = None
 
 
@@ -145,6 +146,9 @@ class _Build:
         # Algorithms left out of plugins that stay in, their names taken by a plugin that loads
         # first: plugin name -> [(algorithm name, why)].
         self.left_out: dict[str, list[tuple[str, str]]] = {}
+        # Components left out of plugins that stay in, their names taken by a plugin that loads
+        # first: plugin name -> {component name: (why, [recipes of the plugin left out with it])}.
+        self.left_out_components: dict[str, dict[str, tuple[str, list[str]]]] = {}
         self.order: list[str] = []  # load order of the plugins still in
         self.entry_point_names: list[str] = []  # every installed entry point, selected or not
         self.allow_list_problem: str | None = None
@@ -263,6 +267,7 @@ class _Build:
     def _register_once(self) -> Registry:
         registry = Registry()
         self.left_out = {}
+        self.left_out_components = {}
         plugins = dict(self.pm.list_name_plugin())
         # Components first, from every plugin, so any plugin's recipe may use any plugin's
         # components.
@@ -279,6 +284,10 @@ class _Build:
                     # rest of this plugin works (a first-party recipe added later must not take
                     # a third-party plugin down whole).
                     registry.on_algorithm_clash = functools.partial(self._leave_out, name)
+                    # A component likewise, with the plugin's own recipes that name it.
+                    registry.on_component_clash = functools.partial(
+                        self._leave_out_component, name)
+                    registry.on_recipe_left_out = functools.partial(self._leave_out_recipe, name)
                 single = self.pm.subset_hook_caller(
                     hook_name, remove_plugins=[p for n, p in plugins.items() if n != name]
                 )
@@ -298,10 +307,18 @@ class _Build:
                     raise _Failure(name, message, _load_error(message, exc)) from None
         registry.source = "<in-process>"
         registry.on_algorithm_clash = None
+        registry.on_component_clash = registry.on_recipe_left_out = None
         return registry
 
     def _leave_out(self, plugin: str, algorithm: str, message: str) -> None:
         self.left_out.setdefault(plugin, []).append((algorithm, message))
+
+    def _leave_out_component(self, plugin: str, component: str, message: str) -> None:
+        self.left_out_components.setdefault(plugin, {})[component] = (message, [])
+
+    def _leave_out_recipe(self, plugin: str, recipe: str, components: list[str]) -> None:
+        for component in components:
+            self.left_out_components[plugin][component][1].append(recipe)
 
     def run(self) -> Registry:
         from . import builtins
@@ -335,6 +352,10 @@ class _Build:
             for algorithm, message in clashes:
                 warnings.warn(_clash_advice(name, algorithm, message), PluginWarning,
                               stacklevel=5)
+        for name, components in self.left_out_components.items():
+            for component, (message, recipes) in components.items():
+                warnings.warn(_component_clash_advice(name, component, message, recipes),
+                              PluginWarning, stacklevel=5)
 
 
 def _advice(name: str, info: dict[str, str], working: list[str]) -> str:
@@ -364,6 +385,34 @@ def _clash_advice(plugin: str, algorithm: str, message: str) -> str:
         f"of its own, such as '{plugin.split(' ')[0]}-{algorithm}'. Set {STRICT_ENV_VAR}=1 to "
         "make this an error."
     )
+
+
+def _component_clash_advice(plugin: str, component: str, message: str,
+                            recipes: list[str]) -> str:
+    dropped = (
+        f"Left out with it: {', '.join(f'algorithm {r!r}' for r in recipes)} (they name "
+        f"{component!r}, which would run the other plugin's class). "
+        if recipes else ""
+    )
+    return (
+        f"boostkit left out component {component!r} of plugin {plugin!r}: {message}. The "
+        f"plugin that loads first keeps the name, so {component!r} is its component. {dropped}"
+        f"The other components and algorithms of plugin {plugin!r} work. To fix: name the "
+        "plugin's components (and algorithms) with a prefix of its own, such as "
+        f"'{plugin.split(' ')[0]}-{component}'. Set {STRICT_ENV_VAR}=1 to make this an error."
+    )
+
+
+def _left_out_entries(clashes: list[tuple[str, str]],
+                      components: dict[str, tuple[str, list[str]]]) -> dict[str, str]:
+    """``plugin_info``'s ``left_out``: each left-out algorithm, and each left-out component as
+    ``"component NAME"`` (component and algorithm names may coincide), to why."""
+    out = dict(clashes)
+    for component, (message, recipes) in components.items():
+        out[f"component {component}"] = message
+        for recipe in recipes:
+            out.setdefault(recipe, f"uses component {component!r}, left out: {message}")
+    return out
 
 
 def _build(strict: bool | None = None, warn: bool = True):
@@ -398,6 +447,8 @@ def _ensure() -> tuple[pluggy.PluginManager, Registry]:
             _broken.update(build.broken)
             _left_out.clear()
             _left_out.update(build.left_out)
+            _left_out_components.clear()
+            _left_out_components.update(build.left_out_components)
             _allow_list_problem = build.allow_list_problem
             _pm, _registry = build.pm, registry
         return _pm, _registry
@@ -498,7 +549,8 @@ def plugin_info() -> list[dict[str, Any]]:
     """Name, distribution, version, hooks, components and algorithms of every plugin, loaded or
     broken: ``status`` is ``"ok"`` or ``"broken"``, and ``error`` says what went wrong with a
     broken one (which registers nothing). ``left_out`` maps each algorithm of a working plugin
-    that was left out, its name taken by a plugin loading first, to why.
+    that was left out, its name taken by a plugin loading first, to why; and likewise each
+    left-out component, as ``"component NAME"``, with the plugin's algorithms naming it.
 
     Always runs: in strict mode, where a broken plugin makes :func:`get_registry` raise, the
     plugins are listed as they are without strict mode (and without warnings).
@@ -506,9 +558,11 @@ def plugin_info() -> list[dict[str, Any]]:
     try:
         pm, registry = _ensure()
         sources, broken, left_out = dict(_sources), dict(_broken), dict(_left_out)
+        left_out_components = dict(_left_out_components)
     except (PluginLoadError, RegistryError, PluginWarning):
         build, registry = _build(strict=False, warn=False)
         pm, sources, broken, left_out = build.pm, build.sources, build.broken, build.left_out
+        left_out_components = build.left_out_components
     out = []
     for name, plugin in pm.list_name_plugin():
         source = _describe(name, sources.get(name, {}))
@@ -527,7 +581,8 @@ def plugin_info() -> list[dict[str, Any]]:
                     n: r.paper for n, r in registry.algorithms().items()
                     if registry.source_of(n) == source
                 },
-                "left_out": dict(left_out.get(name, ())),
+                "left_out": _left_out_entries(left_out.get(name, []),
+                                              left_out_components.get(name, {})),
             }
         )
     for name, info in broken.items():

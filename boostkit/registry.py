@@ -372,6 +372,13 @@ class Registry:
         #: ``fn(name, message)`` called for an algorithm name another source registered first,
         #: which is then left out; ``None`` (the default) refuses it with a RegistryError.
         self.on_algorithm_clash: Callable[[str, str], None] | None = None
+        #: ``fn(name, message)`` called for a component name another source registered first,
+        #: which is then left out, and with it every later recipe of the same source naming it
+        #: (in any role), each told to ``on_recipe_left_out(recipe_name, component_names)``;
+        #: ``None`` (the default) refuses the component with a RegistryError.
+        self.on_component_clash: Callable[[str, str], None] | None = None
+        self.on_recipe_left_out: Callable[[str, list[str]], None] | None = None
+        self._left_out_components: dict[str, set[str]] = {}  # source -> component names
 
     # -- registration -------------------------------------------------------------------------
     def add_component(self, cls: type[Component]) -> None:
@@ -407,11 +414,18 @@ class Registry:
             other, source = self._components[name]
             if other is cls:
                 return
-            raise RegistryError(
+            message = (
                 f"component name {name!r} registered twice: by {source} "
                 f"({other.__module__}.{other.__qualname__}) and by {self.source} "
                 f"({cls.__module__}.{cls.__qualname__})"
             )
+            if self.on_component_clash is None or source == self.source:
+                raise RegistryError(message)
+            # Another plugin took the name first: this component is left out, and so are this
+            # source's recipes naming it (they would run the other plugin's class).
+            self._left_out_components.setdefault(self.source, set()).add(name)
+            self.on_component_clash(name, message)
+            return
         self._components[name] = (cls, self.source)
 
     def add_capability(self, capability: Capability) -> None:
@@ -441,7 +455,9 @@ class Registry:
         A name already taken is refused with a :class:`~boostkit.errors.RegistryError` naming
         both sources, unless ``on_algorithm_clash`` is set and another source took it: the
         recipe is then left out and ``on_algorithm_clash(name, message)`` told (plugin
-        discovery warns, and keeps the rest of the plugin)."""
+        discovery warns, and keeps the rest of the plugin). A recipe naming a component of its
+        own source that was left out (see ``on_component_clash``) is left out too, and
+        ``on_recipe_left_out(name, component_names)`` told."""
         if not isinstance(recipe, Recipe):
             raise RegistryError(
                 f"{self.source}: add_algorithm expects a boostkit.Recipe, got {recipe!r}"
@@ -456,6 +472,16 @@ class Registry:
                 raise RegistryError(message)
             # Another plugin took the name first: this recipe alone is left out.
             self.on_algorithm_clash(recipe.name, message)
+            return
+        left_out = self._left_out_components.get(self.source, set())
+        lost = sorted({spec.name for _, _, spec in recipe.slots()} & left_out)
+        if lost:
+            if self.on_recipe_left_out is None:
+                raise RegistryError(
+                    f"{self.source}: recipe {recipe.name!r} uses component(s) {lost}, left out "
+                    "of this plugin because another plugin took the name first"
+                )
+            self.on_recipe_left_out(recipe.name, lost)
             return
         self.instantiate(recipe)
         self._algorithms[recipe.name] = (recipe, self.source)

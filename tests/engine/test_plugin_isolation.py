@@ -1,8 +1,9 @@
 """One broken plugin never takes the rest down (boostkit.plugins, ``boostkit plugins``).
 
-A plugin that fails to import, declares an invalid hook implementation, registers a name another
-plugin already took, or registers a recipe failing its capability check is left out whole, with
-one :class:`boostkit.errors.PluginWarning`; every other plugin, first-party ones included, works.
+A plugin that fails to import, declares an invalid hook implementation, or registers a recipe
+failing its capability check is left out whole, with one :class:`boostkit.errors.PluginWarning`;
+every other plugin, first-party ones included, works. A name another plugin already took leaves
+out only that name (and, for a component, the plugin's recipes using it), with a warning.
 ``BOOSTKIT_STRICT_PLUGINS=1`` (the ``boostkit.testing.strict_plugins`` fixture) restores the error.
 
 Most tests add fake entry points next to the real ones (a monkeypatched
@@ -48,16 +49,6 @@ class Extra(boostkit.Stopping):
 
 BROKEN_SOURCES = {
     "import-error": "import boostkit_iso_libfoo_missing  # no such module\n",
-    "duplicate-name": PRELUDE + """
-@attrs.define
-class Impostor(boostkit.Proposal):
-    name = "stump"  # adaboost's
-
-@boostkit.hookimpl
-def boostkit_register_components(registry):
-    registry.add_component(Extra)
-    registry.add_component(Impostor)
-""",
     "invalid-hookimpl": PRELUDE + """
 @boostkit.hookimpl
 def boostkit_register_components(registy):  # misspelled argument
@@ -83,14 +74,11 @@ def boostkit_register_algorithms(registry):
 EXPECTED_ERROR = {
     "import-error": "failed to import: ModuleNotFoundError: No module named "
                     "'boostkit_iso_libfoo_missing'",
-    "duplicate-name": "component name 'stump' registered twice: by plugin 'adaboost' "
-                      "(distribution boostkit)",
     "invalid-hookimpl": "invalid hook implementation",
     "capability-check": "recipe 'test-iso-refused-{name}' cannot work: stopping 'no-rank-edge'",
 }
 STRICT_ERROR = {
     "import-error": PluginLoadError,
-    "duplicate-name": RegistryError,
     "invalid-hookimpl": PluginLoadError,
     "capability-check": PluginLoadError,
 }
@@ -271,22 +259,21 @@ def boostkit_register_components(registry):
 
 def test_first_party_wins_a_clash_whatever_the_names(extra_entry_points):
     # "aaa" sorts before "adaboost", but first-party plugins load first.
-    extra_entry_points("aaa", BROKEN_SOURCES["duplicate-name"].replace("{name}", "aaa"),
-                       distribution="boostkit-aaa")
-    later = "plugin 'aaa' .* loads later, so it is the one left out"
-    with pytest.warns(PluginWarning, match=later):
+    extra_entry_points("aaa", COMPONENT_CLASH, distribution="boostkit-aaa")
+    with pytest.warns(PluginWarning, match="left out component 'stump' of plugin 'aaa'"):
         registry = boostkit.get_registry()
     assert registry.source_of("stump") == "plugin 'adaboost' (distribution boostkit)"
-    assert set(plugins.broken_plugins()) == {"aaa"}
+    assert registry.source_of("test-iso-own") == "plugin 'aaa' (distribution boostkit-aaa)"
+    assert plugins.broken_plugins() == {}
 
 
 def test_clash_between_third_party_plugins_leaves_out_the_later_name(extra_entry_points):
     extra_entry_points("zeta", CLASH, distribution="boostkit-zeta")  # listed first
     extra_entry_points("alpha", CLASH.replace("Clash", "OtherClash"), distribution="boostkit-alpha")
-    with pytest.warns(PluginWarning, match="left out plugin 'zeta'"):
+    with pytest.warns(PluginWarning, match="left out component 'test-iso-clash' of plugin 'zeta'"):
         registry = boostkit.get_registry()
     assert registry.source_of("test-iso-clash") == "plugin 'alpha' (distribution boostkit-alpha)"
-    assert set(plugins.broken_plugins()) == {"zeta"}
+    assert plugins.broken_plugins() == {}
 
 
 def test_third_party_entry_point_named_like_a_first_party_one_is_left_out(extra_entry_points):
@@ -299,7 +286,7 @@ def test_third_party_entry_point_named_like_a_first_party_one_is_left_out(extra_
     assert set(plugins.broken_plugins()) == {"adaboost (boostkit-squatter)"}
 
 
-def test_in_process_plugin_loses_a_clash_and_is_left_out(in_process_plugin, fresh_plugins):
+def test_in_process_plugin_loses_a_clashing_component(in_process_plugin, fresh_plugins):
     import attrs
 
     @attrs.define
@@ -307,10 +294,88 @@ def test_in_process_plugin_loses_a_clash_and_is_left_out(in_process_plugin, fres
         name = "constant-alpha"
 
     in_process_plugin("test-iso-impostor", components=[Impostor])
-    with pytest.warns(PluginWarning, match="boostkit.unregister_plugin"):
+    with pytest.warns(PluginWarning, match="left out component 'constant-alpha' of plugin "
+                                           "'test-iso-impostor'"):
         registry = boostkit.get_registry()
     assert registry.source_of("constant-alpha") == "plugin 'adaboost' (distribution boostkit)"
-    assert "test-iso-impostor" in plugins.broken_plugins()
+    assert plugins.broken_plugins() == {}
+
+
+# A plugin with a component named like a first-party one (stump, a proposal), a component of its
+# own, a recipe using the clashing name and one not using it.
+COMPONENT_CLASH = """
+import attrs
+import boostkit
+
+@attrs.define
+class Impostor(boostkit.Proposal):
+    name = "stump"  # adaboost's
+
+@attrs.define
+class Own(boostkit.Stopping):
+    name = "test-iso-own"
+
+    @boostkit.hookimpl
+    def boostkit_should_stop(self, state, record):
+        return None
+
+@boostkit.hookimpl
+def boostkit_register_components(registry):
+    registry.add_component(Impostor)
+    registry.add_component(Own)
+
+@boostkit.hookimpl
+def boostkit_register_algorithms(registry):
+    registry.add_algorithm(boostkit.Recipe(
+        name="test-iso-uses-stump", proposal="stump", calibration="domain-partition",
+        reweighting="exponential", stopping=("test-iso-own",)))
+    registry.add_algorithm(boostkit.Recipe(
+        name="test-iso-no-stump", proposal="tree", calibration="domain-partition",
+        reweighting="exponential", stopping=("test-iso-own",)))
+"""
+
+
+def test_a_component_name_taken_first_leaves_out_that_component_and_its_recipes(
+        extra_entry_points, capsys):
+    extra_entry_points("late", COMPONENT_CLASH, distribution="boostkit-late")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        registry = boostkit.get_registry()
+    messages = [str(w.message) for w in caught if issubclass(w.category, PluginWarning)]
+    assert len(messages) == 1, messages
+    assert ("boostkit left out component 'stump' of plugin 'late': component name 'stump' "
+            "registered twice: by plugin 'adaboost' (distribution boostkit)") in messages[0]
+    assert "and by plugin 'late' (distribution boostkit-late)" in messages[0]
+    assert "Left out with it: algorithm 'test-iso-uses-stump'" in messages[0]
+    assert "test-iso-no-stump" not in messages[0]
+    assert "prefix" in messages[0] and "'late-stump'" in messages[0]
+    assert "BOOSTKIT_STRICT_PLUGINS=1" in messages[0]
+
+    late = "plugin 'late' (distribution boostkit-late)"
+    assert registry.source_of("stump") == "plugin 'adaboost' (distribution boostkit)"
+    assert registry.source_of("test-iso-own") == late
+    assert registry.source_of("test-iso-no-stump") == late
+    assert "test-iso-uses-stump" not in registry.algorithms()
+    assert plugins.broken_plugins() == {}
+    assert boostkit.Booster("test-iso-no-stump", n_rounds=2).fit(
+        np.arange(20.0)[:, None], np.repeat([-1, 1], 10)).n_rounds >= 1
+
+    status, listed, _ = _cli_json(capsys, "plugins")
+    entry = {p["name"]: p for p in listed}["late"]
+    assert status == 0 and entry["status"] == "ok"
+    assert entry["components"] == {"test-iso-own": "stopping"}
+    assert set(entry["algorithms"]) == {"test-iso-no-stump"}
+    assert set(entry["left_out"]) == {"component stump", "test-iso-uses-stump"}
+    assert "registered twice" in entry["left_out"]["component stump"]
+    assert "uses component 'stump'" in entry["left_out"]["test-iso-uses-stump"]
+
+
+@pytest.mark.usefixtures("strict_plugins")
+def test_strict_mode_makes_a_component_name_taken_first_an_error(extra_entry_points):
+    extra_entry_points("late", COMPONENT_CLASH, distribution="boostkit-late")
+    with pytest.raises(RegistryError, match="component name 'stump' registered twice: by plugin "
+                                            "'adaboost' .* and by plugin 'late'"):
+        boostkit.get_registry()
 
 
 # A plugin one of whose recipe names a first-party recipe took (as a release may add one later).

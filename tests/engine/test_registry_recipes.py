@@ -188,6 +188,32 @@ def test_same_class_registered_twice_is_not_a_clash():
     assert registry.components() == {"test-clash": Clash}
 
 
+def test_component_clash_with_a_callback_leaves_out_the_component_and_its_sources_recipes():
+    known = boostkit.get_registry()
+    registry = Registry()
+    registry.source = "first"
+    for name in ("stump", "constant-alpha", "exponential"):
+        registry.add_component(known.component(name))
+    for capability in known.capabilities().values():
+        registry.add_capability(capability)
+    registry.add_component(Clash)
+    told = []
+    registry.on_component_clash = lambda name, message: told.append((name, message))
+    registry.on_recipe_left_out = lambda name, components: told.append((name, components))
+    registry.source = "later"
+    registry.add_component(OtherClash)
+    registry.add_algorithm(recipe(name="test-uses-clash", observers=("test-clash",)))
+    registry.add_algorithm(recipe(name="test-without-clash"))
+    assert told[0][0] == "test-clash" and "by first" in told[0][1] and "by later" in told[0][1]
+    assert told[1:] == [("test-uses-clash", ["test-clash"])]
+    assert registry.component("test-clash") is Clash
+    assert set(registry.algorithms()) == {"test-without-clash"}
+    # Only the later source's own recipes go: another source's recipe naming it is the first's.
+    registry.source = "third"
+    registry.add_algorithm(recipe(name="test-third", observers=("test-clash",)))
+    assert "test-third" in registry.algorithms()
+
+
 @pytest.mark.parametrize("name", ["Bad_Name", "", "x-", "-x", "two--dashes", "1st", None])
 def test_invalid_component_names_are_refused(name):
     component = attrs.define(type("Named", (boostkit.Observer,), {"name": name}))
