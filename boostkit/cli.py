@@ -60,8 +60,11 @@
     :func:`boostkit.study.run_study` (``--n-jobs`` worker processes or a Dask ``--scheduler``),
     each cell written to the results database as it finishes, so a rerun resumes, and write
     the exports, statistics and report with :func:`boostkit.study.write_outputs`. Exit status
-    1 when a cell failed, 2 for bad input (unknown dataset, suite or algorithm, a study file's
-    unknown key, a database another study writes), 130 when interrupted.
+    1 when a cell failed or no cell could run (``cannot run`` cells, a recipe refusing the
+    data, are recorded with the reason and are not an error, as in ``compare``), 2 for bad
+    input (unknown dataset, suite or algorithm, a study file's unknown key, a database another
+    study writes), 130 when interrupted by Ctrl-C, 143 on SIGTERM (the worker processes are
+    terminated and every finished cell stays in the database).
 
 Only the core dependencies are needed: folds and metrics come from :mod:`boostkit.metrics`;
 tqdm (the ``progress`` extra) draws a progress bar and matplotlib (the ``plot`` extra) the
@@ -74,6 +77,7 @@ and exit with status 2; no traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import gzip
 import json
@@ -1574,8 +1578,9 @@ def _cmd_study(args) -> int:
         print(_wrap(f"study: {', '.join(spec.datasets)} x {', '.join(spec.algorithms)}; "
                     f"{spec.resampling.name}, seeds {list(spec.seeds)}, at most "
                     f"{spec.n_rounds} rounds; results database {spec.database_path}"), flush=True)
-        run = run_study(spec, n_jobs=args.n_jobs, scheduler=args.scheduler,
-                        progress=not args.no_progress)
+        with _terminate_as_interrupt():
+            run = run_study(spec, n_jobs=args.n_jobs, scheduler=args.scheduler,
+                            progress=not args.no_progress)
         paths, notes = write_outputs(spec, run)
     except (SpecError, StoreError) as exc:
         raise UsageError(str(exc)) from None
@@ -1584,12 +1589,55 @@ def _cmd_study(args) -> int:
     print(_wrap("wrote " + ", ".join(str(path) for path in paths)))
     for note in notes:
         _note(note)
-    if run.not_done:
-        print(f"boostkit study: {run.not_done} cell(s) did not finish (status 'failed' or "
-              f"'cannot run', with the error, in {spec.database_path} and cells.csv); the "
-              "others are written", file=sys.stderr)
+    # As compare: "cannot run" (a recipe refusing these data, with its reason) is an outcome,
+    # "failed" an error; and a study in which nothing could run has nothing to compare.
+    if run.not_done > run.failed:
+        print(_wrap(f"{run.not_done - run.failed} cell(s) cannot run: their recipe refuses "
+                    f"those data (the reasons are in {spec.database_path} and cells.csv)"))
+    if run.failed:
+        print(f"boostkit study: error: {run.failed} cell(s) failed (status 'failed', with the "
+              f"error, in {spec.database_path} and cells.csv); the others are written",
+              file=sys.stderr)
+        return 1
+    if not run.done:
+        print("boostkit study: error: no cell could run (status 'cannot run', the reasons in "
+              f"{spec.database_path} and cells.csv)", file=sys.stderr)
         return 1
     return 0
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread as Ctrl-C is so that the same clean-up runs (a
+    study's worker processes terminated, its database closed); :func:`main` returns 143
+    (128 + SIGTERM) for it, 130 for Ctrl-C."""
+
+    status = 128 + 15
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt():
+    """While inside: SIGTERM raises :class:`Terminated` in the main thread (elsewhere, and
+    where the platform has no SIGTERM handler to set, nothing changes)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends it outright
+        raise Terminated()
+
+    try:
+        previous = signal.signal(signal.SIGTERM, terminate)
+    except (ValueError, OSError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _int_at_least(minimum: int, maximum: int | None = None):
@@ -1827,9 +1875,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PluginWarning as exc:  # -W error::boostkit.errors.PluginWarning
         print(f"{prefix} PluginWarning: {exc}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print(f"boostkit {args.command}: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # Ctrl-C: 130; SIGTERM (study): Terminated, 143
+        what = "terminated" if isinstance(exc, Terminated) else "interrupted"
+        print(f"boostkit {args.command}: {what}", file=sys.stderr)
+        return getattr(exc, "status", 130)
     except BrokenPipeError:  # stdout closed early (`boostkit plugins | head`): not an error
         # Point stdout at devnull so the interpreter's final flush does not raise again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

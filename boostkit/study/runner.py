@@ -250,7 +250,8 @@ def _run_task(source, data_hash: str, cell: Cell, resampling: Resampling, n_roun
 @attrs.frozen
 class StudyRun:
     """What :func:`run_study` did: the database, the cells it computed now, those it found
-    finished already, and how many of the study's cells did not finish (failed or cannot run)."""
+    finished already, and how many of the study's cells did not finish (failed or cannot run),
+    how many of those failed (an error, not a recipe refusing the data) and how many are done."""
 
     database: Path
     computed: int
@@ -258,6 +259,8 @@ class StudyRun:
     not_done: int
     datasets: tuple[str, ...]
     algorithms: tuple[str, ...]
+    failed: int = 0
+    done: int = 0
 
 
 def _serial(tasks, loaded) -> Iterator:
@@ -265,19 +268,80 @@ def _serial(tasks, loaded) -> Iterator:
         yield run_cell(loaded[source.name], cell, *settings)
 
 
+#: How often (seconds) a worker process checks that the driver is still alive.
+PARENT_POLL_SECONDS = 0.5
+
+
+def _watch_parent(parent: int) -> None:
+    """A worker's initializer: ignore Ctrl-C (the driver alone decides to stop, and terminates
+    its workers) and exit as soon as the driver is gone.
+
+    A worker whose driver is killed outright (``kill -9``, an OOM kill) would otherwise wait for
+    work forever: it holds both ends of the pool's pipes, so it never reads end-of-file. A daemon
+    thread polls ``os.getppid()`` instead: when the driver dies the worker is reparented (to
+    init or a subreaper), its parent pid changes, and it exits within
+    :data:`PARENT_POLL_SECONDS` -- or at the end of the cell it is computing if that holds the
+    GIL. Polling is chosen over Linux's ``prctl(PR_SET_PDEATHSIG)``: that signal follows the
+    death of the parent *thread* that started the worker (ProcessPoolExecutor may start
+    replacements from another thread), and is Linux-only; ``getppid`` works on every POSIX
+    system and cannot be fooled by the reuse of the driver's pid. (On Windows ``getppid`` does
+    not change: there the watch is a no-op.)"""
+    import signal
+    import threading
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_SECONDS)
+        os._exit(1)
+
+    if os.name == "posix":
+        threading.Thread(target=watch, name="boostkit-watch-driver", daemon=True).start()
+
+
+def _stop_pool(pool) -> None:
+    """Stop a process pool now: terminate its workers (the cells they were computing are lost
+    and rerun by the next run) and wait for them to exit.
+
+    The cells not started are not ``cancel()``-ed here: the pool fails every pending future
+    with BrokenProcessPool once its workers die, and a future cancelled meanwhile makes its
+    manager thread raise InvalidStateError (CPython 3.11)."""
+    # ProcessPoolExecutor has no public way to stop running tasks before Python 3.14
+    # (terminate_workers); its worker table is stable across 3.9-3.13.
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    for process in processes:
+        process.join(5)
+        if process.is_alive():
+            process.kill()
+            process.join(5)
+    pool.shutdown(wait=True)
+
+
 def _processes(tasks, n_jobs: int) -> Iterator:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     # spawn: the same in every OS, and no fork of a process holding numba's threads.
-    with ProcessPoolExecutor(n_jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+    pool = ProcessPoolExecutor(n_jobs, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_watch_parent, initargs=(os.getpid(),))
+    futures: list = []
+    complete = False
+    try:
         futures = [pool.submit(_run_task, *task) for task in tasks]
-        try:
-            for future in as_completed(futures):
-                yield future.result()
-        finally:
-            for future in futures:
-                future.cancel()
+        for future in as_completed(futures):
+            yield future.result()
+        complete = True
+    finally:
+        # Stopped early -- Ctrl-C, SIGTERM (boostkit.cli raises KeyboardInterrupt for it), an
+        # error, or the caller closing this generator: no worker outlives the driver's stop.
+        if complete:
+            pool.shutdown(wait=True)
+        else:
+            _stop_pool(pool)
 
 
 def _dask(tasks, client) -> Iterator:
@@ -341,6 +405,7 @@ def run_study(spec: StudySpec, *, sources: Sequence | None = None, n_jobs: int =
         tasks = [(by_name[cell.dataset], hashes[cell.dataset], cell, *settings)
                  for cell in todo]
         own_client = None
+        results = None
         if scheduler is not None:
             from distributed import Client
 
@@ -359,13 +424,19 @@ def run_study(spec: StudySpec, *, sources: Sequence | None = None, n_jobs: int =
                                  f"repeat {row['repeat']} fold {row['fold']} seed "
                                  f"{row['seed']}: {row['status']}")
         finally:
+            # Stop the executor now, not when the traceback lets the generator go: Ctrl-C or
+            # SIGTERM while a cell is being written must still terminate the workers. The store
+            # closes after, with every cell written before the stop.
+            if results is not None:
+                results.close()
             if own_client is not None:
                 own_client.close()
         keys = {cell.key for cell in cells}
-        not_done = sum(row["status"] != "done" for row in store.rows()
-                       if tuple(row[name] for name in KEY_COLUMNS) in keys)
-    return StudyRun(spec.database_path, len(todo), len(cells) - len(todo), not_done,
-                    tuple(hashes), tuple(names))
+        statuses = [row["status"] for row in store.rows()
+                    if tuple(row[name] for name in KEY_COLUMNS) in keys]
+    return StudyRun(spec.database_path, len(todo), len(cells) - len(todo),
+                    sum(status != "done" for status in statuses), tuple(hashes), tuple(names),
+                    failed=statuses.count("failed"), done=statuses.count("done"))
 
 
 def _optional(module: str):

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import csv
 
+import attrs
 import numpy as np
 import pandas as pd
 import pytest
 
+import boostkit
 from boostkit.cli import main
+from boostkit.errors import DataError
 from boostkit.study import ResultStore
 
 FAST = ("--folds", "2", "--rounds", "3", "--no-progress")
@@ -118,9 +121,58 @@ def test_a_cell_that_fails_is_recorded_and_the_status_says_so(capsys, csv_dir, t
                            "adaboost,adaboost stopping+=fails-on-five-features name=breaks",
                            *FAST, "--output", str(out_dir))
     assert status == 1
-    assert "2 cell(s) did not finish" in err
+    assert "2 cell(s) failed" in err
     cells = pd.read_csv(out_dir / "cells.csv")
     failed = cells[cells["status"] == "failed"]
     assert set(failed["dataset"]) == {"csv/five"} and set(failed["algorithm"]) == {"breaks"}
     assert failed["error"].str.contains("planted failure").all()
     assert (cells[cells["dataset"] != "csv/five"]["status"] == "done").all()
+
+
+@attrs.define
+class RefusesFiveFeatures(boostkit.Stopping):
+    """A recipe that refuses data of five features (a DataError): its cells ``cannot run``."""
+
+    name = "refuses-five-features"
+
+    @boostkit.hookimpl
+    def boostkit_should_stop(self, state, record):
+        if state.data.X.shape[1] == 5:
+            raise DataError("five features are more than this recipe takes")
+        return None
+
+
+def _five_feature_csv(path):
+    write_csv(path, 2, 3)
+    frame = pd.read_csv(path)
+    for name in ("c", "d", "e"):
+        frame.insert(0, name, np.arange(len(frame)) % 7)
+    frame.to_csv(path, index=False)
+
+
+def test_cells_that_cannot_run_are_an_outcome_not_an_error(capsys, csv_dir, tmp_path,
+                                                           in_process_plugin):
+    # As `boostkit compare`: "cannot run" (with its reason) exits 0, only "failed" exits 1.
+    in_process_plugin("refuses-five", components=[RefusesFiveFeatures])
+    _five_feature_csv(csv_dir / "five.csv")
+    out_dir = tmp_path / "out"
+    status, out, err = run(capsys, "study", "--datasets", str(csv_dir), "--algorithms",
+                           "adaboost,adaboost stopping+=refuses-five-features name=picky",
+                           *FAST, "--output", str(out_dir))
+    assert status == 0, err
+    assert "2 cell(s) cannot run" in " ".join(out.split())
+    cells = pd.read_csv(out_dir / "cells.csv")
+    refused = cells[cells["status"] == "cannot run"]
+    assert set(refused["dataset"]) == {"csv/five"} and set(refused["algorithm"]) == {"picky"}
+    assert refused["error"].str.contains("five features are more than this recipe takes").all()
+    assert (cells[cells["status"] != "cannot run"]["status"] == "done").all()
+
+
+def test_a_study_in_which_no_cell_can_run_exits_1(capsys, tmp_path, in_process_plugin):
+    in_process_plugin("refuses-five", components=[RefusesFiveFeatures])
+    _five_feature_csv(tmp_path / "five.csv")
+    status, out, err = run(capsys, "study", "--datasets", str(tmp_path / "five.csv"),
+                           "--algorithms", "adaboost stopping+=refuses-five-features name=picky",
+                           *FAST, "--output", str(tmp_path / "out"))
+    assert status == 1
+    assert "no cell could run" in err
