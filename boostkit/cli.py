@@ -1414,7 +1414,9 @@ def _cmd_plugins(args) -> int:
                 for name, detail in table.items():
                     print(f"    {name.ljust(width)}  {detail}".rstrip())
         for name, why in plugin.get("left_out", {}).items():
-            print(f"  algorithm {name} LEFT OUT: {why}")
+            # plugin_info() keys a left-out component "component NAME", an algorithm by its name.
+            label = name if name.startswith("component ") else f"algorithm {name}"
+            print(f"  {label} LEFT OUT: {why}")
     if broken:
         names = ", ".join(plugin["name"] for plugin in broken)
         print(f"\n{len(broken)} broken plugin(s) left out: {names}. Fix or uninstall them, or "

@@ -368,6 +368,10 @@ def test_a_component_name_taken_first_leaves_out_that_component_and_its_recipes(
     assert set(entry["left_out"]) == {"component stump", "test-iso-uses-stump"}
     assert "registered twice" in entry["left_out"]["component stump"]
     assert "uses component 'stump'" in entry["left_out"]["test-iso-uses-stump"]
+    assert main(["plugins"]) == 0
+    out = capsys.readouterr().out
+    assert "  component stump LEFT OUT: component name 'stump' registered twice" in out
+    assert "  algorithm test-iso-uses-stump LEFT OUT: " in out
 
 
 @pytest.mark.usefixtures("strict_plugins")
