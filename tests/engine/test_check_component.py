@@ -206,19 +206,10 @@ def test_a_partner_from_another_plugin_that_needs_pickle_is_not_the_components_f
 
 
 @attrs.frozen
-class ShiftedCut(boostkit.WeakHypothesis):
-    """+1 where x[feature] > threshold, else -1, with a score per cell."""
+class ShiftedCut(Cut):
+    """:class:`Cut` with a score per cell."""
 
     name = "checked-shifted-cut"
-    n_cells = 2
-    feature: int = boostkit.feature_field(converter=int)
-    threshold: float = attrs.field(converter=float)
-
-    def cells(self, X):
-        return (X[:, self.feature] > self.threshold).astype(np.intp)
-
-    def scores(self, X):
-        return np.where(self.cells(X) == 1, 1.0, -1.0)
 
     def cell_score_table(self):
         return np.array([-1.0, 1.0])

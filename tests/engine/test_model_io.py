@@ -298,6 +298,17 @@ def _classes(values):
     return lambda s, a: a.update(classes=np.asarray(values))
 
 
+def _refused_after(model, tmp_path, edit, message):
+    """Save ``model``, ``edit`` its JSON structure and arrays, and expect loading to name
+    ``message``."""
+    path = model.save(tmp_path / "model.npz")
+    structure, arrays = read_structure(path)
+    edit(structure, arrays)
+    write_structure(path, structure, arrays)
+    with pytest.raises(ModelFormatError, match=re.escape(str(path)) + ".*" + message):
+        boostkit.load_model(path)
+
+
 @pytest.mark.parametrize(
     "edit, message",
     [
@@ -334,12 +345,7 @@ def _classes(values):
     ],
 )
 def test_content_no_fitted_model_has_is_refused(fitted, tmp_path, edit, message):
-    path = fitted.save(tmp_path / "model.npz")
-    structure, arrays = read_structure(path)
-    edit(structure, arrays)
-    write_structure(path, structure, arrays)
-    with pytest.raises(ModelFormatError, match=re.escape(str(path)) + ".*" + message):
-        boostkit.load_model(path)
+    _refused_after(fitted, tmp_path, edit, message)
 
 
 def test_a_back_fitting_record_loads(fitted, ionosphere, tmp_path):
@@ -379,12 +385,7 @@ def test_one_vs_rest_content_no_fitted_model_has_is_refused(ionosphere, tmp_path
     X, _ = ionosphere
     labels = np.array(["high", "low", "mid"])[np.digitize(X[:, 2], [0.0, 0.7])]
     model = boostkit.Booster("adaboost", n_rounds=3, multiclass="one-vs-rest").fit(X, labels)
-    path = model.save(tmp_path / "model.npz")
-    structure, arrays = read_structure(path)
-    edit(structure, arrays)
-    write_structure(path, structure, arrays)
-    with pytest.raises(ModelFormatError, match=re.escape(str(path)) + ".*" + message):
-        boostkit.load_model(path)
+    _refused_after(model, tmp_path, edit, message)
 
 
 def test_models_derived_from_a_fit_load(tmp_path):
