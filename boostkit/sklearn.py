@@ -40,6 +40,20 @@ from .errors import DataWarning
 from .features import is_table
 from .plugins import get_registry
 from .sklearn_order import BestSplitterTieOrder, column_priority
+from .sklearn_native import (
+    MAX_NATIVE_DEPTH,
+    R2Tree,
+    SammeEstimator,
+    as_tree_input,
+    at_midpoints,
+    clip_columns,
+    exact_columns,
+    expand,
+    grown_by_tree_learner,
+    native_regression_tree,
+    native_tree,
+    term_importances,
+)
 
 __all__ = ["AdaBoostClassifier", "AdaBoostRegressor", "BoostClassifier"]
 
@@ -358,199 +372,8 @@ def _staged(stages):
 # decision function, probabilities and staged outputs are computed from the fitted terms the way
 # scikit-learn computes them from its estimators (see docs/dropin.md).
 
-_NATIVE_TREE_PARAMS = {
-    # DecisionTreeClassifier parameters the native tree learner reproduces, at these values.
-    "splitter": ("best",),
-    "min_samples_split": (2,),
-    "min_weight_fraction_leaf": (0.0,),
-    "max_features": (None,),
-    "max_leaf_nodes": (None,),
-    "min_impurity_decrease": (0.0,),
-    "class_weight": (None,),
-    "ccp_alpha": (0.0,),
-    "monotonic_cst": (None,),
-}
-_NATIVE_CRITERIA = {"gini": "gini", "entropy": "entropy", "log_loss": "entropy"}
-#: Deepest tree grown natively (node by node in Python above the histogram kernels).
-MAX_NATIVE_DEPTH = 8
 #: scikit-learn's ensembles draw their estimators' seeds below this (np.iinfo(np.int32).max).
 _INT32_MAX = np.iinfo(np.int32).max
-
-
-def _as_tree_input(X):
-    """X as scikit-learn's trees see it: float32 values (in float64), dense."""
-    if hasattr(X, "toarray"):
-        X = X.toarray()
-    return np.asarray(X, dtype=np.float32).astype(np.float64)
-
-
-#: Features with more distinct values than bins, up to this many (and at most _EXACT_COLUMNS
-#: columns each), are split exactly (see :func:`_exact_columns`); only for training sets of at
-#: most _EXACT_ROWS rows.
-_EXACT_VALUES = 2048
-_EXACT_COLUMNS = 8
-_EXACT_ROWS = 20_000
-
-
-def _exact_columns(X, weighted, max_bins: int):
-    """The columns the native learners see, as ``[(feature, low, high), ...]``, or ``None``
-    when they are the features themselves.
-
-    A feature with more than ``max_bins`` distinct values (up to ``_EXACT_VALUES``) among the
-    rows of positive weight (the mask ``weighted``) becomes several columns, each the feature
-    clipped to a range of ``max_bins`` consecutive distinct values, consecutive ranges sharing
-    an end: each column gives every value its own bin, and a cut between two consecutive values
-    of the feature is a cut of one column with the same partition. So the native learners
-    search every threshold scikit-learn's trees search.
-    """
-    if np.count_nonzero(weighted) > _EXACT_ROWS:
-        return None
-    X = X[weighted]
-    largest = min(_EXACT_VALUES, _EXACT_COLUMNS * (max_bins - 1) + 1)
-    columns, expanded = [], False
-    for j in range(X.shape[1]):
-        values = np.unique(X[:, j])
-        if values.shape[0] <= max_bins or values.shape[0] > largest:
-            columns.append((j, -np.inf, np.inf))
-            continue
-        expanded = True
-        start = 0
-        while start < values.shape[0] - 1:
-            stop = min(start + max_bins - 1, values.shape[0] - 1)
-            columns.append((j, values[start], values[stop]))
-            start = stop
-    return columns if expanded else None
-
-
-def _clip_columns(X, columns):
-    """The columns of :func:`_exact_columns` that the native learners bin: each the feature
-    clipped to its range."""
-    if columns is None:
-        return X
-    return np.column_stack([np.clip(X[:, j], low, high) for j, low, high in columns])
-
-
-def _expand(X, columns):
-    """The columns the fitted native learners read: each column's feature, unclipped.
-
-    Every threshold of a column lies in its range [low, high) (a cut between two of its
-    consecutive values), where a clipped and an unclipped value go the same way; so the model
-    partitions the training rows as it did while fitting, and thresholds placed at the
-    midpoints of the unclipped values (:func:`_at_midpoints`) send values beyond the range
-    where scikit-learn's tree sends them.
-    """
-    if columns is None:
-        return X
-    return X[:, [j for j, _, _ in columns]]
-
-
-def _at_midpoints(tree, X, rows):
-    """``tree`` (a ``decision-tree`` fitted on :func:`_clip_columns`) with every threshold at
-    the midpoint of its node's largest value left of the cut and smallest value right of it,
-    among the training ``rows`` (the rows of positive weight) of ``X`` (:func:`_expand`'s
-    unclipped columns): where scikit-learn's best splitter places it, the left value when the
-    midpoint rounds to the right one (``sklearn/tree/_splitter.pyx``, ``node_split_best``).
-    Clipped values put the neighbour of a cut at the end of its column's range when the node's
-    true neighbour lies beyond it. The training partition is unchanged."""
-    import attrs
-
-    threshold = tree.threshold.copy()
-    node_rows = {0: rows}  # split node -> its training rows; children come after parents
-    for k in range(threshold.shape[0]):
-        at = node_rows.pop(k)
-        x = X[at, tree.feature[k]]
-        left = x <= tree.threshold[k]
-        lo, hi = x[left].max(), x[~left].min()
-        mid = lo / 2.0 + hi / 2.0
-        threshold[k] = lo if mid >= hi else mid
-        for child, side in ((tree.left[k], left), (tree.right[k], ~left)):
-            if child >= 0:
-                node_rows[child] = at[side]
-    moved = attrs.evolve(tree, threshold=threshold)
-    # split_gains (feature importances) is set once a tree is grown, not by its constructor.
-    object.__setattr__(moved, "split_gains", tree.split_gains)
-    return moved
-
-
-def _native_shape(estimator, estimator_class, allowed) -> tuple[dict, int, int] | None:
-    """``(params, max_depth, min_samples_leaf)`` of an ``estimator`` of exactly
-    ``estimator_class`` whose other parameters all have the values of ``allowed`` (the ones the
-    native learners reproduce) and whose depth the native learners grow; else ``None``."""
-    if type(estimator) is not estimator_class:
-        return None
-    params = estimator.get_params(deep=False)
-    for name, values in allowed.items():
-        if name in params and not any(params[name] is a or params[name] == a for a in values):
-            return None
-    depth, leaf = params.get("max_depth"), params.get("min_samples_leaf", 1)
-    if (isinstance(depth, bool) or not isinstance(depth, (int, np.integer))
-            or not 1 <= depth <= MAX_NATIVE_DEPTH):
-        return None
-    if isinstance(leaf, bool) or not isinstance(leaf, (int, np.integer)) or leaf < 1:
-        return None
-    return params, int(depth), int(leaf)
-
-
-def _native_tree(estimator):
-    """``(max_depth, criterion, min_samples_leaf)`` when ``estimator`` is a
-    DecisionTreeClassifier the native learners reproduce, else ``None``."""
-    from sklearn.tree import DecisionTreeClassifier
-
-    shape = _native_shape(estimator, DecisionTreeClassifier, _NATIVE_TREE_PARAMS)
-    if shape is None:
-        return None
-    params, depth, leaf = shape
-    criterion = _NATIVE_CRITERIA.get(params.get("criterion"))
-    return None if criterion is None else (depth, criterion, leaf)
-
-
-def _grown_by_tree_learner(native) -> bool:
-    """Whether :func:`_native_tree`'s answer is fitted by the ``tree`` learner (a tree deeper
-    than a stump, or a stump with ``min_samples_leaf`` > 1) rather than by ``stump``."""
-    return native is not None and not (native[0] == 1 and native[2] == 1)
-
-
-_NATIVE_REGRESSION_PARAMS = {
-    "criterion": ("squared_error",),
-    "splitter": ("best",),
-    "min_samples_split": (2,),
-    "min_weight_fraction_leaf": (0.0,),
-    "max_features": (None,),
-    "max_leaf_nodes": (None,),
-    "min_impurity_decrease": (0.0,),
-    "ccp_alpha": (0.0,),
-    "monotonic_cst": (None,),
-}
-
-
-def _native_regression_tree(estimator):
-    """``(max_depth, min_samples_leaf)`` when ``estimator`` is a DecisionTreeRegressor the
-    native regression trees reproduce, else ``None``."""
-    from sklearn.tree import DecisionTreeRegressor
-
-    shape = _native_shape(estimator, DecisionTreeRegressor, _NATIVE_REGRESSION_PARAMS)
-    return None if shape is None else shape[1:]
-
-
-class R2Tree:
-    """One fitted regression tree of :class:`AdaBoostRegressor`'s native path (lightweight:
-    ``predict``, ``feature_importances_`` and the boostkit ``hypothesis``, a
-    ``decision-tree`` whose leaf scores are the leaf means). ``random_state`` is the seed
-    scikit-learn's ensemble gives the tree of the same round."""
-
-    def __init__(self, hypothesis, n_features, feature_importances, columns=None,
-                 random_state=None):
-        self.hypothesis = hypothesis
-        self.columns = columns
-        self.random_state = random_state
-        self.n_features_in_ = n_features
-        self.feature_importances_ = feature_importances
-
-    def predict(self, X) -> np.ndarray:
-        return self.hypothesis.scores(_expand(_as_tree_input(X), self.columns))
-
-    def __repr__(self) -> str:
-        return f"R2Tree({self.hypothesis.describe()})"
 
 
 def _check_base_estimator(estimator, kind: str):
@@ -603,53 +426,6 @@ def _warn_overflow(t: int) -> None:
         "Iterations stopped. Try lowering the learning rate.",
         UserWarning, stacklevel=3,
     )
-
-
-class SammeEstimator:
-    """One fitted term of :class:`AdaBoostClassifier`, as a lightweight classifier.
-
-    ``hypothesis`` is the boostkit weak hypothesis (``decision-stump`` or ``decision-tree``),
-    ``cell_classes`` the class index each of its cells predicts. ``predict(X)`` gives class
-    labels as scikit-learn's fitted tree would (features compared as float32 values);
-    ``feature_importances_`` are the tree's normalised Gini (or entropy) decreases;
-    ``random_state`` is the seed scikit-learn's ensemble gives the tree of the same round.
-    """
-
-    def __init__(self, hypothesis, cell_classes, classes, n_features, feature_importances,
-                 columns=None, random_state=None):
-        self.hypothesis = hypothesis
-        self.columns = columns
-        self.random_state = random_state
-        self.cell_classes = np.asarray(cell_classes, dtype=np.intp)
-        self.classes_ = classes
-        self.n_classes_ = classes.shape[0]
-        self.n_features_in_ = n_features
-        self.feature_importances_ = feature_importances
-
-    def class_index(self, X) -> np.ndarray:
-        """The index into ``classes_`` of the class predicted for each row of ``X`` (already
-        converted by :func:`_as_tree_input` and :func:`_expand`)."""
-        return self.cell_classes[np.asarray(self.hypothesis.cells(X), dtype=np.intp)]
-
-    def predict(self, X) -> np.ndarray:
-        return self.classes_[self.class_index(_expand(_as_tree_input(X), self.columns))]
-
-    def __repr__(self) -> str:
-        return f"SammeEstimator({self.hypothesis.describe()})"
-
-
-def _term_importances(hypothesis, n_features: int, columns=None) -> np.ndarray:
-    out = np.zeros(n_features)
-    source = (np.arange(n_features) if columns is None
-              else np.array([j for j, _, _ in columns], dtype=np.intp))
-    gains = getattr(hypothesis, "split_gains", None)
-    if gains is not None and gains.shape[0]:
-        np.add.at(out, source[hypothesis.feature], np.maximum(gains, 0.0))
-    elif hasattr(hypothesis, "threshold") and np.ndim(hypothesis.threshold) == 0:
-        if np.isfinite(hypothesis.threshold):  # a stump that splits
-            out[source[hypothesis.feature]] = 1.0
-    total = out.sum()
-    return out / total if total > 0 else out
 
 
 class _DropInAdaBoost:
@@ -804,10 +580,10 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
 
         self.estimator_ = (DecisionTreeClassifier(max_depth=1) if self.estimator is None
                            else clone(self.estimator))
-        native = _native_tree(self.estimator_)
+        native = native_tree(self.estimator_)
         if native is not None:
             depth, criterion, leaf = native
-            if not _grown_by_tree_learner(native):
+            if not grown_by_tree_learner(native):
                 proposal = ("stump", {"criterion": criterion})
             else:
                 proposal = ("tree", {"max_depth": depth, "criterion": criterion,
@@ -851,7 +627,7 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
         if sample_weight.sum() <= 0:
             raise ValueError("sample_weight must not be all zero")
         classes = np.unique(y)
-        native = self.estimator is None or _native_tree(self.estimator) is not None
+        native = self.estimator is None or native_tree(self.estimator) is not None
         if classes.shape[0] < 2 or not (native or self.n_iter_no_change is not None):
             # One class, or an estimator the native learners do not reproduce (without early
             # stopping, which needs the engine): scikit-learn's own loop around the estimator.
@@ -866,7 +642,7 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
         supported = "learning_rate" in samme_fields
         seed = self.random_state
         tree_seeds = None
-        if self.estimator is None or _native_tree(self.estimator) is not None:
+        if self.estimator is None or native_tree(self.estimator) is not None:
             # scikit-learn seeds round t's tree with the t-th draw of this generator
             # (sklearn.ensemble._base._set_random_states); the native stumps and trees replay
             # that tree's feature order to break exact ties between features as it does.
@@ -895,15 +671,15 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
         )
         columns = None
         if proposal[0] != "sklearn-estimator":
-            X = _as_tree_input(X)
-            columns = _exact_columns(X, sample_weight > 0, self.max_bins)
+            X = as_tree_input(X)
+            columns = exact_columns(X, sample_weight > 0, self.max_bins)
             if tree_seeds is not None:
                 proposal[1]["tie_order"] = BestSplitterTieOrder(
                     tree_seeds, np.arange(X.shape[1]) if columns is None
                     else [j for j, _, _ in columns], proposal[1]["criterion"])
         elif hasattr(X, "toarray"):  # the sklearn-estimator proposal reads dense features
             X = X.toarray()
-        model = booster.fit(_clip_columns(X, columns), y, sample_weight)
+        model = booster.fit(clip_columns(X, columns), y, sample_weight)
         if tree_seeds is not None:
             # The tie order only guides the fit: the model's recipe leaves it out, so the model
             # saves without pickle.
@@ -914,9 +690,9 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
         if columns is not None and proposal[0] == "tree":
             # Below the root the learner's midpoints are of clipped values: move them to
             # scikit-learn's (a stump's bin edges are the midpoints of all training values).
-            Xu, rows = _expand(X, columns), np.flatnonzero(sample_weight > 0)
+            Xu, rows = expand(X, columns), np.flatnonzero(sample_weight > 0)
             model = _attrs.evolve(model, hypotheses=tuple(
-                _at_midpoints(h, Xu, rows) for h in model.hypotheses))
+                at_midpoints(h, Xu, rows) for h in model.hypotheses))
         self._columns = columns
         self._set_fitted(model, classes, X.shape[1], tree_seeds)
         if model.stop_reason == "weights-overflow":
@@ -1020,7 +796,7 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
         values = np.asarray(contribution.cell_values)
         cell_classes = values.argmax(axis=1) if values.ndim == 2 else (values > 0).astype(np.intp)
         return SammeEstimator(hypothesis, cell_classes, classes, n_features,
-                              _term_importances(hypothesis, n_features, columns), columns, seed)
+                              term_importances(hypothesis, n_features, columns), columns, seed)
 
     # -- prediction -----------------------------------------------------------------------------
     def _votes(self, X):
@@ -1029,7 +805,7 @@ class AdaBoostClassifier(_DropInAdaBoost, ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, accept_sparse=["csr", "csc"], dtype=None, reset=False,
                           allow_nd=True)
         native = self.estimators_ and isinstance(self.estimators_[0], SammeEstimator)
-        Xn = _expand(_as_tree_input(X), self._columns) if native else X
+        Xn = expand(as_tree_input(X), self._columns) if native else X
         for estimator, w in zip(self.estimators_, self.estimator_weights_):
             if isinstance(estimator, SammeEstimator):
                 index = estimator.class_index(Xn)
@@ -1185,7 +961,7 @@ class AdaBoostRegressor(_DropInAdaBoost, RegressorMixin, BaseEstimator):
         weights = check_sample_weight(weights, weights.shape[0])
         self.estimator_ = (DecisionTreeRegressor(max_depth=3) if self.estimator is None
                            else clone(self.estimator))
-        native = _native_regression_tree(self.estimator_) if self.native_trees else None
+        native = native_regression_tree(self.estimator_) if self.native_trees else None
         columns = None
         if native is not None and X.ndim != 2:
             raise ValueError(
@@ -1201,13 +977,13 @@ class AdaBoostRegressor(_DropInAdaBoost, RegressorMixin, BaseEstimator):
             # Found through the registry like every plugin: the `tree` component carries it.
             fit_regression_tree = get_registry().component("tree").fit_regression_tree
 
-            X = _as_tree_input(X)
-            columns = _exact_columns(X, weights > 0, self.max_bins)
+            X = as_tree_input(X)
+            columns = exact_columns(X, weights > 0, self.max_bins)
             # Feature-major, like the bin codes: the unclipped values, whose midpoints are the
             # thresholds, and the clipped columns that are binned.
-            values = np.ascontiguousarray(_expand(X, columns).T)
+            values = np.ascontiguousarray(expand(X, columns).T)
             clipped = values if columns is None else np.ascontiguousarray(
-                _clip_columns(X, columns).T)
+                clip_columns(X, columns).T)
             # Binned through the column-major view: each column is read contiguously.
             binned = bin_features(clipped.T, self.max_bins, weights, np.random.default_rng(0))
             sources = (np.arange(X.shape[1]) if columns is None
@@ -1248,7 +1024,7 @@ class AdaBoostRegressor(_DropInAdaBoost, RegressorMixin, BaseEstimator):
                     binned, y, counts, max_depth=native[0], min_samples_leaf=native[1],
                     values=values, node_priority=column_priority(seeds["random_state"], sources))
                 estimator = R2Tree(tree, X.shape[1],
-                                   _term_importances(tree, X.shape[1], columns), columns,
+                                   term_importances(tree, X.shape[1], columns), columns,
                                    seeds.get("random_state"))
                 prediction = tree.scores(values.T)  # Xe, column-major: read faster
             estimators.append(estimator)
@@ -1288,7 +1064,7 @@ class AdaBoostRegressor(_DropInAdaBoost, RegressorMixin, BaseEstimator):
         X = validate_data(self, X, accept_sparse=["csr", "csc"], dtype=None, reset=False,
                           allow_nd=True)
         if self.estimators_ and isinstance(self.estimators_[0], R2Tree):
-            Xe = _expand(_as_tree_input(X), self.estimators_[0].columns)
+            Xe = expand(as_tree_input(X), self.estimators_[0].columns)
             return np.column_stack([e.hypothesis.scores(Xe) for e in self.estimators_])
         return np.column_stack([e.predict(X) for e in self.estimators_])
 
