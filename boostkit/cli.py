@@ -54,6 +54,11 @@
     when a fit failed or no algorithm could run (then no figure is drawn), 130 when
     interrupted, else 0.
 
+``boostkit export MODEL --format onnx -o FILE``
+    Write a saved model as ONNX with :func:`boostkit.onnx.export_file` (the ``onnx`` extra) and
+    print the path written; a model that cannot be converted, an unreadable model file or an
+    unwritable output is one line on standard error and exit status 2.
+
 ``boostkit study --suite keel --algorithms a,b [--folds K] [--config study.toml] ...``
     Compare algorithms across datasets (:mod:`boostkit.study`, docs/studies.md): build a
     :class:`boostkit.study.StudySpec` from the flags (over a TOML study file), run it with
@@ -1608,6 +1613,22 @@ def _cmd_study(args) -> int:
     return 0
 
 
+def _cmd_export(args) -> int:
+    """Write ``args.model`` (a saved model file) as ``args.format`` to ``args.output`` with
+    :func:`boostkit.onnx.export_file`; its refusals and file errors are one line, status 2."""
+    try:
+        from .onnx import export_file
+
+        export_file(args.model, args.output, format=args.format)
+    except ImportError as exc:
+        raise UsageError(f"cannot export to {args.format}: {exc}") from None
+    except (ValueError, BoostkitError, OSError) as exc:
+        raise UsageError(f"cannot export {args.model} to {args.format}: "
+                         f"{type(exc).__name__}: {exc}") from None
+    print(args.output)
+    return 0
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM, raised in the main thread as Ctrl-C is so that the same clean-up runs (a
     study's worker processes terminated, its database closed); :func:`main` returns 143
@@ -1804,6 +1825,17 @@ def build_parser() -> argparse.ArgumentParser:
                        help="where the exports and the report go (default ./study)")
     study.add_argument("--no-progress", action="store_true", help="do not show progress")
     study.set_defaults(run=_cmd_study)
+
+    export = commands.add_parser(
+        "export", help="write a saved model in another format (ONNX) for serving",
+        description="Convert a model saved by boostkit (Model.save) to another format, today "
+                    "ONNX (the onnx extra), and print the path written.")
+    export.add_argument("model", metavar="MODEL", help="a model file written by Model.save")
+    export.add_argument("--format", choices=("onnx",), default="onnx",
+                        help="the format to write (default onnx)")
+    export.add_argument("-o", "--output", metavar="FILE", required=True,
+                        help="the file to write")
+    export.set_defaults(run=_cmd_export)
     return parser
 
 

@@ -469,3 +469,54 @@ def test_the_cli_does_not_import_optional_extras_at_start():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == ""
+
+
+# -- export -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def fake_onnx(monkeypatch):
+    """A stand-in ``boostkit.onnx`` whose ``export_file`` writes its call to the output, or
+    raises the error set in ``calls["raise"]``."""
+    import types
+
+    calls: dict = {}
+
+    def export_file(model_path, output, *, format="onnx"):
+        if "raise" in calls:
+            raise calls["raise"]
+        calls["args"] = (model_path, output, format)
+        Path(output).write_text("graph", encoding="utf-8")
+
+    module = types.ModuleType("boostkit.onnx")
+    module.export_file = export_file
+    monkeypatch.setitem(sys.modules, "boostkit.onnx", module)
+    return calls
+
+
+def test_export_calls_export_file_and_prints_the_path_written(capsys, tmp_path, fake_onnx):
+    output = tmp_path / "model.onnx"
+    status, out, _ = run(capsys, "export", "model.bkm", "--format", "onnx", "-o", str(output))
+    assert status == 0
+    assert fake_onnx["args"] == ("model.bkm", str(output), "onnx")
+    assert out.strip() == str(output) and output.read_text() == "graph"
+
+
+@pytest.mark.parametrize("error", [
+    ValueError("the term 3 (pav over a projection) has no tree form"),
+    boostkit.errors.DataError("the term 3 (pav over a projection) has no tree form"),
+    OSError("the term 3 (pav over a projection) has no tree form"),
+])
+def test_export_errors_are_one_line_and_status_2(capsys, tmp_path, fake_onnx, error):
+    fake_onnx["raise"] = error
+    status, out, err = run(capsys, "export", "m.bkm", "-o", str(tmp_path / "m.onnx"))
+    assert status == 2 and out == ""
+    assert err.strip().splitlines() == [
+        f"boostkit export: error: cannot export m.bkm to onnx: {type(error).__name__}: "
+        "the term 3 (pav over a projection) has no tree form"]
+
+
+def test_export_needs_an_output_and_knows_its_formats(capsys):
+    assert run(capsys, "export", "m.bkm")[0] == 2
+    status, _, err = run(capsys, "export", "m.bkm", "--format", "pmml", "-o", "m.pmml")
+    assert status == 2 and "invalid choice: 'pmml'" in err
