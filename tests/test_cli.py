@@ -15,6 +15,8 @@ import pytest
 
 import boostkit
 from boostkit.progress import RoundProgress
+from boostkit.study import compare
+from boostkit.study.sources import read_csv
 from cli_helpers import read_results, run
 
 
@@ -103,7 +105,7 @@ def test_compare_on_a_csv_with_a_categorical_column_and_missing_values(capsys, t
     results = read_results(output)
     assert list(results) == ["adaboost", "pav-adaboost"]
     assert float(results["adaboost"]["accuracy_mean"]) > 0.75
-    data = boostkit.cli.load_data(str(small_csv), None, None, None)
+    data = compare.load_data(str(small_csv), None, None, None)
     for name, result in results.items():
         assert result["input"] == _input_of(name, data)
     assert "input, on the same rows for all" in out or set(
@@ -119,7 +121,7 @@ def test_read_csv_keeps_text_columns_as_categories_and_empty_fields_as_missing(t
     path = tmp_path / "mixed.csv"
     path.write_text("size,colour,label\n1.5,red,yes\n,blue,no\n-2,,no\n40,red,\n3,green,yes\n",
                     encoding="utf-8")
-    X, labels, features, target, n_dropped = boostkit.cli.read_csv(path)
+    X, labels, features, target, n_dropped = read_csv(path)
     assert (target, n_dropped) == ("label", 1)  # the row without a label only
     assert labels.tolist() == ["yes", "no", "no", "yes"]
     assert features.names == ("size", "colour")
@@ -140,9 +142,9 @@ def test_compare_dataset_adult_on_a_row_sample(capsys, tmp_path):
     assert "a random sample of 600 of the 48842 rows (--max-rows, seed 0)" in err
     described = next(line for line in out.splitlines() if line.startswith("adult: 600 rows"))
     assert "14 features (8 categorical, " in described and "positive class '>50K'" in described
-    data = boostkit.cli.load_data(None, None, "adult", None, max_rows=600)
+    data = compare.load_data(None, None, "adult", None, max_rows=600)
     assert data.X.shape == (600, 14) and np.isnan(data.X).any()
-    again = boostkit.cli.load_data(None, None, "adult", None, max_rows=600)
+    again = compare.load_data(None, None, "adult", None, max_rows=600)
     np.testing.assert_array_equal(again.X, data.X)  # the sample is seeded
     results = read_results(output)
     assert list(results) == algorithms
@@ -155,7 +157,7 @@ def test_compare_dataset_adult_on_a_row_sample(capsys, tmp_path):
 
 
 def test_input_form_fallback_is_fitted_on_the_training_rows():
-    from boostkit.cli import InputForm
+    from boostkit.study.compare import InputForm
     from boostkit.features import FeatureSchema
 
     X = np.array([[1.0, 0.0, 2.0], [np.nan, 1.0, 3.0], [3.0, np.nan, 4.0], [100.0, 1.0, np.nan]])
@@ -251,7 +253,9 @@ def test_compare_without_matplotlib_skips_the_figures_and_says_why(capsys, tmp_p
     )
     assert status == 0
     assert "pip install 'boostkit[plot]'" in err and "figures were not drawn" in err
-    assert sorted(p.name for p in output.iterdir()) == ["results.csv", "results.md", "roc.json"]
+    assert (output / "results.sqlite").is_file()  # the results database and its exports
+    assert sorted(p.name for p in output.iterdir() if not p.name.startswith("results.sqlite")) == [
+        "cells.csv", "curves.csv", "results.csv", "results.md", "roc.json"]
 
 
 def test_compare_one_vs_rest_with_positive(capsys, tmp_path, small_csv):
@@ -286,9 +290,12 @@ def test_compare_prints_one_line_per_fit_without_tqdm(capsys, tmp_path, small_cs
     assert status == 0
     assert "pip install 'boostkit[progress]'" in err
     progress = [line for line in err.splitlines() if line.startswith("[")]
-    assert [line.split(":")[0] for line in progress] == [
-        "[1/4] adaboost fold 1/2", "[2/4] adaboost fold 2/2",
-        "[3/4] real-adaboost fold 1/2", "[4/4] real-adaboost fold 2/2",
+    # The study's cells, algorithm by algorithm: dataset, algorithm, resample, repeat, fold, seed.
+    assert progress == [
+        "[1/4] small.csv adaboost 2-fold repeat 0 fold 0 seed 0: done",
+        "[2/4] small.csv adaboost 2-fold repeat 0 fold 1 seed 0: done",
+        "[3/4] small.csv real-adaboost 2-fold repeat 0 fold 0 seed 0: done",
+        "[4/4] small.csv real-adaboost 2-fold repeat 0 fold 1 seed 0: done",
     ]
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from boostkit.cli import MulticlassData, cross_validate, load_data
+from boostkit.study.compare import MulticlassData, cross_validate, load_data
 from boostkit.metrics import accuracy, confusion_matrix, macro_roc_auc
 from cli_helpers import read_results, run
 
@@ -115,8 +115,8 @@ def test_compare_a_multiclass_csv_by_target_column(capsys, tmp_path, species_csv
     )
     assert status == 0, err
     assert "species.csv: 120 rows, 3 features, target 'species', 3 classes" in out
-    assert sorted(p.name for p in output.iterdir()) == [
-        "confusion.json", "results.csv", "results.md", "roc.json"]
+    assert sorted(p.name for p in output.iterdir() if not p.name.startswith("results.sqlite")) == [
+        "cells.csv", "confusion.json", "curves.csv", "results.csv", "results.md", "roc.json"]
 
 
 def test_positive_turns_multiclass_data_into_one_label_against_the_rest(capsys, tmp_path):

@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 
 import boostkit
-from boostkit import cli, plot
-from boostkit.cli import citation, format_table, is_ranker, training_threshold
+from boostkit import plot
+from boostkit.study import compare_output
+from boostkit.study.compare import citation, is_ranker, training_threshold
+from boostkit.study.compare_output import format_table
 from boostkit.metrics import roc_auc, roc_curve
 from boostkit.references import REFERENCES
 from cli_helpers import read_results, run
@@ -165,7 +167,7 @@ def test_roc_json_is_small_with_exact_aucs(capsys, tmp_path):
     roc = json.loads((output / "roc.json").read_text())
     for name, entry in roc["algorithms"].items():
         pooled = entry["pooled"]
-        assert len(pooled["fpr"]) <= 2 * cli.CURVE_POINTS + 2
+        assert len(pooled["fpr"]) <= 2 * compare_output.CURVE_POINTS + 2
         assert (pooled["fpr"][0], pooled["tpr"][0], pooled["fpr"][-1], pooled["tpr"][-1]) == (
             0, 0, 1, 1)
         assert all("fpr" not in fold for fold in entry["folds"])
@@ -174,10 +176,10 @@ def test_roc_json_is_small_with_exact_aucs(capsys, tmp_path):
     y = rng.integers(0, 2, 5000) * 2 - 1
     scores = y + 2 * rng.normal(size=5000)
     fpr, tpr, _ = roc_curve(y, scores)
-    keep = cli.thin_curve(fpr, tpr)
-    assert keep.shape[0] <= 2 * cli.CURVE_POINTS + 2 < fpr.shape[0]
+    keep = compare_output.thin_curve(fpr, tpr)
+    assert keep.shape[0] <= 2 * compare_output.CURVE_POINTS + 2 < fpr.shape[0]
     steps = np.abs(np.diff(fpr[keep])) + np.abs(np.diff(tpr[keep]))
-    assert steps.max() <= 2 * 2 / cli.CURVE_POINTS  # the path (length <= 2) in short steps
+    assert steps.max() <= 2 * 2 / compare_output.CURVE_POINTS  # the path (length <= 2) in short steps
     assert np.trapezoid(tpr[keep], fpr[keep]) == pytest.approx(roc_auc(y, scores), abs=2e-3)
 
 
@@ -185,7 +187,12 @@ def test_an_interrupted_run_leaves_the_earlier_results_whole(capsys, tmp_path, m
     pytest.importorskip("matplotlib")
     output = tmp_path / "out"
     compare(capsys, output, "adaboost", rounds="5", folds="2")
-    before = {p.name: p.read_bytes() for p in output.iterdir()}
+
+    def results_files():  # all but the results database, which keeps every finished cell
+        return {p.name: p.read_bytes() for p in output.iterdir()
+                if not p.name.startswith("results.sqlite")}
+
+    before = results_files()
     assert "roc.png" in before
     saved = []
 
@@ -201,11 +208,19 @@ def test_an_interrupted_run_leaves_the_earlier_results_whole(capsys, tmp_path, m
                          "--folds", "2", "--algorithms", "real-adaboost", "--output",
                          str(output), "--no-progress")
     assert status == 130 and "interrupted" in err
-    assert {p.name: p.read_bytes() for p in output.iterdir()} == before  # nothing half-new
+    assert results_files() == before  # nothing half-new
+    # The interrupted run's cells are in the database (another budget: the first run's are
+    # gone), so that a rerun resumes.
+    from boostkit.study import ResultStore
+
+    with ResultStore(output / "results.sqlite", readonly=True) as store:
+        assert [(row["algorithm"], row["fold"], row["rounds"]) for row in store.rows()] == [
+            ("real-adaboost", 0, 7), ("real-adaboost", 1, 7)]
     monkeypatch.undo()
     # A later run without figures replaces the tables and removes the earlier figures.
     compare(capsys, output, "real-adaboost", "--no-plots", rounds="5", folds="2")
-    assert sorted(p.name for p in output.iterdir()) == ["results.csv", "results.md", "roc.json"]
+    assert sorted(results_files()) == ["cells.csv", "curves.csv", "results.csv", "results.md",
+                                       "roc.json"]
     assert list(read_results(output)) == ["real-adaboost"]
 
 
@@ -265,4 +280,4 @@ def test_compare_figures_of_many_algorithms_are_drawn_by_family(capsys, tmp_path
     assert roc.shape[0] > 480 and roc.shape[1] >= 1200  # a grid of panels
     for name in ("learning_curves.png", "margins.png"):
         assert image.imread(output / name).shape[:2] == (480, 1600)
-    assert set(cli.families([])) == set()
+    assert set(compare_output.families([])) == set()

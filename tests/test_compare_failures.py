@@ -184,7 +184,7 @@ def test_a_continuous_target_is_refused_as_continuous_not_as_hundreds_of_classes
 
 
 def test_the_data_line_names_at_most_twenty_classes():
-    from boostkit.cli import MulticlassData
+    from boostkit.study.compare import MulticlassData
     from boostkit.features import FeatureSchema
 
     labels = np.array([f"{k:03d}" for k in range(545)] * 2)

@@ -12,11 +12,13 @@ so the three executors give the same values, timings excepted.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import tempfile
 import time
+import warnings
 from datetime import datetime, timezone
 from functools import lru_cache
 from importlib import metadata
@@ -139,8 +141,8 @@ _recipes_of: list = []
 
 def _prepared(recipe_text: str, data):
     """``(recipe, input form, ranks)`` of a recipe string on ``data`` (as ``compare`` decides
-    them: :class:`boostkit.cli.InputForm`, :func:`boostkit.cli.is_ranker`)."""
-    from ..cli import InputForm, is_ranker
+    them: :class:`boostkit.study.compare.InputForm`, :func:`boostkit.study.compare.is_ranker`)."""
+    from .compare import InputForm, is_ranker
 
     registry = get_registry()
     if not _recipes_of or _recipes_of[0] is not registry:
@@ -153,9 +155,11 @@ def _prepared(recipe_text: str, data):
     return _recipes[key]
 
 
-def run_cell(data, cell: Cell, resampling: Resampling, n_rounds: int,
-             max_bins: int) -> tuple[dict, list[tuple[int, float, float]]]:
-    """One cell: its row of the ``cells`` table and its learning curve.
+def run_cell(data, cell: Cell, resampling: Resampling, n_rounds: int, max_bins: int,
+             keep_scores: bool = False) -> tuple[dict, list[tuple[int, float, float]], dict]:
+    """One cell: its row of the ``cells`` table, its learning curve, and with ``keep_scores``
+    what compare's table and figures need of it (:func:`boostkit.study.compare.kept_values`;
+    else an empty dict).
 
     ``data``: a :class:`boostkit.study.sources.StudyData`. Any error of the fit or its scoring
     is the cell's own: a DataError or RecipeError (the recipe refuses these data) records the
@@ -166,7 +170,7 @@ def run_cell(data, cell: Cell, resampling: Resampling, n_rounds: int,
     the first fold of each repeat only; the other folds' curves are empty and their
     ``model_bytes`` NULL.
     """
-    from ..cli import _rounds_run, training_threshold
+    from .compare import FinalWeights, kept_values, rounds_run, training_threshold
 
     version, plugins = _versions()
     row: dict[str, Any] = {
@@ -175,15 +179,22 @@ def run_cell(data, cell: Cell, resampling: Resampling, n_rounds: int,
         "boostkit_version": version, "plugin_versions": plugins,
     }
     curves: list[tuple[int, float, float]] = []
+    kept: dict = {}
+    final_weights = FinalWeights() if keep_scores else None
+    catching = warnings.catch_warnings(record=True) if keep_scores else contextlib.nullcontext()
     try:
         train, test = _folds(data, resampling, cell.repeat, cell.seed)[cell.fold]
         row.update(n_train=int(train.shape[0]), n_test=int(test.shape[0]))
         recipe, form, ranks = _prepared(cell.recipe, data)
         X, features = form.apply(data.X, data.features, train)
         booster = Booster(recipe, n_rounds=n_rounds, max_bins=max_bins, multiclass="auto",
-                          random_state=cell.random_state(data.data_hash), n_jobs=1)
-        started = time.perf_counter()
-        model = booster.fit(X[train], data.y[train], features=features)
+                          random_state=cell.random_state(data.data_hash), n_jobs=1,
+                          observers=[final_weights] if keep_scores else ())
+        with catching as caught:
+            if keep_scores:
+                warnings.simplefilter("always")
+            started = time.perf_counter()
+            model = booster.fit(X[train], data.y[train], features=features)
         fit_seconds = time.perf_counter() - started
         classes = np.asarray(model.classes)
         positions = np.arange(classes.shape[0])
@@ -193,7 +204,7 @@ def run_cell(data, cell: Cell, resampling: Resampling, n_rounds: int,
         predict_seconds = time.perf_counter() - started
         y_index = np.searchsorted(classes, data.y)
         y_test = y_index[test]
-        log_loss = None
+        log_loss, threshold = None, 0.0
         if classes.shape[0] == 2 and ranks:
             # F has no meaningful 0 (nor probabilities): threshold on the training fold
             signed = np.where(y_index[train] == 1, 1.0, -1.0)
@@ -213,10 +224,13 @@ def run_cell(data, cell: Cell, resampling: Resampling, n_rounds: int,
             balanced_accuracy=_balanced_accuracy(y_test, predicted, classes.shape[0]),
             roc_auc=None if np.isnan(auc) else float(auc), log_loss=log_loss,
             fit_seconds=fit_seconds, predict_seconds=predict_seconds,
-            rounds=_rounds_run(model), stop_reason=model.stop_reason,
+            rounds=rounds_run(model), stop_reason=model.stop_reason,
             model_bytes=_model_bytes(model) if measured else None,
             prediction_hash=prediction_hash(classes, predicted, scores),
         )
+        if keep_scores:
+            kept = kept_values(model, X, data.y, train, test, scores, predicted, threshold,
+                               final_weights.weights, caught)
     except (DataError, RecipeError) as exc:
         row.update(status="cannot run", error=f"{type(exc).__name__}: {exc}")
         curves = []
@@ -224,7 +238,7 @@ def run_cell(data, cell: Cell, resampling: Resampling, n_rounds: int,
         row.update(status="failed", error=f"{type(exc).__name__}: {exc}")
         curves = []
     row["finished_at"] = datetime.now(timezone.utc).isoformat(timespec="microseconds")
-    return row, curves
+    return row, curves, kept
 
 
 #: A worker's last loaded dataset: cells of one dataset run together, so each worker process
@@ -233,7 +247,7 @@ _loaded: dict[str, Any] = {}
 
 
 def _run_task(source, data_hash: str, cell: Cell, resampling: Resampling, n_rounds: int,
-              max_bins: int):
+              max_bins: int, keep_scores: bool = False):
     """A cell in a worker process: load the data from its source (once per worker), check
     they are the driver's, run the cell."""
     data = _loaded.get(source.name)
@@ -244,7 +258,7 @@ def _run_task(source, data_hash: str, cell: Cell, resampling: Resampling, n_roun
         raise StoreError(f"a worker read other data for {source.name!r} than the driver "
                          f"(data hash {data.data_hash[:12]} against {data_hash[:12]}): give "
                          "every worker the same data files")
-    return run_cell(data, cell, resampling, n_rounds, max_bins)
+    return run_cell(data, cell, resampling, n_rounds, max_bins, keep_scores)
 
 
 @attrs.frozen
@@ -387,7 +401,7 @@ def run_study(spec: StudySpec, *, sources: Sequence | None = None, n_jobs: int =
     loaded = {source.name: source.load() for source in sources}
     hashes = {name: data.data_hash for name, data in loaded.items()}
     cells = spec.cells(list(loaded), algorithms)
-    settings = (spec.resampling, spec.n_rounds, spec.max_bins)
+    settings = (spec.resampling, spec.n_rounds, spec.max_bins, spec.keep_scores)
     with ResultStore(spec.database_path) as store:
         store.set_meta("spec", spec.summary())
         finished = store.finished()
@@ -418,8 +432,8 @@ def run_study(spec: StudySpec, *, sources: Sequence | None = None, n_jobs: int =
             else:
                 results = _serial(tasks, loaded)
             with FitProgress(len(tasks), enabled=progress, description="study") as bar:
-                for row, curve in results:
-                    store.write_cell(row, curve)
+                for row, curve, kept in results:
+                    store.write_cell(row, curve, kept)
                     bar.fit_done(f"{row['dataset']} {row['algorithm']} {row['resample']} "
                                  f"repeat {row['repeat']} fold {row['fold']} seed "
                                  f"{row['seed']}: {row['status']}")

@@ -26,10 +26,13 @@ ones stay numbers; labels keep their text (vehicle's ``"bus "`` included).
 
 from __future__ import annotations
 
+import csv
 import gzip
 import hashlib
 import json
+import math
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Sequence
 
@@ -43,7 +46,7 @@ from ..errors import DataError
 from ..features import FeatureSchema
 
 __all__ = ["CsvSource", "DataSource", "KEEL_BUDGET_BYTES", "ManifestSource", "OpenMLSource",
-           "SourceError", "StudyData", "resolve_datasets", "suites"]
+           "SourceError", "StudyData", "read_csv", "resolve_datasets", "suites"]
 
 #: The compressed size the bundled KEEL files stay within (tests/study/test_sources.py checks).
 KEEL_BUDGET_BYTES = 2_000_000
@@ -189,22 +192,99 @@ class ManifestSource(DataSource):
 
 @attrs.frozen
 class CsvSource(DataSource):
-    """A CSV file (``.gz`` decompressed), read by :func:`boostkit.cli.read_csv`: the target is
-    the column ``target``, else the last; non-numeric feature columns are categorical."""
+    """A CSV file (``.gz`` decompressed), read by :func:`read_csv`: the target is the column
+    ``target``, else the last; non-numeric feature columns are categorical."""
 
     path: str = ""
     target: str | None = None
 
     def load(self) -> StudyData:
-        # compare's reader, so that a file reads the same in both; imported when used, for
-        # the command line imports the study modules.
-        from ..cli import UsageError, read_csv
-
         try:
             X, y, features, _, _ = read_csv(self.path, self.target)
-        except UsageError as exc:
+        except SourceError as exc:
             raise SourceError(f"dataset {self.name!r}: {exc}") from None
         return StudyData.of(self.name, X, y, features, self.origin)
+
+
+def _open_text(path: Path):
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8-sig", newline="")
+    return open(path, encoding="utf-8-sig", newline="")
+
+
+def parse_float(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def read_csv(path: str | Path, target: str | None = None):
+    """Read a CSV file with a header row into features and labels (a study's CSV datasets,
+    and ``boostkit compare``'s CSV file).
+
+    The ``target`` column (default: the last) holds the labels, kept as text. A feature column is
+    numeric when every non-empty field parses as a number; otherwise it is categorical: its
+    values are the indices of its distinct non-empty texts in sorted order, as
+    :func:`boostkit.datasets.load` gives them. Empty fields (and numbers that read as NaN) are
+    missing values, NaN in ``X``; only rows with an empty label are dropped. ``.gz`` files are
+    decompressed.
+
+    A file that cannot be read as such raises :class:`SourceError`, saying why.
+
+    Returns
+    -------
+    X, labels, features (a :class:`boostkit.FeatureSchema`: the column names and the categories
+    of the categorical columns), target, n_dropped (rows without a label)
+    """
+    path = Path(path)
+    try:
+        with _open_text(path) as fh:
+            rows = [row for row in csv.reader(fh) if row]
+    except FileNotFoundError:
+        raise SourceError(f"cannot read {path}: no such file") from None
+    except (OSError, UnicodeDecodeError, csv.Error, EOFError) as exc:
+        raise SourceError(f"cannot read {path} as a UTF-8 CSV file: {exc}") from None
+    if not rows:
+        raise SourceError(f"{path} is empty: expected a header row and data rows")
+    header = [name.strip() for name in rows[0]]
+    body = [[field.strip() for field in row] for row in rows[1:]]
+    if len(set(header)) != len(header):
+        repeated = sorted(name for name, count in Counter(header).items() if count > 1)
+        raise SourceError(f"{path}: the header names a column more than once: {repeated}")
+    for line, row in enumerate(body, start=2):
+        if len(row) != len(header):
+            raise SourceError(
+                f"{path}: a row has {len(row)} fields but the header has {len(header)} "
+                f"(row {line} counting the header, blank lines skipped)"
+            )
+    if not body:
+        raise SourceError(f"{path} has a header but no data rows")
+    target = header[-1] if target is None else target
+    if target not in header:
+        raise SourceError(f"target column {target!r} is not in {path}; its columns are {header}")
+    if len(header) < 2:
+        raise SourceError(f"{path} has only the target column {target!r}: no features")
+    columns = dict(zip(header, zip(*body)))
+    labels = np.array(columns[target], dtype=str)
+    keep = labels != ""
+    if not keep.any():
+        raise SourceError(f"{path}: every row has an empty label (column {target!r})")
+    names = tuple(name for name in header if name != target)
+    X = np.empty((int(keep.sum()), len(names)))
+    categories: list[np.ndarray | None] = []
+    for j, name in enumerate(names):
+        values = np.array(columns[name], dtype=str)[keep]
+        parsed = [math.nan if v == "" else parse_float(v) for v in values]
+        if None in parsed:
+            present = values != ""
+            categories.append(np.unique(values[present]))
+            X[:, j] = np.where(present, np.searchsorted(categories[-1], values), np.nan)
+        else:
+            categories.append(None)
+            X[:, j] = parsed
+    features = FeatureSchema(len(names), names, tuple(categories))
+    return X, labels[keep], features, target, int((~keep).sum())
 
 
 def _openml():

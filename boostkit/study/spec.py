@@ -179,7 +179,10 @@ class StudySpec:
     the algorithm the statistics compare the others with; ``metric``: the score they rank.
     ``output``: the report's directory; ``database``: the results database (default
     ``<output>/study.sqlite``); ``data_dir``: where data not bundled are read from;
-    ``target``: the label column of CSV files (default: the last column).
+    ``target``: the label column of CSV files (default: the last column). ``keep_scores``:
+    the runner also keeps, per cell, what ``boostkit compare``'s table and figures need (the
+    out-of-fold scores and predictions, staged errors and AUCs, margins, final weights,
+    warnings: :func:`boostkit.study.compare.kept_values`) in the database's ``kept`` table.
     """
 
     datasets: tuple[str, ...] = attrs.field(converter=_names("datasets"))
@@ -194,6 +197,7 @@ class StudySpec:
     database: str | None = attrs.field(default=None, converter=_path)
     data_dir: str | None = attrs.field(default=None, converter=_path)
     target: str | None = None
+    keep_scores: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
     def __attrs_post_init__(self):
         for name in ("datasets", "algorithms"):
@@ -227,6 +231,7 @@ class StudySpec:
         "database": "path of the results database",
         "data_dir": "directory of data not bundled",
         "target": "the label column of CSV files (default: the last)",
+        "keep_scores": "true to keep each cell's scores, staged curves and weights",
     }
 
     @classmethod
@@ -245,7 +250,8 @@ class StudySpec:
         rest = {field: values[key] for key, field in
                 (("seeds", "seeds"), ("rounds", "n_rounds"), ("max_bins", "max_bins"),
                  ("baseline", "baseline"), ("metric", "metric"), ("output", "output"),
-                 ("database", "database"), ("data_dir", "data_dir"), ("target", "target"))
+                 ("database", "database"), ("data_dir", "data_dir"), ("target", "target"),
+                 ("keep_scores", "keep_scores"))
                 if key in values}
         return cls(datasets=values["datasets"], algorithms=values["algorithms"],
                    resampling=resampling, **rest)
@@ -280,12 +286,14 @@ class StudySpec:
         return cls.from_mapping(given, where="the command line")
 
     def cells(self, datasets: Sequence[str], algorithms: Sequence[tuple[str, str]]) -> list[Cell]:
-        """Every cell over ``datasets`` (names) and ``algorithms`` ((name, recipe string))."""
+        """Every cell over ``datasets`` (names) and ``algorithms`` ((name, recipe string)),
+        algorithm by algorithm within a dataset, so that a study stopped early leaves whole
+        algorithms finished (the last one partly)."""
         r = self.resampling
         return [Cell(dataset, name, r.name, repeat, fold, seed, recipe)
-                for dataset in datasets for seed in self.seeds
-                for repeat in range(r.repeats) for fold in range(r.folds)
-                for name, recipe in algorithms]
+                for dataset in datasets for name, recipe in algorithms
+                for seed in self.seeds for repeat in range(r.repeats)
+                for fold in range(r.folds)]
 
     def summary(self) -> dict:
         """The spec as plain values (for reports and the database's ``meta`` table)."""

@@ -1,20 +1,24 @@
 """The results database of a study: an SQLite file (stdlib :mod:`sqlite3`, WAL mode).
 
-One row per finished cell in ``cells``, its per-round learning curves in ``curves``, and the
-schema version in ``meta``. Only the process that runs a study writes, one transaction per
-cell as soon as it finishes, so a study stopped by Ctrl-C or ``kill -9`` loses only the cells
-in flight. A second writer is refused while the first holds the lock, as are a database of a
+One row per finished cell in ``cells``, its per-round learning curves in ``curves``, the
+arrays a spec with ``keep_scores`` keeps per cell in ``kept`` (``boostkit compare``'s scores,
+staged curves and weights), and the schema version in ``meta``. Only the process that runs a
+study writes, one transaction per cell as soon as it finishes, so a study stopped by Ctrl-C
+or ``kill -9`` loses only the cells in flight. A second writer is refused while the first holds the lock, as are a database of a
 newer schema and a file that is not one; none of these touches the file.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import sqlite3
 import sys
 from pathlib import Path
 from typing import Iterable, Mapping
+
+import numpy as np
 
 from ..errors import BoostkitError
 
@@ -38,6 +42,16 @@ CELL_COLUMNS = {
     "data_hash": "TEXT", "finished_at": "TEXT",
 }
 CURVE_COLUMNS = (*KEY_COLUMNS, "round", "train_error", "test_error")
+
+
+_KEPT_TABLE = (f"CREATE TABLE IF NOT EXISTS kept ({', '.join(KEY_COLUMNS)}, name TEXT, "
+               f"value BLOB, PRIMARY KEY ({', '.join(KEY_COLUMNS)}, name))")
+
+
+def _array_bytes(value) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, np.asarray(value), allow_pickle=False)
+    return buffer.getvalue()
 
 
 class StoreError(BoostkitError):
@@ -99,6 +113,8 @@ class ResultStore:
                 raise
         try:
             self._check_schema()
+            if not readonly:  # a database of a boostkit before the kept table gets one
+                self._db.execute(_KEPT_TABLE)
         except BaseException:
             self.close()
             raise
@@ -163,9 +179,11 @@ class ResultStore:
         return _Transaction()
 
     # -- writing --------------------------------------------------------------------------------
-    def write_cell(self, row: Mapping, curves: Iterable[tuple[int, float, float]] = ()) -> None:
-        """Write one finished cell and its curve ((round, train error, test error) per round)
-        in one transaction: either both are in the database or neither."""
+    def write_cell(self, row: Mapping, curves: Iterable[tuple[int, float, float]] = (),
+                   kept: Mapping[str, np.ndarray] | None = None) -> None:
+        """Write one finished cell, its curve ((round, train error, test error) per round) and
+        the arrays ``kept`` for it (name -> array, stored as ``.npy`` bytes) in one
+        transaction: either all are in the database or none."""
         if self.readonly:
             raise StoreError(f"{self.path} was opened read-only")
         unknown = set(row) - set(CELL_COLUMNS)
@@ -180,13 +198,37 @@ class ResultStore:
             self._db.executemany(
                 f"INSERT INTO curves VALUES ({', '.join('?' * len(CURVE_COLUMNS))})",
                 [(*key, t, train, test) for t, train, test in curves])
+            self._db.executemany(
+                f"INSERT INTO kept VALUES ({', '.join('?' * (len(KEY_COLUMNS) + 2))})",
+                [(*key, name, _array_bytes(value)) for name, value in (kept or {}).items()])
 
     def set_meta(self, key: str, value) -> None:
         with self._transaction():
             self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
                              (key, json.dumps(value)))
 
+    def clear(self) -> None:
+        """Remove every cell, curve and kept array (the meta table stays)."""
+        with self._transaction():
+            for table in ("cells", "curves", "kept"):
+                self._db.execute(f"DELETE FROM {table}")
+
     # -- reading --------------------------------------------------------------------------------
+    def get_meta(self, key: str):
+        """The value :meth:`set_meta` stored under ``key``, or ``None``."""
+        row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def kept(self) -> dict[tuple, dict[str, np.ndarray]]:
+        """The kept arrays, by cell key then name (none in a database without them)."""
+        if not self._db.execute("SELECT name FROM sqlite_master WHERE name = 'kept'").fetchone():
+            return {}
+        found: dict[tuple, dict[str, np.ndarray]] = {}
+        for *key, name, value in self._db.execute("SELECT * FROM kept"):
+            found.setdefault(tuple(key), {})[name] = np.load(io.BytesIO(value),
+                                                             allow_pickle=False)
+        return found
+
     def finished(self) -> dict[tuple, tuple[str, str]]:
         """The key of every recorded cell -> (its recipe, its data hash)."""
         key = ", ".join(KEY_COLUMNS)

@@ -172,7 +172,7 @@ def test_a_cell_scores_what_the_models_predict_and_predict_proba_give(sources):
     resampling = Resampling.of("k-fold", 3)
     for name in ("real-adaboost", "adaboost"):
         cell = Cell(data.name, name, "3-fold", 0, 0, 0, get_registry().resolve(name).to_string())
-        row, curve = run_cell(data, cell, resampling, 5, 255)
+        row, curve, _ = run_cell(data, cell, resampling, 5, 255)
         train, test = resampling.split(data.y, data.name, data.data_hash, 0, 0)[0]
         model = Booster(name, n_rounds=5, multiclass="auto",
                         random_state=cell.random_state(data.data_hash)).fit(data.X[train],
