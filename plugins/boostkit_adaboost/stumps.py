@@ -131,6 +131,12 @@ class CategoryStump(boostkit.WeakHypothesis):
     def cell_score_table(self) -> np.ndarray:
         return self.cell_scores
 
+    def tree_form(self):
+        """The stump as a :class:`boostkit.tree_form.TreeForm` (set membership)."""
+        from boostkit.tree_form import TreeForm
+
+        return TreeForm.member_stump(self.feature, self.left_categories, self.missing_left)
+
     def describe(self, features=None) -> str:
         label = boostkit.feature_label(features, self.feature)
         if features is not None and features.categories[self.feature] is not None:

@@ -28,6 +28,7 @@ import boostkit
 from boostkit.criteria import check_criterion, partition_loss
 from boostkit.data import is_sparse
 from boostkit.splits import TIE_TOLERANCE
+from boostkit.tree_form import TreeForm
 
 from .term_kernels import (
     column_hits,
@@ -92,6 +93,13 @@ class TermStump(boostkit.WeakHypothesis):
 
     def scores(self, X) -> np.ndarray:
         return self.cell_scores[self.cells(X)]
+
+    def tree_form(self) -> TreeForm:
+        # Absent (x <= 0, or missing: NaN > 0 is False) is cell 0; the constant hypothesis
+        # sends every row there.
+        if self.feature < 0:
+            return TreeForm.threshold_stump(0, np.inf, True)
+        return TreeForm.threshold_stump(self.feature, 0.0, True)
 
     def describe(self) -> str:
         if self.feature < 0:

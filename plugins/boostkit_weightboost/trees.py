@@ -43,6 +43,7 @@ from boostkit.criteria import check_criterion, entropy, partition_loss
 from boostkit.kernels.boosting import take_cells
 from boostkit.splits import (MIN_CATEGORY_COUNT, TIE_TOLERANCE, Split, best_binned_split,
                              best_split, check_min_category_count, histogram)
+from boostkit.tree_form import TreeForm
 
 from .kernels import (describes_tree, entropy_split, fill_rows, fill_split_leaves,
                       node_histogram, sibling_sums, tree_leaves, valid_cuts)
@@ -213,6 +214,12 @@ class DecisionTree(boostkit.WeakHypothesis):
 
     def scores(self, X: np.ndarray) -> np.ndarray:
         return self.leaf_scores[self.cells(X)]
+
+    def tree_form(self) -> TreeForm:
+        members = [np.flatnonzero(self.category_left[k]) if self.categorical[k] else None
+                   for k in range(self.feature.shape[0])]
+        return TreeForm(self.feature, self.threshold, self.left, self.right, self.missing_left,
+                        members, self.n_cells)
 
     def describe(self, features=None) -> str:
         if not self.feature.shape[0]:
