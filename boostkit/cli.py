@@ -1,49 +1,29 @@
-"""The ``boostkit`` command line: argparse and dispatch; the work is done by the modules named.
+"""The ``boostkit`` command line: argparse and dispatch to the modules that do the work.
 
-``boostkit plugins [--json]``
-    List the installed plugins: distribution, version, hooks, components (with their role) and
-    algorithms (with their paper); a broken plugin, left out, with its error. Always runs; exit
-    status 1 only in strict mode (``BOOSTKIT_STRICT_PLUGINS=1``) with a broken plugin.
-``boostkit recipes [--json]``
-    List the named recipes (registered algorithms): their components as a recipe string, their
-    paper and the plugin that registered them.
-``boostkit components [--role ROLE] [--json]``
-    List the registered components with their role and capabilities (needs / provides).
+``boostkit plugins [--json]``, ``boostkit recipes [--json]``, ``boostkit components [--role R]``
+    List the installed plugins (a broken one with its error; exit status 1 only in strict mode,
+    ``BOOSTKIT_STRICT_PLUGINS=1``), the named recipes, and the components with their role and
+    capabilities.
 ``boostkit compare [CSV] [--dataset NAME] [--algorithms a,b] [--recipe '...'] ...``
-    The one-dataset study (:mod:`boostkit.study.compare`): cross-validate registered algorithms
-    and recipes composed on the command line (``--recipe 'proposal=stump
-    calibration=pav+input-dependent(beta=0.5) reweighting=exponential'``) on a CSV file or a
-    bundled dataset (``spambase`` by default) with the study's seeded stratified folds, each fit
-    a cell of the results database ``results.sqlite`` in ``--output`` (a rerun resumes), print
-    a results table and write ``results.csv``, ``results.md``, ``roc.json``, the database's
-    exports ``cells.csv`` and ``curves.csv`` and, with the ``plot`` extra, the figures
-    (:mod:`boostkit.study.compare_output`). Labels of three or more classes (and no
-    ``--positive``) are compared as multiclass, with ``confusion.json`` and a confusion matrix
-    per algorithm instead of the two-class figures. An algorithm that refuses the data is left
-    out before the fits start, one whose fit fails is recorded as failed, and Ctrl-C writes
-    what finished. Exit status 1 when a fit failed or no algorithm could run (then no figure is
-    drawn), 130 when interrupted, else 0.
+    The one-dataset study (:mod:`boostkit.study.compare`): every algorithm cross-validated on
+    the study's folds, each fit a cell of ``results.sqlite`` in ``--output`` (a rerun resumes);
+    the table, ``results.csv``, ``results.md``, ``roc.json``, ``cells.csv``, ``curves.csv``
+    and the figures (:mod:`boostkit.study.compare_output`). Exit status 1 when a fit failed or
+    no algorithm could run, 130 when interrupted.
 ``boostkit study --suite keel --algorithms a,b [--folds K] [--config study.toml] ...``
-    Compare algorithms across datasets (:mod:`boostkit.study`, docs/studies.md): build a
-    :class:`boostkit.study.StudySpec` from the flags (over a TOML study file), run it with
-    :func:`boostkit.study.run_study` (``--n-jobs`` worker processes or a Dask ``--scheduler``),
-    each cell written to the results database as it finishes, so a rerun resumes, and write
-    the exports, statistics and report with :func:`boostkit.study.write_outputs`. Exit status
-    1 when a cell failed or no cell could run (``cannot run`` cells, a recipe refusing the
-    data, are recorded with the reason and are not an error, as in ``compare``), 2 for bad
-    input (unknown dataset, suite or algorithm, a study file's unknown key, a database another
-    study writes), 130 when interrupted by Ctrl-C, 143 on SIGTERM (the worker processes are
-    terminated and every finished cell stays in the database).
+    Algorithms across datasets (:mod:`boostkit.study`): a :class:`boostkit.study.StudySpec`
+    from the flags (over a TOML study file) run by :func:`boostkit.study.run_study` (``--n-jobs``
+    processes or a Dask ``--scheduler``), then :func:`boostkit.study.write_outputs`. Exit status
+    1 when a cell failed or none could run, 130 on Ctrl-C, 143 on SIGTERM (the workers are
+    terminated, every finished cell stays in the database).
 ``boostkit export MODEL --format onnx -o FILE``
-    Write a saved model as ONNX with :func:`boostkit.onnx.export_file` (the ``onnx`` extra) and
-    print the path written; a model that cannot be converted, an unreadable model file or an
-    unwritable output is one line on standard error and exit status 2.
+    A saved model as ONNX (:func:`boostkit.onnx.export_file`, the ``onnx`` extra); prints the
+    path written.
 
-Only the core dependencies are needed; tqdm (the ``progress`` extra) draws a progress bar,
-matplotlib (the ``plot`` extra) the figures and pandas the exports, each imported only when
-used; without them compare says so and goes on. User errors (unknown algorithm or dataset,
-unreadable CSV, missing target column, a single class, a target that looks continuous: compare
-compares classifiers) print one line on standard error and exit with status 2; no traceback.
+Optional extras (tqdm, matplotlib, pandas) are imported only when used; without them a note
+says what is skipped. User errors (an unknown algorithm or dataset, an unreadable CSV, a
+missing target column, a model that cannot be exported) print one line on standard error and
+exit with status 2; no traceback.
 """
 
 from __future__ import annotations
@@ -53,7 +33,6 @@ import contextlib
 import json
 import os
 import sys
-from collections import Counter
 from importlib import metadata
 from pathlib import Path
 from typing import Sequence
@@ -175,9 +154,7 @@ def _cmd_components(args) -> int:
 def _cmd_compare(args) -> int:
     """One dataset, as a study of it (:mod:`boostkit.study.compare`): the table on standard
     output, the files and figures (:mod:`boostkit.study.compare_output`) in ``--output``."""
-    from .study import SpecError, StoreError, compare
-    from .study.compare_output import MULTICLASS_LEGEND, format_table, table_notes, wrap
-    from .study.compare_output import write_outputs as write_compare_outputs
+    from .study import SpecError, StoreError, compare, compare_output
 
     try:
         recipes = compare.composed_recipes(args.recipe or ())
@@ -185,53 +162,30 @@ def _cmd_compare(args) -> int:
         data = compare.load_data(args.csv, args.target, args.dataset, args.positive,
                                  args.max_rows, args.seed)
         print(data.describe())
-        print(wrap(f"{args.folds} stratified folds (seed {args.seed}), at most {args.rounds} "
-                   "rounds, algorithms: "
-                   + ", ".join(a if isinstance(a, str) else a.name for a in algorithms)),
-              flush=True)  # before the progress starts drawing on standard error
+        print(compare_output.wrap(
+            f"{args.folds} stratified folds (seed {args.seed}), at most {args.rounds} rounds, "
+            f"algorithms: {', '.join(a if isinstance(a, str) else a.name for a in algorithms)}"),
+            flush=True)  # before the progress starts drawing on standard error
         database = Path(args.output) / compare.DATABASE
         results = compare.cross_validate(
             data, algorithms, n_rounds=args.rounds, n_folds=args.folds, seed=args.seed,
             max_bins=args.max_bins,
             n_jobs=(os.cpu_count() or 1) if args.n_jobs == -1 else args.n_jobs,
-            progress=not args.no_progress, database=database, wrap=wrap)
-        statuses = Counter(result.status for result in results)
-        interrupted = statuses["interrupted"] + statuses["not run"] > 0
-        if interrupted and not statuses["done"]:
+            progress=not args.no_progress, database=database, wrap=compare_output.wrap)
+        if not any(r.done for r in results) and any(
+                r.status in ("interrupted", "not run") for r in results):
             raise KeyboardInterrupt  # nothing finished: the previous results stay as they are
-        rows = [result.summary() for result in results]
-        print(f"\n{format_table(rows)}\n")
-        for note in table_notes(rows, args.folds):
-            print(wrap(note))
-        if isinstance(data, compare.MulticlassData):
-            print(f"\n{wrap(MULTICLASS_LEGEND)}")
-            labels = {"classes": list(data.classes)}
-        else:
-            labels = {"positive": data.positive}
-        run = {"data": data.describe(), **labels, "n_folds": args.folds,
-               "n_rounds": args.rounds, "seed": args.seed, "max_bins": args.max_bins}
+        compare_output.print_table(results, args.folds)
+        run = compare_output.describe_run(data, n_folds=args.folds, n_rounds=args.rounds,
+                                          seed=args.seed, max_bins=args.max_bins)
         # No figures of nothing: the tables say why no algorithm ran.
-        paths = write_compare_outputs(args.output, results, run,
-                                      plots=not args.no_plots and statuses["done"] > 0,
-                                      database=database)
+        paths = compare_output.write_outputs(
+            args.output, results, run, database=database,
+            plots=not args.no_plots and any(r.done for r in results))
     except (SpecError, StoreError) as exc:
         raise UsageError(str(exc)) from None
-    print(f"\n{wrap('wrote ' + ', '.join(str(p) for p in paths))}")
-    if interrupted:
-        print(f"boostkit compare: interrupted; wrote the {statuses['done']} algorithm(s) that "
-              f"finished (a rerun resumes from {database})", file=sys.stderr)
-        return 130
-    if not statuses["done"]:
-        print("boostkit compare: error: no algorithm could run on these data (the reasons are "
-              "under the table and in results.md)", file=sys.stderr)
-        return 1
-    failed = [result.algorithm for result in results if result.status == "failed"]
-    if failed:
-        print(f"boostkit compare: error: {len(failed)} algorithm(s) failed: {', '.join(failed)} "
-              "(their errors are under the table and in results.md); the others' results are "
-              "written", file=sys.stderr)
-        return 1
-    return 0
+    print(f"\n{compare_output.wrap('wrote ' + ', '.join(str(p) for p in paths))}")
+    return compare_output.exit_status(results, database)
 
 
 def _cmd_study(args) -> int:
@@ -390,19 +344,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     compare = commands.add_parser(
         "compare", help="cross-validate algorithms and print a results table",
-        description="The one-dataset study: cross-validate registered algorithms and composed "
-                    "recipes on the study's seeded stratified folds, each fit a cell of the "
-                    "results database results.sqlite in --output (a rerun resumes); print "
-                    "accuracy and ROC AUC (mean ± std over folds; rankers' accuracy at a "
-                    "threshold chosen on the training folds, marked *), a short citation, fit "
-                    "time, rounds and stop reason, with notes; write results.csv, results.md, "
-                    "roc.json, cells.csv and curves.csv and (with matplotlib) roc.png, pr.png, "
-                    "learning_curves.png and margins.png into --output. Data of three or more "
-                    "classes (without --positive) are compared as multiclass (native or "
-                    "one-vs-rest), with confusion.json and one confusion_<algorithm>.png per "
-                    "algorithm. Text columns are categorical and empty fields missing values; "
-                    "algorithms whose proposal cannot take them get one-hot categories and "
-                    "mean-imputed values with 'is missing' columns, on the same rows.",
+        description="The one-dataset study: cross-validate algorithms and composed recipes on "
+                    "the study's seeded stratified folds, each fit a cell of results.sqlite in "
+                    "--output (a rerun resumes); print a table of accuracy and ROC AUC (mean ± "
+                    "std over folds), fit time, rounds and stop reason, with notes; write "
+                    "results.csv, results.md, roc.json, cells.csv, curves.csv and the figures. "
+                    "Three or more classes (without --positive) are compared as multiclass.",
     )
     compare.add_argument("csv", nargs="?", metavar="CSV",
                          help="a CSV file with a header row (.csv or .csv.gz); default: a bundled "

@@ -46,7 +46,7 @@ from ..registry import Recipe
 from .sources import DataSource, StudyData, parse_float, read_csv
 from .spec import Cell, Resampling, SpecError, StudySpec
 from .runner import run_study
-from .store import KEY_COLUMNS, ResultStore
+from .store import KEY_COLUMNS, ResultStore, StoreError
 
 __all__ = ["AlgorithmResult", "BinaryData", "DATABASE", "FoldResult", "InputForm",
            "MulticlassData", "citation", "cross_validate", "is_ranker", "load_data",
@@ -765,6 +765,8 @@ def cross_validate(data: BinaryData | MulticlassData, algorithms: Sequence[str |
                       for k, (row, value) in enumerate(zip(rows, values))),
                 strategy, ranker=not multiclass and is_ranker(recipes[j]),
                 warnings=tuple(own.lines()), input=forms[j].describe())
+        elif not interrupted:  # a study that ran to its end recorded every cell
+            raise StoreError(f"{database} lacks cells of {name} after the comparison ran")
         elif any(rows) or not seen_unfinished:  # Ctrl-C: the cells run algorithm by algorithm
             seen_unfinished = True
             results[j] = unfinished(j, "interrupted", f"Ctrl-C during {name}")

@@ -19,7 +19,9 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 from typing import Sequence
 
@@ -29,13 +31,13 @@ import numpy as np
 from ..metrics import confusion_matrix, macro_roc_auc, roc_auc, roc_curve
 from ..plugins import get_registry
 from ..references import REFERENCES, cited
-from .compare import INPUT_MEANINGS, STATUS_MEANINGS, AlgorithmResult, note
+from .compare import INPUT_MEANINGS, STATUS_MEANINGS, AlgorithmResult, MulticlassData, note
 from .spec import SpecError
 from .store import ResultStore, StoreError
 
-__all__ = ["CURVE_POINTS", "MULTICLASS_LEGEND", "PLOT_FILES", "RESULT_FILES", "families",
-           "format_table", "highlighted", "table_notes", "thin_curve", "wrap", "write_outputs",
-           "write_plots"]
+__all__ = ["CURVE_POINTS", "MULTICLASS_LEGEND", "PLOT_FILES", "RESULT_FILES", "describe_run",
+           "exit_status", "families", "format_table", "highlighted", "print_table", "table_notes",
+           "thin_curve", "wrap", "write_outputs", "write_plots"]
 
 RESULT_FILES = ("results.csv", "results.md", "roc.json")
 MULTICLASS_RESULT_FILES = (*RESULT_FILES, "confusion.json")
@@ -204,6 +206,7 @@ def _md_escape(text: str) -> str:
 
 
 def wrap(text: str, width: int = TABLE_WIDTH) -> str:
+    """``text`` in lines of at most ``width`` columns, the later ones indented."""
     import textwrap
 
     return textwrap.fill(text, width=width, subsequent_indent="  ", break_on_hyphens=False)
@@ -550,3 +553,44 @@ def _write_outputs(directory: Path, results: Sequence[AlgorithmResult], run: dic
     return paths
 
 
+# -- the command line's report ------------------------------------------------------------------
+
+
+def print_table(results: Sequence[AlgorithmResult], n_folds: int) -> None:
+    """The results table on standard output, with the notes that say what it shows."""
+    rows = [result.summary() for result in results]
+    print(f"\n{format_table(rows)}\n")
+    for text in table_notes(rows, n_folds):
+        print(wrap(text))
+    if _is_multiclass(results):
+        print(f"\n{wrap(MULTICLASS_LEGEND)}")
+
+
+def describe_run(data, *, n_folds: int, n_rounds: int, seed: int, max_bins: int) -> dict:
+    """The ``run`` of :func:`write_outputs`: the data (and its positive label or classes) and
+    the settings."""
+    labels = ({"classes": list(data.classes)} if isinstance(data, MulticlassData)
+              else {"positive": data.positive})
+    return {"data": data.describe(), **labels, "n_folds": n_folds, "n_rounds": n_rounds,
+            "seed": seed, "max_bins": max_bins}
+
+
+def exit_status(results: Sequence[AlgorithmResult], database: Path) -> int:
+    """``boostkit compare``'s exit status, with a line on standard error saying why when it is
+    not 0: 130 interrupted (Ctrl-C), 1 when no algorithm could run or a fit failed."""
+    statuses = Counter(result.status for result in results)
+    if statuses["interrupted"] + statuses["not run"]:
+        print(f"boostkit compare: interrupted; wrote the {statuses['done']} algorithm(s) that "
+              f"finished (a rerun resumes from {database})", file=sys.stderr)
+        return 130
+    if not statuses["done"]:
+        print("boostkit compare: error: no algorithm could run on these data (the reasons are "
+              "under the table and in results.md)", file=sys.stderr)
+        return 1
+    failed = [result.algorithm for result in results if result.status == "failed"]
+    if failed:
+        print(f"boostkit compare: error: {len(failed)} algorithm(s) failed: {', '.join(failed)} "
+              "(their errors are under the table and in results.md); the others' results are "
+              "written", file=sys.stderr)
+        return 1
+    return 0
