@@ -3,10 +3,10 @@ executed serially, in local worker processes or on a Dask cluster, and written t
 database by the driver alone as each cell finishes (:func:`run_study`).
 
 A cell fits ``Booster(recipe, n_rounds, max_bins, multiclass="auto", random_state)`` on its
-training fold exactly as ``boostkit compare`` does (the fallback :class:`boostkit.cli.InputForm`
-for a proposal that cannot take categories or missing values; a ranker's accuracy at the
-threshold chosen on the training fold, :func:`boostkit.cli.training_threshold`) and scores the
-test fold. Its randomness comes from its key (:meth:`boostkit.study.spec.Cell.random_state`),
+training fold (the fallback :class:`boostkit.study.compare.InputForm` for a proposal that
+cannot take categories or missing values; a ranker's accuracy at the threshold chosen on the
+training fold, :func:`boostkit.study.compare.training_threshold`) and scores the test fold;
+``boostkit compare`` is the study of one dataset. Its randomness comes from its key (:meth:`boostkit.study.spec.Cell.random_state`),
 so the three executors give the same values, timings excepted.
 """
 
