@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import sys
 
+import attrs
 import numpy as np
 import pandas as pd
 import pytest
 
+import boostkit
 from boostkit.study import ResultStore, StudySpec
 from boostkit.study.compare import load_data
 from boostkit.study.spec import Resampling
@@ -82,6 +84,36 @@ def test_other_settings_start_the_database_anew(capsys, tmp_path):
     assert "held the cells of another comparison (other rounds)" in " ".join(err.split())
     with ResultStore(output / "results.sqlite", readonly=True) as store:
         assert [row["rounds"] for row in store.rows()] == [3, 3]
+
+
+@attrs.define
+class FailsWhileBroken(boostkit.Stopping):
+    """A stopping rule that raises in round 2 while ``broken``: a plugin bug, then its fix."""
+
+    name = "fails-while-broken"
+    broken = True
+
+    @boostkit.hookimpl
+    def boostkit_should_stop(self, state, record):
+        if record.round == 2 and FailsWhileBroken.broken:
+            raise ZeroDivisionError("planted failure")
+        return None
+
+
+def test_a_rerun_fits_the_failed_cells_again(capsys, tmp_path, monkeypatch, in_process_plugin):
+    in_process_plugin("fails-while-broken", components=[FailsWhileBroken])
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    argv = ("compare", *FAST, "--algorithms", "adaboost", "--recipe",
+            "adaboost stopping+=fails-while-broken name=mine", "--output", str(tmp_path))
+    status, _, err = run(capsys, *argv)
+    assert status == 1 and read_results(tmp_path)["mine"]["status"] == "failed"
+    monkeypatch.setattr(FailsWhileBroken, "broken", False)  # the plugin's author fixes it
+    status, _, err = run(capsys, *argv)
+    assert status == 0, err
+    assert [line.split(":")[0] for line in progress_lines(err)] == [
+        "[1/2] ionosphere mine 2-fold repeat 0 fold 0 seed 0",
+        "[2/2] ionosphere mine 2-fold repeat 0 fold 1 seed 0"]  # adaboost's cells are kept
+    assert read_results(tmp_path)["mine"]["status"] == "done"
 
 
 def test_keep_scores_is_a_study_key_of_its_own_type(tmp_path):

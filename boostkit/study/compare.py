@@ -624,7 +624,8 @@ def _open_database(path: Path, identity: dict, cells: dict[str, str]) -> None:
     """Make the results database at ``path`` one of this comparison: a database of another
     (other data, rounds, bins, folds or seed, or a recipe of the same name changed) is
     emptied, with a note, rather than mixed with it; the cells of this one are kept, so that
-    a rerun resumes."""
+    a rerun resumes, but for failed ones: a failure is an error to fix, and the rerun fits
+    them again."""
     with ResultStore(path) as store:
         recorded = store.get_meta("comparison")
         changed = [key for key in identity if recorded is not None
@@ -635,6 +636,7 @@ def _open_database(path: Path, identity: dict, cells: dict[str, str]) -> None:
             note(f"{path} held the cells of another comparison (other {', '.join(changed)}): "
                  "started anew")
             store.clear()
+        store.clear(status="failed")
         store.set_meta("comparison", identity)
 
 

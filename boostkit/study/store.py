@@ -207,11 +207,16 @@ class ResultStore:
             self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
                              (key, json.dumps(value)))
 
-    def clear(self) -> None:
-        """Remove every cell, curve and kept array (the meta table stays)."""
+    def clear(self, status: str | None = None) -> None:
+        """Remove every cell (or those of ``status``) with its curve and kept arrays (the meta
+        table stays)."""
+        key = ", ".join(KEY_COLUMNS)
+        chosen = "" if status is None else (
+            f" WHERE ({key}) IN (SELECT {key} FROM cells WHERE status = ?)")
         with self._transaction():
-            for table in ("cells", "curves", "kept"):
-                self._db.execute(f"DELETE FROM {table}")
+            for table in ("curves", "kept", "cells"):
+                self._db.execute(f"DELETE FROM {table}{chosen}",
+                                 () if status is None else (status,))
 
     # -- reading --------------------------------------------------------------------------------
     def get_meta(self, key: str):
