@@ -37,7 +37,7 @@ try:
 except ImportError as exc:  # pragma: no cover - the extra is part of the test extra
     raise ImportError("boostkit.onnx needs the onnx extra: pip install 'boostkit[onnx]'") from exc
 
-from .model import BoostModel
+from .model import BoostModel, _umask
 from .splits import TIE_TOLERANCE
 
 __all__ = ["ExportError", "FORMATS", "OPSET", "ML_OPSET", "export_file", "graph_input",
@@ -83,7 +83,8 @@ def _term_trees(hypothesis, contribution, n_columns: int, where: str):
     if form is None:
         raise ExportError(
             f"{where}: weak hypothesis {hypothesis.name!r} ({hypothesis.describe()}) is not a "
-            "tree over the features (it has no tree_form), so no tree ensemble holds it; "
+            "tree over the features (it has no tree_form or threshold_split), so no tree "
+            "ensemble holds it; "
             "models of stumps and trees export")
     table = contribution.cell_table(hypothesis)
     if table is None:
@@ -92,10 +93,13 @@ def _term_trees(hypothesis, contribution, n_columns: int, where: str):
             f"{hypothesis.name!r} (its cell_table is None: the value depends on the running "
             "margin, or on a score the hypothesis does not give per cell), so the tree's "
             "leaves cannot hold it")
-    table = np.asarray(table, dtype=np.float64).reshape(form.n_leaves, -1)
-    if table.shape[1] != n_columns:
-        raise ExportError(f"{where}: contribution {contribution.name!r} gives {table.shape[1]} "
-                          f"values per cell, the model has {n_columns} margin columns")
+    table = np.asarray(table, dtype=np.float64)
+    if table.ndim == 1:
+        table = table[:, None]
+    if table.shape != (form.n_leaves, n_columns):
+        raise ExportError(f"{where}: contribution {contribution.name!r} gives values of shape "
+                          f"{table.shape} for the {form.n_leaves} leaves of {hypothesis.name!r} "
+                          f"and {n_columns} margin column(s)")
     return form, table
 
 
@@ -121,9 +125,10 @@ def _model_terms(model) -> tuple[list, int, np.ndarray | None]:
             where = f"round {t + 1}" + ("" if column is None else f" of class {column}'s model")
             form, table = _term_trees(part.hypotheses[t], part.contributions[t],
                                       part.n_columns, where)
-            if column is not None:
-                table = np.zeros((form.n_leaves, n_columns)) + (
-                    np.arange(n_columns) == column) * table
+            if column is not None:  # class model l adds to margin column l only
+                wide = np.zeros((form.n_leaves, n_columns))
+                wide[:, column] = table[:, 0]
+                table = wide
             terms.append((form, table))
     return terms, n_columns, offsets
 
@@ -252,6 +257,7 @@ class _Graph:
 
     def op_outputs(self, op_type: str, *inputs: str, outs: list[str], domain: str = "",
                    **attributes) -> list[str]:
+        """Add a node whose outputs are ``outs`` and return them."""
         self.nodes.append(helper.make_node(op_type, list(inputs), outs, domain=domain,
                                            name=self.fresh(f"n_{op_type}"), **attributes))
         return outs
@@ -291,6 +297,21 @@ def _as_double(g: _Graph, x: str, elem_type: int) -> str:
     return x if elem_type == TensorProto.DOUBLE else g.op("Cast", x, to=TensorProto.DOUBLE)
 
 
+def _finish(g: _Graph, value: str, out: str, elem_type: int) -> None:
+    """The float64 ``value`` as the output ``out``, of the input's float type."""
+    if elem_type == TensorProto.DOUBLE:
+        g.op("Identity", value, out=out)
+    else:
+        g.op("Cast", value, out=out, to=elem_type)
+
+
+def _softmax(g: _Graph, scores: str) -> str:
+    """exp(s - max s) / sum, row by row (``(N, C)``), as boostkit's probabilities and
+    scikit-learn's AdaBoost compute it."""
+    p = g.op("Exp", g.op("Sub", scores, g.reduce("ReduceMax", scores, 1)))
+    return g.op("Div", p, g.reduce("ReduceSum", p, 1))
+
+
 def _probabilities(g: _Graph, margin: str, n_columns: int, multilabel: bool) -> str:
     """The graph of :func:`boostkit.model.margin_probabilities` on the ``(N, C)`` float64
     margins."""
@@ -304,9 +325,7 @@ def _probabilities(g: _Graph, margin: str, n_columns: int, multilabel: bool) -> 
     log_p = g.op("Neg", soft)
     if multilabel:
         return g.op("Clip", g.op("Exp", log_p), g.constant(_TINY), g.constant(_BELOW_ONE))
-    shifted = g.op("Sub", log_p, g.reduce("ReduceMax", log_p, 1))
-    p = g.op("Exp", shifted)
-    return g.op("Div", p, g.reduce("ReduceSum", p, 1))
+    return _softmax(g, log_p)
 
 
 def _class_index(g: _Graph, margin: str, n_columns: int, multilabel: bool) -> str:
@@ -380,18 +399,14 @@ def to_onnx(model, *, dtype: str = "float64", name: str = "boostkit") -> onnx.Mo
         g.op("Identity", index, out="label")
     else:
         g.op("Gather", g.constant(_label_array(model.classes)), index, axis=0, out="label")
-    outputs = {"probabilities": _probabilities(g, margin, n_columns, model.multilabel),
-               "margin": g.flat(margin) if n_columns == 1 else margin}
-    for output, value in outputs.items():
-        if elem_type == TensorProto.DOUBLE:
-            g.op("Identity", value, out=output)
-        else:
-            g.op("Cast", value, out=output, to=elem_type)
+    _finish(g, _probabilities(g, margin, n_columns, model.multilabel), "probabilities",
+            elem_type)
+    _finish(g, g.flat(margin) if n_columns == 1 else margin, "margin", elem_type)
     labels = _label_array(model.classes)
     label_type = (TensorProto.INT64 if model.multilabel
                   else helper.np_dtype_to_tensor_dtype(labels.dtype) if labels.dtype.kind != "U"
                   else TensorProto.STRING)
-    columns = None if n_columns == 1 else n_columns
+    per_row = [None] if n_columns == 1 else [None, n_columns]
     graph = helper.make_graph(
         g.nodes, name,
         [helper.make_tensor_value_info("X", elem_type, [None, part.n_features])],
@@ -399,8 +414,7 @@ def to_onnx(model, *, dtype: str = "float64", name: str = "boostkit") -> onnx.Mo
                                        [None, n_columns] if model.multilabel else [None]),
          helper.make_tensor_value_info("probabilities", elem_type,
                                        [None, 2 if n_columns == 1 else n_columns]),
-         helper.make_tensor_value_info("margin", elem_type,
-                                       [None] if columns is None else [None, columns])],
+         helper.make_tensor_value_info("margin", elem_type, per_row)],
         initializer=g.constants)
     out = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET),
                                                    helper.make_opsetid("ai.onnx.ml", ML_OPSET)],
@@ -436,17 +450,14 @@ def _write_atomically(blob: bytes, path: Path) -> Path:
             fh.write(blob)
             fh.flush()
             os.fsync(fh.fileno())
-        mask = os.umask(0o022)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)
+        # mkstemp makes the file private (0600); the graph honours the umask like any file.
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
     return path
-
-
 
 
 # -- skl2onnx converters for the scikit-learn estimators ------------------------------------------
@@ -504,19 +515,6 @@ def _as_tree_input(g: _Graph, x: str, elem_type: int) -> str:
     if elem_type == TensorProto.DOUBLE:
         x = g.op("Cast", x, to=TensorProto.FLOAT)
     return g.op("Cast", x, to=TensorProto.DOUBLE)
-
-
-def _softmax(g: _Graph, scores: str) -> str:
-    """exp(s - max s) / sum, row by row, as scikit-learn's AdaBoost computes it."""
-    p = g.op("Exp", g.op("Sub", scores, g.reduce("ReduceMax", scores, 1)))
-    return g.op("Div", p, g.reduce("ReduceSum", p, 1))
-
-
-def _finish(g: _Graph, value: str, out: str, elem_type: int) -> None:
-    if elem_type == TensorProto.DOUBLE:
-        g.op("Identity", value, out=out)
-    else:
-        g.op("Cast", value, out=out, to=elem_type)
 
 
 def _convert_boost_classifier(scope, operator, container) -> None:
