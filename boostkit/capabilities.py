@@ -198,10 +198,10 @@ ENGINE_CAPABILITIES = (
                accepts=_binary),
     Capability(
         DISTRIBUTED,
-        "runs in a distributed fit (boostkit.distributed): the proposal chooses from the class "
-        "histogram of all shards (boostkit_propose_from_histogram), the calibration from cell "
-        "sums alone, the reweighting on each shard (boostkit_shard_weights), stopping rules and "
-        "observers from the round records",
+        "runs on every data plane (boostkit.plane), so in a distributed fit: the proposal "
+        "chooses from state.class_histogram() and gives bin_cells, the calibration reads cell "
+        "sums alone, the reweighting has a row form (boostkit_row_weights), stopping rules and "
+        "observers read the round records",
         "proposal",
     ),
     Capability(
@@ -429,11 +429,11 @@ def check_distributed(recipe_name: str, components: Sequence[tuple[str, object]]
     data onto one machine. The message names the component and what it lacks."""
     what = {
         "proposal": "chooses its hypothesis from the examples themselves, not from the class "
-                    "histogram of the shards (boostkit_propose_from_histogram)",
+                    "histogram of all rows (state.class_histogram())",
         "proposal-wrapper": "inspects candidates example by example",
         "calibration": "needs the examples' outputs, not only per-cell sums",
         "calibration-wrapper": "needs the examples' outputs or margins",
-        "reweighting": "has no shard-local rule (boostkit_shard_weights)",
+        "reweighting": "has no row form (boostkit_row_weights)",
         "stopping": "reads more than the round records",
         "observer": "reads more than the round records",
     }

@@ -40,6 +40,7 @@ __all__ = [
     "BinCells",
     "Calibrated",
     "Weights",
+    "RowWeights",
     "ShardWeights",
     "RoundRecord",
     "ROUND_ROLES",
@@ -298,17 +299,19 @@ class Candidate:
     on the way. At prediction time the model builds one per round for the new examples and the
     outputs are computed lazily from ``X``.
 
-    In a distributed fit (:mod:`boostkit.distributed`) the proposal sees no examples, only the
-    class histogram of all shards: its candidate carries ``bin_cells`` (the cell of every bin
-    of one feature, :class:`BinCells`), from which each shard finds its examples' cells, and the
-    cell sums; ``has_rows`` is then False.
+    A proposal that chooses from ``state.class_histogram()`` works on every data plane
+    (:mod:`boostkit.plane`): its candidate carries ``bin_cells`` (the cell of every bin of one
+    feature, :class:`BinCells`) and the cell sums, and ``codes=state.data.binned.codes``: the
+    rows' bin codes where the rows are in this process, from which the cells are found on first
+    use; ``None`` in a distributed fit, where each shard applies ``bin_cells`` to its own codes
+    and ``has_rows`` is False.
 
     ``info`` carries what the proposal wants to tell the calibration (for example the loss it
     minimised).
     """
 
     __slots__ = ("hypothesis", "X", "_cells", "_scores", "cell_wpos", "cell_wneg", "bin_cells",
-                 "info")
+                 "_codes", "info")
 
     def __init__(
         self,
@@ -320,12 +323,16 @@ class Candidate:
         cell_wpos: np.ndarray | None = None,
         cell_wneg: np.ndarray | None = None,
         bin_cells: BinCells | None = None,
+        codes: np.ndarray | None = None,
         info: Mapping[str, Any] | None = None,
     ):
         if X is None and cells is None and scores is None and bin_cells is None:
             raise TypeError("Candidate needs X, cells, scores or bin_cells")
         if bin_cells is not None and not isinstance(bin_cells, BinCells):
             raise TypeError(f"bin_cells must be a boostkit.BinCells, got {type(bin_cells).__name__}")
+        if codes is not None and bin_cells is None:
+            raise TypeError("Candidate: codes are the rows' bin codes that bin_cells apply to; "
+                            "give bin_cells with them")
         self.hypothesis = hypothesis
         self.X = X
         self._cells = cells
@@ -333,27 +340,42 @@ class Candidate:
         self.cell_wpos = cell_wpos
         self.cell_wneg = cell_wneg
         self.bin_cells = bin_cells
+        self._codes = codes
         self.info = dict(info or {})
 
     @property
     def has_rows(self) -> bool:
-        """Whether the candidate can give its output example by example (``X``, ``cells`` or
-        ``scores``); False for a distributed fit's candidate, which has cell sums only."""
-        return self.X is not None or self._cells is not None or self._scores is not None
+        """Whether the candidate can give its output example by example (``X``, ``cells``,
+        ``scores``, or ``bin_cells`` with the rows' ``codes``); False for a distributed fit's
+        candidate, which has cell sums only."""
+        return self.has_cells or self._scores is not None
+
+    def bind_codes(self, codes: np.ndarray) -> None:
+        """Give a candidate of ``bin_cells`` alone the ``(d, n)`` bin codes of the fit's rows
+        (what the in-process plane does for a proposal that did not pass ``codes``)."""
+        if self.bin_cells is None or self.has_rows:
+            raise TypeError(f"candidate {self.hypothesis.describe()} has no bin_cells to apply, "
+                            "or has its rows already")
+        self._codes = codes
 
     @property
     def has_cells(self) -> bool:
-        """Whether the candidate gives a cell per example (``cells``, or ``X`` to compute them
-        from); a candidate with ``scores`` only has none."""
-        return self._cells is not None or self.X is not None
+        """Whether the candidate gives a cell per example (``cells``, ``X`` or ``bin_cells``
+        with ``codes`` to compute them from); a candidate with ``scores`` only has none."""
+        return (self._cells is not None or self.X is not None
+                or (self.bin_cells is not None and self._codes is not None))
 
     @property
     def cells(self) -> np.ndarray:
-        """Cell index of each example (computed from ``X`` on first use)."""
+        """Cell index of each example (computed from ``X``, or ``bin_cells`` and ``codes``, on
+        first use)."""
         if self._cells is None:
-            if self.X is None:
+            if self.X is not None:
+                self._cells = self.hypothesis.cells(self.X)
+            elif self.bin_cells is not None and self._codes is not None:
+                self._cells = self.bin_cells.cells(self._codes)
+            else:
                 raise TypeError(f"candidate {self.hypothesis.describe()} carries no cells")
-            self._cells = self.hypothesis.cells(self.X)
         return self._cells
 
     @property
@@ -361,10 +383,11 @@ class Candidate:
         """Real score of each example, computed on first use: from the cells when the
         hypothesis has a score per cell (``cell_score_table``), else from ``X``."""
         if self._scores is None:
-            table = self.hypothesis.cell_score_table() if self._cells is not None else None
+            table = (self.hypothesis.cell_score_table()
+                     if self._cells is not None or (self.X is None and self.has_cells) else None)
             if table is not None:
                 self._scores = take_cells(np.ascontiguousarray(table, dtype=np.float64),
-                                          self._cells)
+                                          self.cells)
                 return self._scores
             if self.X is None:
                 raise TypeError(f"candidate {self.hypothesis.describe()} carries no scores")
@@ -472,14 +495,15 @@ def _finite_or_minus_inf(instance, attribute, value):
 
 
 @attrs.frozen
-class ShardWeights:
-    """One shard's part of the next distribution, in a distributed fit (``boostkit_shard_weights``).
+class RowWeights:
+    """The next distribution over some rows, unnormalised: a reweighting's row form
+    (``boostkit_row_weights``).
 
-    The unnormalised weights of the shard's examples are ``weights * exp(log_scale)``; the engine
-    normalises them over all shards (log-sum-exp of the shards' totals), so a shard never needs
-    the others. ``log_potential`` is the log of this shard's share of the potential,
-    log sum_{i in shard} D_1(i) L(y_i, F(x_i)) (``-inf`` when the shard has no weight), or
-    ``None`` when the rule has no potential.
+    The weights of the rows are ``weights * exp(log_scale)``; the engine normalises them over
+    every row of the fit (over all shards, by the log-sum-exp of their totals, when the rows
+    are split), so the rule never needs the other rows. ``log_potential`` is the log of these
+    rows' share of the potential, log sum_{i in rows} D_1(i) L(y_i, F(x_i)) (``-inf`` when they
+    have no weight), or ``None`` when the rule has no potential.
     """
 
     weights: np.ndarray = attrs.field(eq=False, validator=_finite_float_array)
@@ -487,6 +511,11 @@ class ShardWeights:
     log_potential: float | None = attrs.field(
         default=None, converter=lambda v: None if v is None else float(v),
         validator=attrs.validators.optional(_finite_or_minus_inf))
+
+
+#: The name of :class:`RowWeights` before one reweighting contract served every data plane;
+#: kept for one release.
+ShardWeights = RowWeights
 
 
 def _optional_float(value):

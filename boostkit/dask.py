@@ -235,7 +235,7 @@ class Booster(_LocalBooster):
             )
         shards = DaskShards(_client(client), X, y, sample_weight)
         try:
-            model, self.fit_stats_ = dist.fit_distributed(self, shards)
+            model, self.fit_stats_ = dist.fit_on_shards(self, shards)
         finally:
             shards.close()
         return model

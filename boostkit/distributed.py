@@ -1,21 +1,23 @@
-"""Distributed fits: a boosting round as a map over shards and a reduce on the driver.
+"""Distributed fits: the data plane of rows split into shards that live elsewhere.
 
 The examples are split into *shards* that live where their data are (Dask workers, in
 :mod:`boostkit.dask`); the driver never holds a row. A shard keeps its examples binned
 (:class:`Shard`: bin codes, signs, D_1, running margins F and weights), built once from its
-source partition with bin edges the driver computed from a row sample of every partition. Each
-round:
+source partition with bin edges the driver computed from a row sample of every partition.
 
-1. every shard applies the previous round's term to its margins (its cells from the term's
-   :class:`boostkit.BinCells`, the contribution's per-cell values), measures it, computes its
-   part of the next distribution (``boostkit_shard_weights``, the one shard-local hook) and
-   returns its class histogram under those weights (:class:`ShardReport`);
-2. the driver sums the histograms in shard order, in float64, normalising the shards' weights
-   by the log-sum-exp of their totals (:func:`reduce_reports`), and runs the recipe's other
-   hooks on cell sums alone (on a :class:`boostkit.BoostState` without rows): ``boostkit_propose_from_histogram``, ``boostkit_calibrate`` (with a
-   candidate without rows), the stopping rules, the observers;
-3. the chosen term (:class:`ShardTerm`: a feature's bin-to-cell table and per-cell values, a
-   few hundred bytes) goes back to the shards.
+The fit is the engine's one boosting loop (:func:`boostkit.engine.run_rounds`) over a
+:class:`ShardPlane` (:mod:`boostkit.plane`). Each round:
+
+1. the proposal chooses from ``state.class_histogram()``, the class histograms of the shards
+   summed on the driver in shard order, in float64, the shards' weights normalised by the
+   log-sum-exp of their totals (:func:`reduce_reports`); the calibration works on cell sums
+   alone (a candidate without rows);
+2. the chosen term (:class:`ShardTerm`: a feature's bin-to-cell table and per-cell values, a
+   few hundred bytes) goes to the shards; every shard applies it to its margins, measures it,
+   computes its part of the next distribution (the reweighting's row form,
+   ``boostkit_row_weights``, the one hook that runs on the shard) and returns its class
+   histogram under those weights (:class:`ShardReport`);
+3. records, stopping rules, observers and callbacks run on the driver, as in any fit.
 
 The model is the checkpoint. A shard knows how many terms it has applied; a shard rebuilt from
 its source partition after its worker was lost (or any copy that fell behind) answers
@@ -43,17 +45,16 @@ import pluggy
 from . import hookspecs
 from .capabilities import (binary_only_components, check_categorical_input, check_distributed,
                            handles_missing_values)
-from .components import (BinCells, Calibrated, Candidate, RoundRecord, ShardWeights,
-                         describe_hypothesis)
+from .components import BinCells, Candidate, RowWeights
 from .data import (BIN_SAMPLE, MAX_BINS, BinnedData, LabelCoding, bin_thresholds,
                    check_features, count_bins, encode_bins, encode_like)
 from .errors import DataError, HookError, RecipeError
 from .features import FeatureSchema, is_sparse
-from .engine import (BoostState, _best_round, _call, _callback_name, _component, _missing_hint,
-                     _owner, _round_manager, potential_factors)
+from .engine import _component, _missing_hint, _owner, _round_manager, run_rounds
 from .kernels.boosting import add_contribution
 from .model import BoostModel
 from .observers import RoundLog
+from .plane import Advance, DataPlane, row_weights
 from .plugins import get_registry
 from .splits import histogram, valid_splits
 
@@ -68,8 +69,9 @@ __all__ = [
     "build_shard",
     "FitStats",
     "LocalShards",
+    "ShardPlane",
     "Shards",
-    "fit_distributed",
+    "fit_on_shards",
     "initial_report",
     "partition_sample",
     "partition_summary",
@@ -185,7 +187,7 @@ def partition_sample(index: int, X, sample_weight, size: int, seed: int,
 class ShardPlan:
     """What every shard of one fit is built with: the bin edges, the label coding, the total
     initial weight, the schema of DataFrame partitions and the reweighting component (whose
-    ``boostkit_shard_weights`` runs on the shard)."""
+    row form, ``boostkit_row_weights``, runs on the shard)."""
 
     thresholds: tuple = attrs.field(eq=False)
     missing_bin: int | None
@@ -330,24 +332,12 @@ def _shard_hook(plan: ShardPlan):
     return hook
 
 
-def _shard_weights(shard: Shard) -> ShardWeights:
-    owner = f"boostkit_shard_weights of reweighting {shard.plan.reweighting.name!r}"
-    try:
-        answer = _shard_hook(shard.plan).boostkit_shard_weights(
-            margin=shard.margin.ravel(), y=shard.y.ravel(),
-            initial_weights=shard.initial_weights.ravel(), n_jobs=shard.plan.n_jobs)
-    except Exception as exc:
-        raise HookError(f"{owner} failed on shard {shard.index}: {type(exc).__name__}: "
-                        f"{exc}") from exc
-    if not isinstance(answer, ShardWeights):
-        raise HookError(f"{owner} returned {type(answer).__name__}, expected boostkit.ShardWeights")
-    weights = answer.weights
-    if weights.shape != (shard.margin.size,) or not np.isfinite(weights).all() or (
-            weights < 0).any():
-        raise HookError(f"{owner} returned weights of shape {weights.shape} with values in "
-                        f"[{weights.min(initial=0):g}, {weights.max(initial=0):g}], expected "
-                        f"{shard.margin.size} finite non-negative values")
-    return answer
+def _shard_weights(shard: Shard) -> RowWeights:
+    """The reweighting's row form on the shard's rows."""
+    return row_weights(_shard_hook(shard.plan), shard.margin.ravel(), shard.y.ravel(),
+                       shard.initial_weights.ravel(), shard.plan.n_jobs,
+                       f"boostkit_row_weights of reweighting {shard.plan.reweighting.name!r} on "
+                       f"shard {shard.index}")
 
 
 def _apply(shard: Shard, term: ShardTerm) -> tuple[float, float, float]:
@@ -623,12 +613,118 @@ _ROW_HOOKS = ("boostkit_initial_weights", "boostkit_validation_fraction",
               "boostkit_validation_score")
 
 
-def fit_distributed(booster, shards: Shards) -> tuple[BoostModel, FitStats]:
+class ShardPlane(DataPlane):
+    """The data plane of a distributed fit (:mod:`boostkit.plane`): the rows live in shards
+    reached through ``shards`` (a :class:`Shards` transport), and a round is a map over the
+    shards and a reduce on the driver (see the module notes). :meth:`open` sets it up."""
+
+    has_rows = False
+
+    def __init__(self, shards: Shards, plan: ShardPlan, data: ShardedData, sums: RoundSums,
+                 stats: FitStats, components):
+        self.shards, self.plan, self.data = shards, plan, data
+        self.sums, self.stats, self.components = sums, stats, components
+        self.terms: list[ShardTerm] = []
+
+    @classmethod
+    def open(cls, booster, recipe, components, shards: Shards, rng, n_jobs: int) -> ShardPlane:
+        """Check the shards' partitions against ``booster``'s recipe, bin them with edges from
+        a row sample of every partition (its seed drawn from the fit's generator ``rng``), and
+        build the shards (round 0)."""
+        allow_missing = handles_missing_values(components)
+        summaries = shards.summaries(categorical_features=booster.categorical_features,
+                                     allow_missing=allow_missing,
+                                     missing_hint=_missing_hint(recipe.name, components))
+        features = FeatureSchema.union([s.features for s in summaries])
+        check_categorical_input(recipe.name, components, features)
+        if (features.n_categories > booster.max_bins).any():
+            j = int(np.argmax(features.n_categories > booster.max_bins))
+            raise DataError(f"categorical column {features.column(j)} has "
+                            f"{features.n_categories[j]} categories, more than max_bins = "
+                            f"{booster.max_bins}: group rare categories, or treat it as numeric")
+        classes, class_weight = _class_weights(summaries)
+        if classes.shape[0] < 2:
+            raise DataError(f"y has only one class ({classes.tolist()}) over all partitions; a "
+                            "classifier needs at least two classes")
+        if (class_weight <= 0).any():
+            raise DataError(f"class(es) {classes[class_weight <= 0].tolist()} have total "
+                            "sample_weight 0: give them positive weight, or remove their examples")
+        n_columns = 1 if classes.shape[0] == 2 else classes.shape[0]
+        blockers = binary_only_components(components) if n_columns > 1 else []
+        if blockers:
+            role, component = blockers[0]
+            raise RecipeError(f"y has {n_columns} classes, and recipe {recipe.name!r} is "
+                              f"binary-only: {role} {component.name!r} does not provide "
+                              "'multiclass' (one-vs-rest is not distributed)")
+        n_weighted = [s.n_weighted for s in summaries]
+        weight_total = math.fsum(s.weight_total for s in summaries)
+        sizes = sample_sizes(n_weighted, BIN_SAMPLE)
+        # The fit's generator draws the sample's seed only when rows are left out, as one
+        # machine draws its bin sample only then: small data get the single-machine fit exactly.
+        seed = int(rng.integers(2**63)) if (sizes < n_weighted).any() else 0
+        missing = np.logical_or.reduce([s.missing for s in summaries])
+        thresholds = bin_thresholds(shards.samples(sizes, seed, features, weight_total),
+                                    booster.max_bins, features.n_categories, missing)
+        missing_bin = int(booster.max_bins) if missing.any() else None
+        plan = ShardPlan(thresholds=thresholds, missing_bin=missing_bin,
+                         max_bins=booster.max_bins, classes=classes, weight_total=weight_total,
+                         features=features, allow_missing=allow_missing,
+                         reweighting=next(c for r, c in components if r == "reweighting"),
+                         n_jobs=n_jobs)
+        reports = shards.build(plan)
+        bin_counts = np.sum([r.bin_counts for r in sorted(reports, key=lambda r: r.index)],
+                            axis=0)
+        data = ShardedData(
+            n_samples=sum(s.n_rows for s in summaries), n_features=features.n_features,
+            n_columns=n_columns, n_weighted=sum(r.n_weighted for r in reports), classes=classes,
+            features=features, weight_total=weight_total,
+            binned=BinnedData(codes=None, thresholds=thresholds,
+                              n_bins=np.array([t.shape[0] + 1 for t in thresholds],
+                                              dtype=np.int64),
+                              bin_counts=bin_counts, split_mask=valid_splits(bin_counts),
+                              missing_bin=missing_bin, categorical=features.categorical))
+        stats = FitStats()
+        stats.bytes_in += sum(_nbytes(r) for r in reports)
+        return cls(shards, plan, data, reduce_reports(reports, 0.0, plan), stats, components)
+
+    def start(self, state) -> None:
+        """Nothing to do on the driver: the shards were built at round 0."""
+
+    def class_histogram(self, state) -> np.ndarray:
+        return self.sums.histogram
+
+    def bind(self, state, candidate: Candidate) -> None:
+        if candidate.bin_cells is None:
+            raise HookError(f"the proposal returned a candidate without bin_cells in round "
+                            f"{state.round}, which shards cannot apply: a proposal that works "
+                            "on every data plane chooses from state.class_histogram() and "
+                            f"returns boostkit.Candidate(..., bin_cells=...) "
+                            f"({_component(self.components, 'proposal')})")
+
+    def advance(self, state, candidate: Candidate, calibrated) -> Advance:
+        calibration = _owner(self.components, "calibration", "boostkit_calibrate")
+        if calibrated.replaces is not None:
+            raise HookError(f"{calibration} re-fitted an earlier term, which a distributed fit "
+                            "cannot do (it does not provide 'running-margin')")
+        table = _check_table(calibrated.contribution.cell_table(candidate.hypothesis),
+                             candidate.hypothesis, self.data.n_columns, calibration)
+        self.terms.append(ShardTerm(candidate.bin_cells, table))
+        previous = self.sums
+        self.sums = reduce_reports(
+            _step_all(self.shards, state.round - 1, self.terms[-1], self.terms, self.stats),
+            previous.log_total, self.plan)
+        self.stats.rounds = state.round
+        return Advance(self.sums.training_error, self.sums.weighted_error,
+                       self.sums.log_potential)
+
+
+def fit_on_shards(booster, shards: Shards) -> tuple[BoostModel, FitStats]:
     """Fit ``booster`` (a :class:`boostkit.Booster`: its recipe, rounds, bins, seed, observers
     and callbacks) on the data behind ``shards``; returns the model and what the fit moved.
 
-    The same hooks as :meth:`boostkit.Booster.fit` answer, on the driver, from sums over the
-    shards (see the module notes); the model is an ordinary :class:`boostkit.BoostModel`.
+    The fit is the engine's one loop (:func:`boostkit.engine.run_rounds`) over a
+    :class:`ShardPlane`: the same hooks as :meth:`boostkit.Booster.fit` answer on the driver,
+    from sums over the shards; the model is an ordinary :class:`boostkit.BoostModel`.
     """
     recipe = booster.recipe()
     components = get_registry().instantiate(recipe)
@@ -648,135 +744,9 @@ def fit_distributed(booster, shards: Shards) -> tuple[BoostModel, FitStats]:
                 f"recipe {recipe.name!r} cannot run distributed: {impls[0].plugin_name} "
                 f"implements {name}, which needs the rows on the driver (a distributed fit "
                 "never calls it)")
-    hook = pm.hook
-    rng = np.random.default_rng(booster.random_state)
-    allow_missing = handles_missing_values(components)
-
-    summaries = shards.summaries(categorical_features=booster.categorical_features,
-                                 allow_missing=allow_missing,
-                                 missing_hint=_missing_hint(recipe.name, components))
-    features = FeatureSchema.union([s.features for s in summaries])
-    check_categorical_input(recipe.name, components, features)
-    if (features.n_categories > booster.max_bins).any():
-        j = int(np.argmax(features.n_categories > booster.max_bins))
-        raise DataError(f"categorical column {features.column(j)} has "
-                        f"{features.n_categories[j]} categories, more than max_bins = "
-                        f"{booster.max_bins}: group rare categories, or treat it as numeric")
-    classes, class_weight = _class_weights(summaries)
-    if classes.shape[0] < 2:
-        raise DataError(f"y has only one class ({classes.tolist()}) over all partitions; a "
-                        "classifier needs at least two classes")
-    if (class_weight <= 0).any():
-        raise DataError(f"class(es) {classes[class_weight <= 0].tolist()} have total "
-                        "sample_weight 0: give them positive weight, or remove their examples")
-    n_columns = 1 if classes.shape[0] == 2 else classes.shape[0]
-    blockers = binary_only_components(components) if n_columns > 1 else []
-    if blockers:
-        role, component = blockers[0]
-        raise RecipeError(f"y has {n_columns} classes, and recipe {recipe.name!r} is "
-                          f"binary-only: {role} {component.name!r} does not provide "
-                          "'multiclass' (one-vs-rest is not distributed)")
-    n_weighted = [s.n_weighted for s in summaries]
-    weight_total = math.fsum(s.weight_total for s in summaries)
-    sizes = sample_sizes(n_weighted, BIN_SAMPLE)
-    # The fit's generator draws the sample's seed only when rows are left out, as one machine
-    # draws its bin sample only then: small data get the single-machine fit exactly.
-    seed = int(rng.integers(2**63)) if (sizes < n_weighted).any() else 0
-    missing = np.logical_or.reduce([s.missing for s in summaries])
-    thresholds = bin_thresholds(shards.samples(sizes, seed, features, weight_total),
-                                booster.max_bins, features.n_categories, missing)
-    missing_bin = int(booster.max_bins) if missing.any() else None
     n_jobs = booster.n_jobs if booster.n_jobs > 0 else numba.config.NUMBA_NUM_THREADS
-    plan = ShardPlan(thresholds=thresholds, missing_bin=missing_bin, max_bins=booster.max_bins,
-                     classes=classes, weight_total=weight_total,
-                     features=features, allow_missing=allow_missing,
-                     reweighting=next(c for r, c in components if r == "reweighting"),
-                     n_jobs=n_jobs)
-    reports = shards.build(plan)
-    bin_counts = np.sum([r.bin_counts for r in sorted(reports, key=lambda r: r.index)], axis=0)
-    data = ShardedData(
-        n_samples=sum(s.n_rows for s in summaries), n_features=features.n_features,
-        n_columns=n_columns, n_weighted=sum(r.n_weighted for r in reports), classes=classes,
-        features=features, weight_total=weight_total,
-        binned=BinnedData(codes=None, thresholds=thresholds,
-                          n_bins=np.array([t.shape[0] + 1 for t in thresholds], dtype=np.int64),
-                          bin_counts=bin_counts, split_mask=valid_splits(bin_counts),
-                          missing_bin=missing_bin, categorical=features.categorical))
-    stats = FitStats()
-    stats.bytes_in += sum(_nbytes(r) for r in reports)
-    sums = reduce_reports(reports, 0.0, plan)
-    state = BoostState(data=data, weights=None, margin=None, n_rounds=booster.n_rounds, rng=rng,
-                       hook=hook, n_jobs=n_jobs)
-    calibration = _owner(owners, "calibration", "boostkit_calibrate")
-    terms: list[ShardTerm] = []
-    stop_reason = "max-rounds"
-    _call(hook, "boostkit_fit_start", owners, state=state)
-    for t in range(1, booster.n_rounds + 1):
-        state.round = t
-        state.histogram = sums.histogram
-        candidate = _call(hook, "boostkit_propose_from_histogram", owners, state=state,
-                          histogram=sums.histogram)
-        if candidate is None:
-            stop_reason = "pool-exhausted"
-            if state.records:
-                state.records[-1] = attrs.evolve(state.records[-1], stop_reason=stop_reason)
-            break
-        if not isinstance(candidate, Candidate) or candidate.bin_cells is None:
-            raise HookError(f"boostkit_propose_from_histogram returned {candidate!r}, expected a "
-                            f"boostkit.Candidate with bin_cells (round {t}, "
-                            f"{_component(owners, 'proposal')})")
-        calibrated = _call(hook, "boostkit_calibrate", owners, state=state, candidate=candidate)
-        if not isinstance(calibrated, Calibrated):
-            raise HookError(f"boostkit_calibrate returned {type(calibrated).__name__}, expected "
-                            f"a boostkit.Calibrated (round {t}, "
-                            f"{_component(owners, 'calibration')})")
-        if calibrated.replaces is not None:
-            raise HookError(f"{calibration} re-fitted an earlier term, which a distributed fit "
-                            "cannot do (it does not provide 'running-margin')")
-        table = _check_table(calibrated.contribution.cell_table(candidate.hypothesis),
-                             candidate.hypothesis, n_columns, calibration)
-        terms.append(ShardTerm(candidate.bin_cells, table))
-        previous = sums
-        sums = reduce_reports(_step_all(shards, t - 1, terms[-1], terms, stats),
-                              previous.log_total, plan)
-        stats.rounds = t
-        z, bound = potential_factors(sums.log_potential, state.log_potential)
-        state.log_potential = sums.log_potential
-        record = RoundRecord(
-            round=t,
-            hypothesis=describe_hypothesis(candidate.hypothesis, features),
-            weighted_error=sums.weighted_error,
-            edge=0.5 - sums.weighted_error,
-            z=z,
-            error_bound=bound,
-            training_error=sums.training_error,
-            coefficients=calibrated.coefficients,
-            extra=dict(calibrated.extra),
-        )
-        reasons = [r for r in _call(hook, "boostkit_should_stop", owners, state=state,
-                                    record=record) if r]
-        if reasons:
-            stop_reason = reasons[0]
-        if reasons or t == booster.n_rounds:
-            record = attrs.evolve(record, stop_reason=stop_reason)
-        state.records.append(record)
-        state.hypotheses.append(candidate.hypothesis)
-        state.contributions.append(calibrated.contribution)
-        _call(hook, "boostkit_round_end", owners, state=state, record=record)
-        for fn in booster.callbacks:
-            try:
-                fn(state, record)
-            except Exception as exc:
-                raise HookError(f"callback {_callback_name(fn)} failed in round {t}: "
-                                f"{type(exc).__name__}: {exc}") from exc
-        if reasons:
-            break
-    best_round = _best_round(hook, owners, state, list(range(1, len(state.records) + 1)), [])
-    model = BoostModel(
-        classes=classes, multilabel=False, n_features=features.n_features,
-        features=None if features.is_default else features,
-        hypotheses=tuple(state.hypotheses), contributions=tuple(state.contributions),
-        records=tuple(state.records), recipe=recipe, stop_reason=stop_reason,
-        best_round=best_round)
-    _call(hook, "boostkit_fit_end", owners, state=state, model=model)
-    return model, stats
+    rng = np.random.default_rng(booster.random_state)
+    plane = ShardPlane.open(booster, recipe, owners, shards, rng, n_jobs)
+    model = run_rounds(pm, recipe, owners, plane, None, booster.n_rounds, rng, n_jobs,
+                       booster.callbacks)
+    return model, plane.stats

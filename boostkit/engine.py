@@ -2,10 +2,17 @@
 
 :class:`Booster` resolves a recipe to component instances (checking names, roles and parameters
 before any data is touched), validates the data, builds a plugin manager for this fit alone, and
-runs the rounds: propose, calibrate, add the contribution to the margins (and to the margins on
-the validation data, if any), reweight from the margins, record, ask the stopping rules, tell the
-observers and the callbacks; at the end it asks which round the model should predict with. The
-loop owns no algorithm: every decision is a hook answered by the recipe's components.
+runs the rounds (:func:`run_rounds`): propose, calibrate, add the contribution to the margins
+(and to the margins on the validation data, if any), reweight from the margins, record, ask the
+stopping rules, tell the observers and the callbacks; at the end it asks which round the model
+should predict with. The loop owns no algorithm: every decision is a hook answered by the
+recipe's components.
+
+There is one loop for every fit. Where the rows live is the fit's *data plane*
+(:mod:`boostkit.plane`): :class:`boostkit.plane.RowPlane` for rows in this process,
+:class:`boostkit.distributed.ShardPlane` for rows split into shards on other machines. The
+plane adds each term to the margins, computes the next weights and the reductions the
+proposal reads (``state.class_histogram()``); the loop does the rest, the same for both.
 """
 
 from __future__ import annotations
@@ -24,20 +31,18 @@ from .capabilities import (
     binary_only_components,
     capabilities_of,
     check_categorical_input,
-    check_data_requirements,
     check_sparse_input,
     handles_missing_values,
 )
-from .components import Calibrated, Candidate, RoundRecord, Weights, describe_hypothesis
+from .components import Calibrated, Candidate, RoundRecord, describe_hypothesis
 from .data import MAX_BINS, TrainingData
 from .errors import DataError, HookError, RecipeError
 from .features import CATEGORICAL_FROM_DTYPE, FeatureSchema
-from .kernels.blocks import row_threads
-from .kernels.boosting import (add_contribution, add_contribution_blocks, all_finite_parallel,
-                               sum_and_min_parallel)
+from .kernels.boosting import all_finite_parallel, sum_and_min_parallel
 from .kernels.histogram import cell_class_sums, cell_pair_sums
 from .model import BoostModel
 from .observers import RoundLog
+from .plane import RowPlane
 from .plugins import enable_tracing, get_registry, tracing_enabled
 from .registry import ComponentSpec, Recipe, compose
 from .relay import DirectRelay
@@ -45,11 +50,13 @@ from .validation import ValidationData, eval_set_data, holdout_data
 
 __all__ = ["Booster", "BoostState"]
 
-# Hooks answered by exactly one (non-wrapper) implementation in every fit.
+# Hooks answered by exactly one (non-wrapper) implementation in every fit: a role's hooks in
+# the order they are looked for (the whole-rows and row forms of a reweighting; the deprecated
+# names, for one release).
 _FIRSTRESULT_ROLES = {
-    "boostkit_propose": "proposal",
-    "boostkit_calibrate": "calibration",
-    "boostkit_reweight": "reweighting",
+    ("boostkit_propose", "boostkit_propose_from_histogram"): "proposal",
+    ("boostkit_calibrate",): "calibration",
+    ("boostkit_reweight", "boostkit_row_weights", "boostkit_shard_weights"): "reweighting",
 }
 
 
@@ -100,10 +107,12 @@ class BoostState:
     validation:
         The fit's :class:`boostkit.validation.ValidationData` (the ``eval_set``, or the rows held
         out for ``boostkit_validation_fraction``) with its running margins, or ``None``.
-    histogram:
-        In a distributed fit (:mod:`boostkit.distributed`), the class histogram of D_t summed
-        over the shards; there ``data`` is a :class:`boostkit.distributed.ShardedData` and
-        ``weights``, ``margin`` and ``initial_weights`` are ``None``: the rows stay on the shards.
+    plane:
+        The fit's data plane (:mod:`boostkit.plane`): where the rows live (by default, for a
+        state made by hand, ``data``'s rows in this process). In a distributed fit
+        (:class:`boostkit.distributed.ShardPlane`) ``data`` is a
+        :class:`boostkit.distributed.ShardedData` and ``weights``, ``margin`` and
+        ``initial_weights`` are ``None``: the rows stay on the shards.
     """
 
     data: TrainingData
@@ -121,11 +130,24 @@ class BoostState:
     least_margin: float | None = None
     validation: ValidationData | None = None
     initial_weights: np.ndarray | None = None
-    histogram: np.ndarray | None = None
+    plane: Any = None
 
     def __attrs_post_init__(self):
+        # A state made by hand (a component's unit test) holds its rows in this process.
         if self.initial_weights is None:
             self.initial_weights = self.data.initial_weights
+        if self.plane is None:
+            self.plane = RowPlane(self.data, (), recipe_name="")
+
+    def class_histogram(self) -> np.ndarray:
+        """The ``(d, B, 2)`` weight of the negative (``[..., 0]``) and positive (``[..., 1]``)
+        examples in every bin of every feature under D_t, over all the fit's rows, or
+        ``(d, B, C, 2)`` over (example, class) pairs with C > 1 margin columns: what
+        :func:`boostkit.splits.histogram` gives on ``data.binned``. Computed by the fit's data
+        plane (summed over the shards in a distributed fit), once per round however many
+        components ask. A proposal that chooses from it, and returns a candidate with
+        ``bin_cells``, works on every plane."""
+        return self.plane.class_histogram(self)
 
     def cell_weights(self, candidate: Candidate) -> tuple[np.ndarray, np.ndarray]:
         """``(wneg, wpos)``: the current weight of negative and positive examples per cell.
@@ -369,8 +391,8 @@ class Booster:
         previous_threads = numba.get_num_threads()
         numba.set_num_threads(n_jobs)
         try:
-            return _run(pm, recipe, owners, data, validation, self.n_rounds, rng, n_jobs,
-                        self.callbacks)
+            return run_rounds(pm, recipe, owners, RowPlane(data, owners, recipe_name=recipe.name),
+                              validation, self.n_rounds, rng, n_jobs, self.callbacks)
         finally:
             numba.set_num_threads(previous_threads)
 
@@ -465,16 +487,20 @@ def _round_manager(recipe: Recipe, components, observers) -> pluggy.PluginManage
     except pluggy.PluginValidationError as exc:
         raise RecipeError(f"recipe {recipe.name!r}: {exc}") from exc
     _check_partition_hooks(pm, recipe)
-    for hook_name, role in _FIRSTRESULT_ROLES.items():
-        impls = [
-            impl for impl in getattr(pm.hook, hook_name).get_hookimpls()
-            if not (impl.hookwrapper or impl.wrapper)
-        ]
+    for hook_names, role in _FIRSTRESULT_ROLES.items():
+        # The first hook of the role that any component implements is the role's hook.
+        for hook_name in hook_names:
+            impls = [
+                impl for impl in getattr(pm.hook, hook_name).get_hookimpls()
+                if not (impl.hookwrapper or impl.wrapper)
+            ]
+            if impls:
+                break
         if len(impls) != 1:
             owners = [impl.plugin_name for impl in impls] or ["none"]
             raise RecipeError(
-                f"recipe {recipe.name!r}: exactly one component must implement {hook_name} "
-                f"(the {role}), found {len(impls)}: {', '.join(owners)}"
+                f"recipe {recipe.name!r}: exactly one component must implement "
+                f"{' or '.join(hook_names)} (the {role}), found {len(impls)}: {', '.join(owners)}"
             )
     return pm
 
@@ -711,35 +737,42 @@ def _initial_weights(hook, components, data: TrainingData) -> np.ndarray:
     return np.ascontiguousarray(answer)
 
 
-def _run(pm, recipe, components, data: TrainingData, validation: ValidationData | None,
-         n_rounds: int, rng, n_jobs, callbacks=()) -> BoostModel:
+def _propose(hook, components, state, from_histogram: bool):
+    """Round t's candidate: ``boostkit_propose``, or for a proposal that still implements the
+    deprecated ``boostkit_propose_from_histogram`` only, that hook on the plane's histogram."""
+    if from_histogram:
+        return _call(hook, "boostkit_propose_from_histogram", components, state=state,
+                     histogram=state.class_histogram())
+    return _call(hook, "boostkit_propose", components, state=state)
+
+
+def run_rounds(pm, recipe, components, plane, validation: ValidationData | None,
+               n_rounds: int, rng, n_jobs, callbacks=()) -> BoostModel:
+    """The boosting loop: up to ``n_rounds`` rounds of the recipe's components over ``plane``
+    (:mod:`boostkit.plane`: where the rows live), and the model they make.
+
+    Every fit runs here, in this process or over shards: the plane adds each term to the
+    margins, computes the next weights and the reductions the proposal reads; this loop runs
+    proposal, calibration, records, stopping, observers and callbacks.
+    """
     # Every plugin is registered: plain hooks are called directly from here on (a traced fit
     # keeps pluggy's calls, which the trace reports).
     hook = DirectRelay(pm, direct=not tracing_enabled())
-    shape = data.y.shape  # (n,), or (n, C) over (example, class) pairs
-    check_data_requirements(recipe.name, components, data.X, get_registry().capabilities(),
-                            data.features)
-    reweighting = _owner(components, "reweighting", "boostkit_reweight")
+    data = plane.data
     proposal = _component(components, "proposal")
     calibration = _component(components, "calibration")
-    d1 = _initial_weights(hook, components, data)
-    state = BoostState(
-        data=data, weights=d1.copy(), margin=np.zeros(shape), initial_weights=d1,
-        n_rounds=n_rounds, rng=rng, hook=hook, n_jobs=n_jobs, validation=validation,
-    )
+    from_histogram = not pm.hook.boostkit_propose.get_hookimpls()
+    state = BoostState(data=data, weights=None, margin=None, n_rounds=n_rounds, rng=rng,
+                       hook=hook, n_jobs=n_jobs, validation=validation, plane=plane)
+    plane.start(state)
     hypotheses, contributions = state.hypotheses, state.contributions
-    # Over (example, class) pairs the kernels see the C-contiguous arrays flattened: every pair
-    # is one more binary example (Schapire & Singer 1999, section 7). The margins are updated in
-    # place on one thread; on several, a round's margins may be a new array (flat_margin with
-    # them).
-    flat_margin, flat_y, flat_d1 = state.margin.ravel(), data.y.ravel(), d1.ravel()
     terms_after: list[int] = []  # the number of terms after each round
     backfits: list[tuple[int, int]] = []  # (round, index of the term it re-fitted)
     stop_reason = "max-rounds"
     _call(hook, "boostkit_fit_start", components, state=state)
     for t in range(1, n_rounds + 1):
         state.round = t
-        candidate = _call(hook, "boostkit_propose", components, state=state)
+        candidate = _propose(hook, components, state, from_histogram)
         if candidate is None:
             stop_reason = "pool-exhausted"
             if state.records:
@@ -748,52 +781,17 @@ def _run(pm, recipe, components, data: TrainingData, validation: ValidationData 
         if not isinstance(candidate, Candidate):
             raise HookError(f"boostkit_propose returned {type(candidate).__name__}, expected a "
                             f"boostkit.Candidate (round {t}, {proposal})")
+        plane.bind(state, candidate)
         calibrated = _call(hook, "boostkit_calibrate", components, state=state, candidate=candidate)
         if not isinstance(calibrated, Calibrated):
             raise HookError(f"boostkit_calibrate returned {type(calibrated).__name__}, expected "
                             f"a boostkit.Calibrated (round {t}, {calibration})")
-        # The values' finiteness is counted in the pass that adds them to the margins (one pass
-        # fewer); the fit stops there if any is not.
-        _check_array(calibrated.train_values, shape, "training contributions",
-                     f"boostkit_calibrate of {calibration} in round {t}", n_jobs,
-                     finite=calibrated.replaces is not None)
-        change = calibrated.train_values
-        if calibrated.replaces is not None:
-            if not 0 <= calibrated.replaces < len(contributions):
-                raise HookError(
-                    f"boostkit_calibrate asked to replace term {calibrated.replaces}, but the "
-                    f"model has {len(contributions)} terms (round {t}, {calibration})"
-                )
-            _check_array(calibrated.removed_values, shape, "removed values",
-                         f"boostkit_calibrate of {calibration} in round {t}", n_jobs)
-            change = calibrated.train_values - calibrated.removed_values
-        if row_threads(flat_margin.shape[0], n_jobs) > 1:  # blocks on threads: F_t, a new array
-            new_margin, training_error, weighted_error, least_margin, finite = (
-                add_contribution_blocks(flat_margin, change.ravel(), flat_y, flat_d1,
-                                        state.weights.ravel(), n_jobs))
-            if new_margin is not flat_margin:
-                state.margin, flat_margin = new_margin.reshape(shape), new_margin
-        else:
-            training_error, weighted_error, least_margin, finite = add_contribution(
-                flat_margin, change.ravel(), flat_y, flat_d1, state.weights.ravel())
-        if not finite:
-            raise HookError(_non_finite_message(
-                calibrated.train_values, describe_hypothesis(candidate.hypothesis, data.features),
-                f"round {t}, {calibration}"))
-        state.least_margin = least_margin
+        step = plane.advance(state, candidate, calibrated)
         if validation is not None:
             _update_validation(validation, t, candidate.hypothesis, calibrated, state)
-        weights = _call(hook, "boostkit_reweight", components, state=state)
-        if not isinstance(weights, Weights):
-            raise HookError(f"boostkit_reweight returned {type(weights).__name__}, expected "
-                            f"boostkit.Weights (round {t}, {reweighting})")
-        _check_distribution(weights.weights, shape, reweighting, n_jobs)
-        if weights.log_potential is not None and math.isnan(weights.log_potential):
-            raise HookError(f"{reweighting} returned log_potential NaN, expected a number or None")
-        z, bound = potential_factors(weights.log_potential, state.log_potential)
-        state.weights = weights.weights
-        state.log_potential = weights.log_potential
-        extra = {**calibrated.extra, **weights.extra}
+        z, bound = potential_factors(step.log_potential, state.log_potential)
+        state.log_potential = step.log_potential
+        extra = {**calibrated.extra, **step.extra}
         if calibrated.replaces is not None:
             extra["replaces"] = calibrated.replaces  # which term this round re-fitted
         if validation is not None:
@@ -801,11 +799,11 @@ def _run(pm, recipe, components, data: TrainingData, validation: ValidationData 
         record = RoundRecord(
             round=t,
             hypothesis=describe_hypothesis(candidate.hypothesis, data.features),
-            weighted_error=weighted_error,
-            edge=0.5 - weighted_error,
+            weighted_error=step.weighted_error,
+            edge=0.5 - step.weighted_error,
             z=z,
             error_bound=bound,
-            training_error=training_error,
+            training_error=step.training_error,
             coefficients=calibrated.coefficients,
             extra=extra,
         )

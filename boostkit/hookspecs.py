@@ -33,16 +33,31 @@ component written for binary data sees nothing new. ``state.data.n_columns`` is 
 that handles C > 1 provides the ``"multiclass"`` capability; a recipe with a component that does
 not is refused on such data, or run as one-vs-rest (``Booster(multiclass="one-vs-rest")``).
 
-**Distributed fits** (:mod:`boostkit.distributed`, :mod:`boostkit.dask`) run the same round
-with the examples split over shards on other machines. The engine computes each shard's class
-histogram, sums them on the driver, and calls ``boostkit_propose_from_histogram(state,
-histogram)`` in place of ``boostkit_propose``; the calibration gets a candidate with cell sums
-and no rows (``candidate.has_rows`` is False) and returns ``Calibrated(contribution, None,
-...)``; each shard applies the term and calls ``boostkit_shard_weights`` for its part of the
-next distribution. ``boostkit_shard_weights`` is the one *shard-local* hook: it runs where the
-shard lives, on a copy of the reweighting component. Every other hook runs on the driver, whose
-``state`` has no rows (``state.weights`` and ``state.margin`` are ``None``). Components say they
-can take part with the ``"distributed"`` capability; a recipe with one that does not is refused.
+**Where the rows live.** The engine runs this one round whatever holds the examples, through
+the fit's *data plane* (:mod:`boostkit.plane`): in this process (``Booster.fit``), or split into
+shards on other machines (:mod:`boostkit.distributed`, :mod:`boostkit.dask`), where every hook
+but one runs on the driver, whose ``state`` has no rows (``state.weights`` and ``state.margin``
+are ``None``, ``state.data`` a :class:`boostkit.distributed.ShardedData`). A component written
+to the planes' contract works on every plane:
+
+- the proposal chooses from ``state.class_histogram()`` (the class histogram of D_t over all
+  rows, reduced over the shards) and returns a candidate with ``bin_cells`` (the cell of every
+  bin of the feature it reads) and the cell sums; the plane gives it its rows' cells where
+  there are rows;
+- the calibration reads the cell sums (``state.cell_weights(candidate)``); a distributed
+  candidate has no rows (``candidate.has_rows`` is False) and the calibration returns
+  ``Calibrated(contribution, None, ...)`` with a contribution that has per-cell values;
+- the reweighting has a row form, ``boostkit_row_weights``: the one hook that runs where the
+  rows are, on each shard's rows (or on all of them in this process, when the component has no
+  whole-rows ``boostkit_reweight``).
+
+Such components provide the ``"distributed"`` capability; a recipe with one that does not is
+refused for a distributed fit, before any work.
+
+**Deprecated, for one release:** ``boostkit_propose_from_histogram(state, histogram)`` (now
+``boostkit_propose`` reading ``state.class_histogram()``) and ``boostkit_shard_weights`` (now
+``boostkit_row_weights``). A plugin that still implements them works, with a
+``DeprecationWarning`` when it is registered.
 
 A pluggy call costs microseconds: hooks run once per round, never per example.
 """
@@ -140,7 +155,10 @@ class RoundSpecs:
 
         ``None`` means the pool is exhausted and ends the run (stop reason ``"pool-exhausted"``).
         The candidate carries the hypothesis and its output on the training data (``cells`` and/or
-        ``scores``) so that calibration does not evaluate it again. The fit trains on that output
+        ``scores``) so that calibration does not evaluate it again, or, for a proposal that
+        chooses from ``state.class_histogram()`` and so works on every data plane, ``bin_cells``
+        (:class:`boostkit.BinCells`: the cell of every bin of the feature it reads) and the cell
+        sums, from which the plane finds each row's cell. The fit trains on that output
         and the model predicts with ``hypothesis.cells(X)`` and ``scores(X)``, so on the training
         rows these must give the candidate's cells and scores bit for bit
         (:func:`boostkit.testing.check_component` checks it). Exactly one proposal component
@@ -151,51 +169,43 @@ class RoundSpecs:
         :meth:`boostkit_partition_loss` (``state.hook.boostkit_partition_loss(...)``).
         """
 
-    @hookspec(firstresult=True)
+    @hookspec(firstresult=True, warn_on_impl=DeprecationWarning(
+        "boostkit_propose_from_histogram is deprecated and will be removed in the next release: "
+        "implement boostkit_propose and read state.class_histogram() (docs/hooks.md)"))
     def boostkit_propose_from_histogram(self, state, histogram):
-        """Return the next weak hypothesis of a distributed fit, chosen from the class histogram.
-
-        ``histogram`` is the ``(d, B, 2)`` weight of the negative (``[..., 0]``) and positive
-        (``[..., 1]``) training examples in every bin of every feature under the current
-        distribution D_t, summed over all shards, or ``(d, B, C, 2)`` over (example, class)
-        pairs with C > 1 margin columns: what :func:`boostkit.splits.histogram` gives on one
-        machine. ``state.data.binned`` is the fit's :class:`boostkit.data.BinnedData` without
-        codes (thresholds, ``bin_counts`` over all shards, ``split_mask``); there are no rows.
-        Return a :class:`boostkit.Candidate` with ``bin_cells`` (a :class:`boostkit.BinCells`:
-        the cell of every bin of the feature it reads, which each shard applies to its codes)
-        and the cell sums ``cell_wneg``/``cell_wpos``, or ``None`` when the pool is exhausted.
-        Called instead of ``boostkit_propose``; a proposal that implements it provides
-        ``"distributed"``.
-
-        Example (the ``stump`` learner)::
-
-            @boostkit.hookimpl
-            def boostkit_propose_from_histogram(self, state, histogram):
-                stump, wneg, wpos, split = self.choose(state, histogram)
-                return boostkit.Candidate(stump, bin_cells=split.bin_cells(...),
-                                          cell_wneg=wneg, cell_wpos=wpos)
-        """
+        """Deprecated: ``boostkit_propose`` reading ``state.class_histogram()`` does this on every
+        data plane. Kept for one release: a proposal that implements only this hook is called
+        with ``histogram=state.class_histogram()`` and must return a candidate with
+        ``bin_cells``."""
 
     @hookspec(firstresult=True)
-    def boostkit_shard_weights(self, margin, y, initial_weights, n_jobs):
-        """Return one shard's part of the next distribution as :class:`boostkit.ShardWeights`.
+    def boostkit_row_weights(self, margin, y, initial_weights, n_jobs):
+        """Return the next distribution over some rows, unnormalised, as :class:`boostkit.RowWeights`.
 
-        The shard-local form of ``boostkit_reweight``, called in a distributed fit where the
-        shard lives, after the round's term was added to its margins: ``margin`` (F_t), ``y``
-        (+-1) and ``initial_weights`` (D_1, normalised over all shards) are float64 arrays of
-        the shard's examples, flattened over (example, class) pairs with C > 1. Return the
-        unnormalised weights (``weights * exp(log_scale)``, so that they need not overflow) and
-        the log of the shard's share of the potential; the engine normalises over all shards.
-        The result must be what ``boostkit_reweight`` gives on all the data, up to rounding. A
-        reweighting that implements it provides ``"distributed"``.
+        The row form of the reweighting, called where the rows live after the round's term was
+        added to their margins: on each shard of a distributed fit, or on all the rows in this
+        process when the reweighting has no whole-rows ``boostkit_reweight``. ``margin`` (F_t),
+        ``y`` (+-1) and ``initial_weights`` (D_1, normalised over all rows) are float64 arrays,
+        flattened over (example, class) pairs with C > 1. Return the unnormalised weights
+        (``weights * exp(log_scale)``, so that they need not overflow) and the log of these
+        rows' share of the potential; the engine normalises over all rows. A reweighting that
+        implements it provides ``"distributed"``; with ``boostkit_reweight`` as well, the two
+        must agree up to rounding.
 
-        Example (the ``exponential`` reweighting, through the engine's margin-loss kernel)::
+        Example (the ``margin-loss`` reweighting, through the engine's margin-loss kernel)::
 
             @boostkit.hookimpl
-            def boostkit_shard_weights(self, margin, y, initial_weights, n_jobs):
-                return boostkit.losses.shard_weights(get_loss("exponential"), margin, y,
+            def boostkit_row_weights(self, margin, y, initial_weights, n_jobs):
+                return boostkit.losses.shard_weights(get_loss(self.loss), margin, y,
                                                      initial_weights, n_jobs)
         """
+
+    @hookspec(firstresult=True, warn_on_impl=DeprecationWarning(
+        "boostkit_shard_weights is deprecated and will be removed in the next release: "
+        "implement boostkit_row_weights, its new name (docs/hooks.md)"))
+    def boostkit_shard_weights(self, margin, y, initial_weights, n_jobs):
+        """Deprecated name of :meth:`boostkit_row_weights` (same arguments and answer), kept for
+        one release; called only when the reweighting has no ``boostkit_row_weights``."""
 
     @hookspec(firstresult=True)
     def boostkit_partition_loss(self, wpos, wneg, n_columns):
@@ -269,6 +279,10 @@ class RoundSpecs:
         loss sum_i D_1(i) L(y_i, F_t(x_i)) that bounds the training error, if the rule has one;
         the engine derives Z_t and the bound prod Z_t from it. With C > 1 margin columns the
         weights are ``(n, C)``, over (example, class) pairs, and the sums run over the pairs.
+
+        The whole-rows form, called only where every row is in this process: a reweighting
+        with a row form (``boostkit_row_weights``) needs it only to do the same work faster
+        (``state.least_margin`` spares the exponential rule a pass).
         """
 
     @hookspec(firstresult=True)

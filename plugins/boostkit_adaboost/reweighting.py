@@ -39,7 +39,7 @@ class ExponentialReweighting(boostkit.Reweighting):
         return boostkit.Weights(weights.reshape(state.margin.shape), log_potential)
 
     @boostkit.hookimpl
-    def boostkit_shard_weights(self, margin, y, initial_weights, n_jobs):
+    def boostkit_row_weights(self, margin, y, initial_weights, n_jobs):
         # The margin-loss kernel with AdaBoost's loss: bit for bit this rule's weights.
         return shard_weights(get_loss("exponential"), margin, y, initial_weights, n_jobs)
 
@@ -85,5 +85,5 @@ class MarginLossReweighting(boostkit.Reweighting):
         return boostkit.Weights(weights.reshape(state.margin.shape), log_potential)
 
     @boostkit.hookimpl
-    def boostkit_shard_weights(self, margin, y, initial_weights, n_jobs):
+    def boostkit_row_weights(self, margin, y, initial_weights, n_jobs):
         return shard_weights(get_loss(self.loss), margin, y, initial_weights, n_jobs)

@@ -23,7 +23,7 @@ import boostkit
 from boostkit.capabilities import CATEGORICAL_FEATURES, DISTRIBUTED, MISSING_VALUES
 from boostkit.criteria import check_criterion, partition_loss
 from boostkit.splits import (MIN_CATEGORY_COUNT, TIE_TOLERANCE, best_binned_split, best_split,
-                             check_min_category_count, class_ratio_keys, histogram)
+                             check_min_category_count, class_ratio_keys)
 
 
 def _scores_array(value) -> np.ndarray:
@@ -237,9 +237,9 @@ class StumpLearner(boostkit.Proposal):
     Kégl's factorised hypotheses h(x, l) = alpha v_l phi(x) (2013): ``cell_scores`` = (-1, +1),
     the calibration giving each side its per-class values.
 
-    Distributed fits (``"distributed"``): the same search runs on the driver, on the class
-    histogram summed over the shards (``boostkit_propose_from_histogram``), and the stump's
-    sides go to the shards as a bin-to-cell table.
+    Every data plane (``"distributed"``): the search reads ``state.class_histogram()``, summed
+    over the shards in a distributed fit, and the stump's sides go to the rows as a bin-to-cell
+    table (:class:`boostkit.BinCells`).
     """
 
     name = "stump"
@@ -280,21 +280,14 @@ class StumpLearner(boostkit.Proposal):
 
     @boostkit.hookimpl
     def boostkit_propose(self, state):
+        # Chosen from the class histogram, which the fit's data plane sums over every row
+        # (over the shards, in a distributed fit, where there are no codes here). The cells
+        # (bin_cells over the codes) and scores (cell_scores[cells]) are computed only when
+        # asked for.
         binned = state.data.binned
-        hist = histogram(binned.codes, state.weights, state.data.is_pos, binned.max_bins,
-                         state.n_jobs, labels=state.data.labels)
-        stump, wneg, wpos, split = self.choose(state, hist)
-        if split is None:
-            cells = np.zeros(state.data.n_samples, dtype=np.uint8)
-        else:
-            cells = split_cells(binned, split)
-        # The scores (cell_scores[cells]) are computed only if a calibration asks for them.
-        return boostkit.Candidate(stump, cells=cells, cell_wneg=wneg, cell_wpos=wpos)
-
-    @boostkit.hookimpl
-    def boostkit_propose_from_histogram(self, state, histogram):
-        binned = state.data.binned
-        stump, wneg, wpos, split = self.choose(state, histogram)
-        bin_cells = (boostkit.BinCells(0, np.zeros(binned.max_bins, dtype=np.uint8))
+        stump, wneg, wpos, split = self.choose(state, state.class_histogram())
+        # The constant stump sends every bin, the missing-value bin included, to cell 0.
+        bin_cells = (boostkit.BinCells(0, np.zeros(binned.max_bins + 1, dtype=np.uint8))
                      if split is None else split.bin_cells(binned.max_bins, binned.missing_bin))
-        return boostkit.Candidate(stump, bin_cells=bin_cells, cell_wneg=wneg, cell_wpos=wpos)
+        return boostkit.Candidate(stump, bin_cells=bin_cells, codes=binned.codes,
+                                  cell_wneg=wneg, cell_wpos=wpos)

@@ -112,4 +112,4 @@ def test_a_distributed_fit_names_the_component_that_returned_a_wrong_type(data,
     shards = distributed.LocalShards([(X[:40], y[:40]), (X[40:], y[40:])])
     with pytest.raises(boostkit.HookError,
                        match=r"returned tuple.*calibration 'wrong-type-calibration-for-test'"):
-        distributed.fit_distributed(booster, shards)
+        distributed.fit_on_shards(booster, shards)

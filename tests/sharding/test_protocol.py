@@ -66,7 +66,7 @@ def test_the_distributed_model_is_the_single_machine_model(cancer, recipe, n_sha
     X, y = cancer
     booster = boostkit.Booster(recipe, n_rounds=40)
     ref = booster.fit(X, y)
-    model, stats = dist.fit_distributed(booster, dist.LocalShards(_parts(X, y, _even(len(y), n_shards))))
+    model, stats = dist.fit_on_shards(booster, dist.LocalShards(_parts(X, y, _even(len(y), n_shards))))
     assert_same_model(ref, model)
     np.testing.assert_allclose(model.decision_function(X), ref.decision_function(X), atol=1e-12)
     assert stats.rounds == len(model.records) and stats.replays == 0
@@ -77,7 +77,7 @@ def test_several_classes_run_on_the_pairs_as_on_one_machine(contraceptive, recip
     X, y = contraceptive
     booster = boostkit.Booster(recipe, n_rounds=30)
     ref = booster.fit(X, y)
-    model, _ = dist.fit_distributed(booster, dist.LocalShards(_parts(X, y, _even(len(y), 3))))
+    model, _ = dist.fit_on_shards(booster, dist.LocalShards(_parts(X, y, _even(len(y), 3))))
     assert_same_model(ref, model)
     np.testing.assert_array_equal(model.predict(X), ref.predict(X))
 
@@ -90,7 +90,7 @@ def test_uneven_shards_empty_label_sorted_and_skewed(cancer):
     bounds = np.array([0, 0, 3, 3, n // 2, n - 1, n, n])  # empty, tiny, skewed shards
     booster = boostkit.Booster("real-adaboost", n_rounds=30)
     ref = booster.fit(Xs, ys)
-    model, _ = dist.fit_distributed(booster, dist.LocalShards(_parts(Xs, ys, bounds)))
+    model, _ = dist.fit_on_shards(booster, dist.LocalShards(_parts(Xs, ys, bounds)))
     assert_same_model(ref, model)
     assert {len(np.unique(ys[a:b])) for a, b in zip(bounds[:-1], bounds[1:]) if b > a} == {1, 2}
 
@@ -101,7 +101,7 @@ def test_sample_weights_and_zero_weight_rows(cancer):
     w[::7] = 0.0
     booster = boostkit.Booster("adaboost", n_rounds=30)
     ref = booster.fit(X, y, w)
-    model, _ = dist.fit_distributed(booster, dist.LocalShards(_parts(X, y, _even(len(y), 3), w)))
+    model, _ = dist.fit_on_shards(booster, dist.LocalShards(_parts(X, y, _even(len(y), 3), w)))
     assert_same_model(ref, model)
 
 
@@ -112,7 +112,7 @@ def test_missing_values_and_categories_in_dataframe_partitions():
     ref = booster.fit(frame, y)
     bounds = _even(len(y), 3)
     parts = [(frame.iloc[a:b], y[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
-    model, _ = dist.fit_distributed(booster, dist.LocalShards(parts))
+    model, _ = dist.fit_on_shards(booster, dist.LocalShards(parts))
     assert ref.features.categorical.any() and model.features == ref.features
     for j in np.flatnonzero(ref.features.categorical):
         np.testing.assert_array_equal(model.features.categories[j], ref.features.categories[j])
@@ -130,7 +130,7 @@ def test_a_lost_shard_is_rebuilt_and_replayed(cancer):
 
     booster = boostkit.Booster("adaboost", n_rounds=30)
     ref = booster.fit(X, y)
-    model, stats = dist.fit_distributed(
+    model, stats = dist.fit_on_shards(
         boostkit.Booster("adaboost", n_rounds=30, callbacks=[lose]), shards)
     assert_same_model(ref, model)
     # lost after rounds 5 and 17: the next rounds replay those terms and their own
@@ -140,7 +140,7 @@ def test_a_lost_shard_is_rebuilt_and_replayed(cancer):
 def test_a_repeated_step_reports_again_without_applying_twice(cancer):
     X, y = cancer
     shards = dist.LocalShards(_parts(X, y, [0, len(y)]))
-    model, _ = dist.fit_distributed(boostkit.Booster("adaboost", n_rounds=3), shards)
+    model, _ = dist.fit_on_shards(boostkit.Booster("adaboost", n_rounds=3), shards)
     shard = shards.shards[0]
     margin = shard.margin.copy()
     term = dist.ShardTerm(boostkit.BinCells(0, np.zeros(shard.plan.n_bins, np.uint8)),
@@ -158,12 +158,12 @@ def test_bin_edges_come_from_a_size_proportional_sample(cancer, monkeypatch):
     X, y = cancer
     monkeypatch.setattr(dist, "BIN_SAMPLE", 300)
     shards = dist.LocalShards(_parts(X, y, [0, 100, len(y)]))
-    model, _ = dist.fit_distributed(boostkit.Booster("adaboost", n_rounds=5, random_state=3),
+    model, _ = dist.fit_on_shards(boostkit.Booster("adaboost", n_rounds=5, random_state=3),
                                     shards)
     assert shards.plan is not None
     counts = dist.sample_sizes([100, len(y) - 100], 300)
     assert counts.sum() == 300 and abs(counts[0] - 300 * 100 / len(y)) < 1
-    again, _ = dist.fit_distributed(boostkit.Booster("adaboost", n_rounds=5, random_state=3),
+    again, _ = dist.fit_on_shards(boostkit.Booster("adaboost", n_rounds=5, random_state=3),
                                     dist.LocalShards(_parts(X, y, [0, 100, len(y)])))
     assert again.hypotheses == model.hypotheses  # the seed decides the sample
 
@@ -178,7 +178,7 @@ def test_any_split_into_shards_gives_the_single_machine_model(dataset, recipe, c
     bounds = np.unique(np.clip(np.concatenate([[0], np.sort(cuts), [len(y)]]), 0, len(y)))
     booster = boostkit.Booster(recipe, n_rounds=8)
     ref = booster.fit(X, y, w)
-    model, _ = dist.fit_distributed(booster, dist.LocalShards(_parts(X, y, bounds, w)))
+    model, _ = dist.fit_on_shards(booster, dist.LocalShards(_parts(X, y, bounds, w)))
     assert [str(h) for h in model.hypotheses] == [str(h) for h in ref.hypotheses]
     for r, m in zip(ref.records, model.records):
         scale = max(1.0, np.abs(r.coefficients).max())
@@ -281,27 +281,28 @@ def test_bin_cells_refuse_what_is_not_a_cell_table(table):
 def test_a_recipe_that_cannot_distribute_is_refused_naming_the_component(cancer, recipe, culprit):
     X, y = cancer
     with pytest.raises(RecipeError, match=f"cannot run distributed: {culprit}"):
-        dist.fit_distributed(boostkit.Booster(recipe, n_rounds=3),
+        dist.fit_on_shards(boostkit.Booster(recipe, n_rounds=3),
                              dist.LocalShards(_parts(X, y, [0, len(y)])))
 
 
 def test_bad_partitions_are_named(cancer):
     X, y = cancer
     with pytest.raises(DataError, match="partition 1: X has 100 rows but y has 99"):
-        dist.fit_distributed(boostkit.Booster("adaboost", n_rounds=3),
+        dist.fit_on_shards(boostkit.Booster("adaboost", n_rounds=3),
                              dist.LocalShards([(X[:100], y[:100]), (X[100:200], y[100:199])]))
     with pytest.raises(DataError, match="only one class"):
-        dist.fit_distributed(boostkit.Booster("adaboost", n_rounds=3),
+        dist.fit_on_shards(boostkit.Booster("adaboost", n_rounds=3),
                              dist.LocalShards([(X[:10], np.zeros(10)), (X[10:20], np.zeros(10))]))
     bad = X[:50].copy()
     bad[3, 2] = np.inf
     with pytest.raises(DataError, match="partition 0"):
-        dist.fit_distributed(boostkit.Booster("adaboost", n_rounds=3),
+        dist.fit_on_shards(boostkit.Booster("adaboost", n_rounds=3),
                              dist.LocalShards([(bad, y[:50])]))
 
 
 def test_the_stump_proposes_the_same_stump_from_the_summed_histogram(cancer):
     from boostkit_adaboost import StumpLearner
+    from boostkit_adaboost.stumps import split_cells
 
     from boostkit.engine import BoostState
     from boostkit.data import TrainingData
@@ -317,16 +318,28 @@ def test_the_stump_proposes_the_same_stump_from_the_summed_histogram(cancer):
         def boostkit_partition_loss(wpos, wneg, n_columns):
             return np.minimum(wpos, wneg).sum(axis=-1)
 
-    state = BoostState(data=data, weights=w, margin=np.zeros(len(y)), n_rounds=1,
-                       rng=np.random.default_rng(0), hook=Hook, n_jobs=1)
+    class SummedHalves:  # a plane whose histogram is the sum of two shards' histograms
+        @staticmethod
+        def class_histogram(state):
+            binned, half = data.binned, len(y) // 2
+            return sum(histogram(np.ascontiguousarray(binned.codes[:, s]), w[s],
+                                 data.is_pos[s], binned.max_bins)
+                       for s in (slice(0, half), slice(half, None)))
+
+    def state(plane=None):
+        return BoostState(data=data, weights=w, margin=np.zeros(len(y)), n_rounds=1,
+                          rng=np.random.default_rng(0), hook=Hook, n_jobs=1, plane=plane)
+
     learner = StumpLearner()
-    on_rows = learner.boostkit_propose(state)
-    binned = data.binned
-    hist = histogram(binned.codes, w, data.is_pos, binned.max_bins)
-    summed = learner.boostkit_propose_from_histogram(state, hist)
-    assert summed.hypothesis == on_rows.hypothesis and not summed.has_rows
-    np.testing.assert_array_equal(summed.bin_cells.cells(binned.codes), on_rows.cells)
-    np.testing.assert_array_equal(summed.cell_wpos, on_rows.cell_wpos)
+    on_rows = learner.boostkit_propose(state())
+    summed = learner.boostkit_propose(state(SummedHalves()))
+    assert summed.hypothesis == on_rows.hypothesis
+    np.testing.assert_allclose(summed.cell_wpos, on_rows.cell_wpos, rtol=1e-12)
+    # The bin-to-cell table gives every row the cell of the split the search found.
+    _, _, _, split = learner.choose(state(), histogram(data.binned.codes, w, data.is_pos,
+                                                        data.binned.max_bins))
+    np.testing.assert_array_equal(on_rows.bin_cells.cells(data.binned.codes),
+                                  split_cells(data.binned, split))
 
 
 @pytest.mark.parametrize("loss", ["exponential", "madaboost"])
@@ -347,7 +360,7 @@ def test_shard_weights_of_a_reweighting_normalise_to_its_weights(loss):
     state.data = State()
     state.data.y = y
     whole = rule.boostkit_reweight(state)
-    halves = [rule.boostkit_shard_weights(margin[s], y[s], d1[s], 1)
+    halves = [rule.boostkit_row_weights(margin[s], y[s], d1[s], 1)
               for s in (slice(0, 120), slice(120, 200))]
     log_total = dist._logsumexp([h.log_scale + math.log(h.weights.sum()) for h in halves])
     ours = np.concatenate([h.weights * math.exp(h.log_scale - log_total) for h in halves])
@@ -379,5 +392,5 @@ def test_a_component_answering_a_row_hook_is_refused(cancer):
 
     X, y = cancer
     with pytest.raises(RecipeError, match="implements boostkit_initial_weights"):
-        dist.fit_distributed(boostkit.Booster("adaboost", n_rounds=2, observers=[Watcher()]),
+        dist.fit_on_shards(boostkit.Booster("adaboost", n_rounds=2, observers=[Watcher()]),
                              dist.LocalShards([(X, y)]))

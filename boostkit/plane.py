@@ -1,0 +1,224 @@
+"""Data planes: where the rows of a fit live, and what a boosting round asks of them.
+
+The engine runs one boosting round (:func:`boostkit.engine.run_rounds`) whatever holds the
+examples. What depends on where they are goes through the fit's *data plane*:
+
+- :meth:`DataPlane.start` sets up the state of round 0 (D_1, the margins F_0 = 0);
+- :meth:`DataPlane.class_histogram` is the reduction a histogram-based proposal chooses from:
+  the weight of each class in every bin of every feature under D_t, summed over all the rows
+  (``state.class_histogram()`` asks for it);
+- :meth:`DataPlane.bind` gives a candidate chosen from reductions (one with ``bin_cells``) the
+  rows' bin codes, where there are rows and the proposal did not pass them;
+- :meth:`DataPlane.advance` adds the round's term to the margins, computes the next weights
+  (the reweighting's row form, or its whole-rows form where the rows are in this process) and
+  reports the round's training error, weighted error and potential (:class:`Advance`).
+
+Two planes exist: :class:`RowPlane`, the rows in this process (``Booster.fit``), and
+:class:`boostkit.distributed.ShardPlane`, rows split into shards that live elsewhere (Dask
+workers, or :class:`boostkit.distributed.LocalShards` in tests), where a round is a map over the
+shards and a reduce on the driver. Proposal, calibration, records, stopping, observers and
+callbacks run on the driver, the same code for both.
+
+A component written against the planes' contract works on every plane: a proposal that chooses
+from ``state.class_histogram()`` and returns a candidate with ``bin_cells``, a calibration that
+reads only cell sums, and a reweighting with a row form (``boostkit_row_weights``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+import attrs
+import numpy as np
+
+from .capabilities import check_data_requirements
+from .components import Candidate, RowWeights, Weights, describe_hypothesis
+from .errors import HookError
+from .kernels.blocks import row_threads
+from .kernels.boosting import add_contribution, add_contribution_blocks
+from .plugins import get_registry
+from .splits import histogram
+
+__all__ = ["Advance", "DataPlane", "RowPlane", "check_row_weights", "row_weights"]
+
+
+@attrs.frozen
+class Advance:
+    """What a plane reports after adding round t's term and reweighting.
+
+    ``training_error`` is sum_i D_1(i) [y_i F_t(x_i) <= 0]; ``weighted_error`` the term's error
+    under D_t; ``log_potential`` log sum_i D_1(i) L(y_i F_t(x_i)) of the reweighting's loss, or
+    ``None``; ``extra`` what the reweighting adds to the round record.
+    """
+
+    training_error: float
+    weighted_error: float
+    log_potential: float | None
+    extra: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+class DataPlane:
+    """Where a fit's rows live (see the module notes). Subclasses implement every method."""
+
+    #: Whether the rows are in this process: ``state.data.X``, ``state.weights`` and
+    #: ``state.margin`` are then arrays, else ``None``.
+    has_rows: bool = False
+    #: The fit's data as the hooks see them (``state.data``).
+    data: Any = None
+
+    def start(self, state) -> None:
+        """Set ``state`` up for round 1 (D_1 and F_0, where there are rows)."""
+        raise NotImplementedError
+
+    def class_histogram(self, state) -> np.ndarray:
+        """The ``(d, B, 2)`` class histogram of D_t over all rows (``(d, B, C, 2)`` over
+        (example, class) pairs): what :func:`boostkit.splits.histogram` gives on one machine."""
+        raise NotImplementedError
+
+    def bind(self, state, candidate: Candidate) -> None:
+        """Make ``candidate`` usable by the calibration and :meth:`advance` on this plane."""
+        raise NotImplementedError
+
+    def advance(self, state, candidate: Candidate, calibrated) -> Advance:
+        """Add the round's term to the margins and compute D_{t+1} (see :class:`Advance`)."""
+        raise NotImplementedError
+
+
+def row_weights(hook, margin: np.ndarray, y: np.ndarray, initial_weights: np.ndarray,
+                n_jobs: int, owner: str) -> RowWeights:
+    """The reweighting's row form on flat arrays of rows (``boostkit_row_weights``, or the
+    deprecated ``boostkit_shard_weights`` of a plugin written before it), checked; any error
+    is a :class:`boostkit.HookError` naming ``owner``."""
+    call = hook.boostkit_row_weights
+    if not call.get_hookimpls():
+        call = hook.boostkit_shard_weights
+    try:
+        answer = call(margin=margin, y=y, initial_weights=initial_weights, n_jobs=n_jobs)
+    except HookError:
+        raise
+    except Exception as exc:
+        raise HookError(f"{owner} failed: {type(exc).__name__}: {exc}") from exc
+    return check_row_weights(answer, margin.size, owner)
+
+
+def check_row_weights(answer, n: int, owner: str) -> RowWeights:
+    """Refuse a row form's answer that is not ``n`` finite non-negative weights."""
+    if not isinstance(answer, RowWeights):
+        raise HookError(f"{owner} returned {type(answer).__name__}, expected boostkit.RowWeights")
+    weights = answer.weights
+    if weights.shape != (n,) or not np.isfinite(weights).all() or (weights < 0).any():
+        raise HookError(f"{owner} returned weights of shape {weights.shape} with values in "
+                        f"[{weights.min(initial=0):g}, {weights.max(initial=0):g}], expected "
+                        f"{n} finite non-negative values")
+    return answer
+
+
+class RowPlane(DataPlane):
+    """The rows in this process: a :class:`boostkit.data.TrainingData`, the running margins
+    and weights as arrays on ``state``, and the whole-rows hooks (``boostkit_reweight``,
+    ``boostkit_initial_weights``) available."""
+
+    has_rows = True
+
+    def __init__(self, data, components, *, recipe_name: str):
+        self.data = data
+        self.components = components
+        self.recipe_name = recipe_name
+        self._histogram: tuple[Any, np.ndarray] | None = None  # (weights it was summed under, H)
+
+    def start(self, state) -> None:
+        from .engine import _initial_weights
+
+        data = self.data
+        check_data_requirements(self.recipe_name, self.components, data.X,
+                                get_registry().capabilities(), data.features)
+        d1 = _initial_weights(state.hook, self.components, data)
+        state.weights, state.margin, state.initial_weights = d1.copy(), np.zeros(data.y.shape), d1
+        # Whole-rows reweighting when the component has one (it may use state.least_margin,
+        # found in the pass that adds the contribution); else its row form.
+        self._whole_rows = bool(state.hook.boostkit_reweight.get_hookimpls())
+
+    def class_histogram(self, state) -> np.ndarray:
+        # One histogram per distribution: several components may ask within a round.
+        if self._histogram is None or self._histogram[0] is not state.weights:
+            binned = self.data.binned
+            self._histogram = (state.weights, histogram(
+                binned.codes, state.weights, self.data.is_pos, binned.max_bins, state.n_jobs,
+                labels=self.data.labels))
+        return self._histogram[1]
+
+    def bind(self, state, candidate: Candidate) -> None:
+        if candidate.has_rows:
+            return
+        if candidate.bin_cells is None:
+            raise HookError("boostkit_propose returned a candidate without rows (X, cells or "
+                            "scores) or bin_cells")
+        candidate.bind_codes(self.data.binned.codes)
+
+    def advance(self, state, candidate: Candidate, calibrated) -> Advance:
+        from .engine import (_check_array, _check_distribution, _component, _non_finite_message,
+                             _owner, _call)
+
+        t, n_jobs, shape = state.round, state.n_jobs, self.data.y.shape
+        calibration = _component(self.components, "calibration")
+        # The values' finiteness is counted in the pass that adds them to the margins (one pass
+        # fewer); the fit stops there if any is not.
+        _check_array(calibrated.train_values, shape, "training contributions",
+                     f"boostkit_calibrate of {calibration} in round {t}", n_jobs,
+                     finite=calibrated.replaces is not None)
+        change = calibrated.train_values
+        if calibrated.replaces is not None:
+            if not 0 <= calibrated.replaces < len(state.contributions):
+                raise HookError(
+                    f"boostkit_calibrate asked to replace term {calibrated.replaces}, but the "
+                    f"model has {len(state.contributions)} terms (round {t}, {calibration})"
+                )
+            _check_array(calibrated.removed_values, shape, "removed values",
+                         f"boostkit_calibrate of {calibration} in round {t}", n_jobs)
+            change = calibrated.train_values - calibrated.removed_values
+        # Over (example, class) pairs the kernels see the C-contiguous arrays flattened: every
+        # pair is one more binary example (Schapire & Singer 1999, section 7). The margins are
+        # updated in place on one thread; on several, a round's margins may be a new array.
+        flat_margin, flat_y = state.margin.ravel(), self.data.y.ravel()
+        flat_d1 = state.initial_weights.ravel()
+        if row_threads(flat_margin.shape[0], n_jobs) > 1:  # blocks on threads: F_t, a new array
+            new_margin, training_error, weighted_error, least_margin, finite = (
+                add_contribution_blocks(flat_margin, change.ravel(), flat_y, flat_d1,
+                                        state.weights.ravel(), n_jobs))
+            if new_margin is not flat_margin:
+                state.margin, flat_margin = new_margin.reshape(shape), new_margin
+        else:
+            training_error, weighted_error, least_margin, finite = add_contribution(
+                flat_margin, change.ravel(), flat_y, flat_d1, state.weights.ravel())
+        if not finite:
+            raise HookError(_non_finite_message(
+                calibrated.train_values, describe_hypothesis(candidate.hypothesis,
+                                                             self.data.features),
+                f"round {t}, {calibration}"))
+        state.least_margin = least_margin
+        reweighting = _owner(self.components, "reweighting", "boostkit_reweight")
+        if self._whole_rows:
+            weights = _call(state.hook, "boostkit_reweight", self.components, state=state)
+            if not isinstance(weights, Weights):
+                raise HookError(f"boostkit_reweight returned {type(weights).__name__}, expected "
+                                f"boostkit.Weights (round {t}, {reweighting})")
+        else:
+            weights = self._from_row_form(state, flat_margin, flat_y, flat_d1)
+        _check_distribution(weights.weights, shape, reweighting, n_jobs)
+        if weights.log_potential is not None and math.isnan(weights.log_potential):
+            raise HookError(f"{reweighting} returned log_potential NaN, expected a number or None")
+        state.weights = weights.weights
+        return Advance(training_error, weighted_error, weights.log_potential, weights.extra)
+
+    def _from_row_form(self, state, margin, y, d1) -> Weights:
+        """D_{t+1} of a reweighting that has only a row form: its weights normalised here."""
+        from .engine import _owner
+
+        owner = f"{_owner(self.components, 'reweighting', 'boostkit_row_weights')} in round {state.round}"
+        answer = row_weights(state.hook, margin, y, d1, state.n_jobs, owner)
+        total = float(answer.weights.sum())
+        if not total > 0.0:
+            raise HookError(f"{owner} left no example with positive weight (round {state.round})")
+        return Weights((answer.weights / total).reshape(state.margin.shape), answer.log_potential)
+
