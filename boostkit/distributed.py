@@ -34,6 +34,7 @@ refused, never gathered.
 from __future__ import annotations
 
 import math
+import pickle
 import weakref
 from typing import Any, Sequence
 
@@ -54,7 +55,7 @@ from .engine import _component, _missing_hint, _owner, _round_manager, run_round
 from .kernels.boosting import add_contribution
 from .model import BoostModel
 from .observers import RoundLog
-from .plane import Advance, DataPlane, row_weights
+from .plane import Advance, DataPlane, Rows, add_reductions, row_weights
 from .plugins import get_registry
 from .splits import histogram, valid_splits
 
@@ -70,6 +71,8 @@ __all__ = [
     "FitStats",
     "LocalShards",
     "ShardPlane",
+    "ShardReduce",
+    "ShardReduced",
     "Shards",
     "fit_on_shards",
     "initial_report",
@@ -275,10 +278,34 @@ def build_shard(index: int, plan: ShardPlan, X, y, sample_weight=None) -> Shard:
 class ShardTerm:
     """One term of the model as a shard applies it: the cells of its examples
     (``bin_cells``) and the contribution's value in each cell (``values``, ``(n_cells,)`` or
-    ``(n_cells, C)``)."""
+    ``(n_cells, C)``), or, for a contribution that depends on more than the cell (on the running
+    margin: an input-dependent regularizer), ``values=None`` and the ``hypothesis`` and
+    ``contribution`` themselves, which the shard evaluates on its rows
+    (``contribution.values(candidate, margin)`` on a candidate of ``bin_cells`` over its codes).
+    """
 
     bin_cells: BinCells
-    values: np.ndarray = attrs.field(eq=False)
+    values: np.ndarray | None = attrs.field(eq=False)
+    hypothesis: Any = attrs.field(default=None, eq=False)
+    contribution: Any = attrs.field(default=None, eq=False)
+
+
+@attrs.frozen
+class ShardReduce:
+    """A reduction to run on a shard after its terms (:meth:`boostkit.BoostState.reduce`), with
+    the log of the total weight over all shards, which normalises the shard's weights."""
+
+    reduction: Any = attrs.field(eq=False)
+    log_total: float
+
+
+@attrs.frozen
+class ShardReduced:
+    """A shard's answer to a :class:`ShardReduce`: the reduction over its rows."""
+
+    index: int
+    n_applied: int
+    value: Any = attrs.field(eq=False)
 
 
 @attrs.frozen
@@ -343,7 +370,19 @@ def _shard_weights(shard: Shard) -> RowWeights:
 def _apply(shard: Shard, term: ShardTerm) -> tuple[float, float, float]:
     """Add ``term`` to the shard's margins and reweight: ``(training_error, weighted_error,
     previous_scale)``."""
-    change = np.ascontiguousarray(term.values[term.bin_cells.cells(shard.codes)])
+    if term.values is not None:
+        change = np.ascontiguousarray(term.values[term.bin_cells.cells(shard.codes)])
+    else:
+        candidate = Candidate(term.hypothesis, bin_cells=term.bin_cells, codes=shard.codes)
+        try:
+            change = np.ascontiguousarray(term.contribution.values(candidate, shard.margin),
+                                          dtype=np.float64)
+        except Exception as exc:
+            raise HookError(f"shard {shard.index}: contribution {term.contribution.name!r} "
+                            f"failed on the shard's rows: {type(exc).__name__}: {exc}") from exc
+        if change.shape == shard.margin.shape and not np.isfinite(change).all():
+            raise HookError(f"shard {shard.index}: contribution {term.contribution.name!r} "
+                            "gave NaN or infinite values on the shard's rows")
     if change.shape != shard.margin.shape:
         raise HookError(f"shard {shard.index}: the term's values give shape {change.shape}, "
                         f"expected {shard.margin.shape}")
@@ -376,27 +415,45 @@ def initial_report(shard: Shard) -> ShardReport:
     return _report(shard, (0.0, 0.0, 0.0), counts=True)
 
 
-def step_shard(shard: Shard, first: int, terms: Sequence[ShardTerm]
-               ) -> ShardReport | ShardBehind:
-    """Apply the model's terms ``first, first + 1, ...`` (``terms``) to the shard, and report.
+def _reduced(shard: Shard, reduce: ShardReduce) -> ShardReduced:
+    rows = Rows(codes=shard.codes, y=shard.y, is_pos=shard.is_pos, labels=shard.labels,
+                initial_weights=shard.initial_weights,
+                weights=shard.weights * math.exp(shard.log_scale - reduce.log_total),
+                margin=shard.margin, n_jobs=shard.plan.n_jobs)
+    try:
+        value = reduce.reduction(rows)
+    except Exception as exc:
+        raise HookError(f"the reduction {reduce.reduction!r} failed on shard {shard.index}: "
+                        f"{type(exc).__name__}: {exc}") from exc
+    return ShardReduced(shard.index, shard.n_applied, value)
+
+
+def step_shard(shard: Shard, first: int, terms: Sequence[ShardTerm],
+               reduce: ShardReduce | None = None) -> ShardReport | ShardReduced | ShardBehind:
+    """Apply the model's terms ``first, first + 1, ...`` (``terms``) to the shard, and report
+    (or, given ``reduce``, answer the reduction over its rows).
 
     Answers :class:`ShardBehind` when the shard does not hold exactly ``first`` terms; a shard
     that already holds them all only reports again (a retried task changes nothing).
     """
     if terms and shard.n_applied == first + len(terms):
-        return _report(shard, shard.last_errors, counts=False)
-    if shard.n_applied != first:
+        pass
+    elif shard.n_applied != first:
         return ShardBehind(shard.index, shard.n_applied, first)
-    for term in terms:
-        shard.last_errors = _apply(shard, term)
+    else:
+        for term in terms:
+            shard.last_errors = _apply(shard, term)
+    if reduce is not None:
+        return _reduced(shard, reduce)
     return _report(shard, shard.last_errors, counts=False)
 
 
-def step_shards(shards: Sequence[Shard], calls: Sequence[tuple[int, list[ShardTerm]]]
-                ) -> list[ShardReport | ShardBehind]:
+def step_shards(shards: Sequence[Shard], calls: Sequence[tuple]
+                ) -> list[ShardReport | ShardReduced | ShardBehind]:
     """:func:`step_shard` on several shards of one worker, in one task: a round then costs a
-    task per worker, not per shard (the reports stay per shard, reduced in shard order)."""
-    return [step_shard(shard, first, terms) for shard, (first, terms) in zip(shards, calls)]
+    task per worker, not per shard (the reports stay per shard, reduced in shard order).
+    A call is ``(first, terms)``, or ``(first, terms, reduce)``."""
+    return [step_shard(shard, *call) for shard, call in zip(shards, calls)]
 
 
 # -- the driver -----------------------------------------------------------------------------------
@@ -486,10 +543,10 @@ class Shards:
         """Build every shard (:func:`build_shard`) and return its :func:`initial_report`."""
         raise NotImplementedError
 
-    def step(self, calls: dict[int, tuple[int, list[ShardTerm]]]
-             ) -> dict[int, ShardReport | ShardBehind]:
-        """Run :func:`step_shard` ``(first, terms)`` on the shards named; a shard that is
-        behind answers its :class:`ShardBehind` instead of a report."""
+    def step(self, calls: dict[int, tuple]) -> dict[int, ShardReport | ShardReduced | ShardBehind]:
+        """Run :func:`step_shard` on the shards named, with the call's arguments ``(first,
+        terms)`` or ``(first, terms, reduce)``; a shard that is behind answers its
+        :class:`ShardBehind` instead of a report."""
         raise NotImplementedError
 
 
@@ -526,8 +583,7 @@ class LocalShards(Shards):
         return [initial_report(self._shard(k)) for k in range(self.n_shards)]
 
     def step(self, calls):
-        return {k: step_shard(self._shard(k), first, terms)
-                for k, (first, terms) in calls.items()}
+        return {k: step_shard(self._shard(k), *call) for k, call in calls.items()}
 
     def lose(self, k: int) -> None:
         """Forget shard ``k``'s state, as if its worker had died."""
@@ -554,34 +610,50 @@ class FitStats:
         return (self.bytes_out + self.bytes_in) / max(self.rounds, 1)
 
 
+def _array_bytes(value) -> int:
+    if isinstance(value, tuple):
+        return sum(_array_bytes(v) for v in value)
+    return int(getattr(value, "nbytes", 0))
+
+
 def _nbytes(value) -> int:
-    """The bytes a term or a report takes on the wire (its arrays, plus a little framing)."""
+    """The bytes a term, a reduction or a report takes on the wire (its arrays, plus a little
+    framing; a term's contribution and hypothesis by their pickled size)."""
     if isinstance(value, ShardReport):
         return value.histogram.nbytes + 128
+    if isinstance(value, ShardReduced):
+        return _array_bytes(value.value) + 96
+    if isinstance(value, ShardReduce):
+        return len(pickle.dumps(value.reduction)) + 32
+    if value.values is None:
+        return (value.bin_cells.table.nbytes + len(pickle.dumps(value.hypothesis))
+                + len(pickle.dumps(value.contribution)) + 96)
     return value.bin_cells.table.nbytes + value.values.nbytes + 96
 
 
-def _step_all(shards: Shards, first: int, term: ShardTerm, terms: list[ShardTerm],
-              stats: FitStats) -> list[ShardReport]:
-    """One round on every shard, replaying the model's terms on any shard that fell behind."""
-    calls = {k: (first, [term]) for k in range(shards.n_shards)}
-    reports: dict[int, ShardReport] = {}
+def _step_all(shards: Shards, first: int, new_terms: list[ShardTerm], terms: list[ShardTerm],
+              stats: FitStats, reduce: ShardReduce | None = None) -> list:
+    """``new_terms`` (the model's terms ``first, ...``), then a report or ``reduce``, on every
+    shard, replaying the model's earlier ``terms`` on any shard that fell behind."""
+    extra = () if reduce is None else (reduce,)
+    calls = {k: (first, new_terms, *extra) for k in range(shards.n_shards)}
+    answered: dict[int, Any] = {}
     for _ in range(MAX_REPLAYS + 1):
-        stats.bytes_out += sum(_nbytes(t) for _, ts in calls.values() for t in ts)
+        stats.bytes_out += sum(_nbytes(t) for call in calls.values() for t in (*call[1], *extra))
         answers = shards.step(calls)
         calls = {}
         for k, answer in answers.items():
             if isinstance(answer, ShardBehind):
-                calls[k] = (answer.n_applied, terms[answer.n_applied:])
+                calls[k] = (answer.n_applied, terms[answer.n_applied:], *extra)
                 stats.replays += 1
                 stats.replayed_terms += len(terms) - answer.n_applied
             else:
-                reports[k] = answer
+                answered[k] = answer
                 stats.bytes_in += _nbytes(answer)
         if not calls:
-            return [reports[k] for k in range(shards.n_shards)]
+            return [answered[k] for k in range(shards.n_shards)]
     raise HookError(f"shards {sorted(calls)} fell behind {MAX_REPLAYS} times in round "
-                    f"{first + 1}: they are being lost faster than they can be rebuilt")
+                    f"{len(terms)}: they are being lost faster than they can be rebuilt")
 
 
 def _class_weights(summaries: Sequence[PartitionSummary]) -> tuple[np.ndarray, np.ndarray]:
@@ -595,11 +667,6 @@ def _class_weights(summaries: Sequence[PartitionSummary]) -> tuple[np.ndarray, n
 
 def _check_table(table, hypothesis, n_columns: int, owner: str) -> np.ndarray:
     """The per-cell values a shard applies, checked where the calibration hands them back."""
-    if table is None:
-        raise HookError(
-            f"{owner}: the contribution {type(hypothesis).__name__} gives no per-cell values "
-            "(Contribution.cell_table), so shards cannot apply it"
-        )
     table = np.asarray(table, dtype=np.float64)
     shape = (hypothesis.n_cells,) if n_columns == 1 else (hypothesis.n_cells, n_columns)
     if table.shape != shape or not np.isfinite(table).all():
@@ -690,6 +757,11 @@ class ShardPlane(DataPlane):
     def start(self, state) -> None:
         """Nothing to do on the driver: the shards were built at round 0."""
 
+    def reduce(self, state, reduction):
+        answers = _step_all(self.shards, len(self.terms), [], self.terms, self.stats,
+                            ShardReduce(reduction, self.sums.log_total))
+        return add_reductions(a.value for a in answers)
+
     def class_histogram(self, state) -> np.ndarray:
         return self.sums.histogram
 
@@ -706,12 +778,16 @@ class ShardPlane(DataPlane):
         if calibrated.replaces is not None:
             raise HookError(f"{calibration} re-fitted an earlier term, which a distributed fit "
                             "cannot do (it does not provide 'running-margin')")
-        table = _check_table(calibrated.contribution.cell_table(candidate.hypothesis),
-                             candidate.hypothesis, self.data.n_columns, calibration)
-        self.terms.append(ShardTerm(candidate.bin_cells, table))
+        table = calibrated.contribution.cell_table(candidate.hypothesis)
+        if table is None:  # c_t(x) depends on more than the cell: the shards evaluate it
+            self.terms.append(ShardTerm(candidate.bin_cells, None, candidate.hypothesis,
+                                        calibrated.contribution))
+        else:
+            self.terms.append(ShardTerm(candidate.bin_cells, _check_table(
+                table, candidate.hypothesis, self.data.n_columns, calibration)))
         previous = self.sums
         self.sums = reduce_reports(
-            _step_all(self.shards, state.round - 1, self.terms[-1], self.terms, self.stats),
+            _step_all(self.shards, state.round - 1, [self.terms[-1]], self.terms, self.stats),
             previous.log_total, self.plan)
         self.stats.rounds = state.round
         return Advance(self.sums.training_error, self.sums.weighted_error,

@@ -149,6 +149,15 @@ class BoostState:
         ``bin_cells``, works on every plane."""
         return self.plane.class_histogram(self)
 
+    def reduce(self, reduction):
+        """``reduction(rows)`` summed over all the fit's rows, where they live: ``reduction`` is
+        a picklable callable taking a :class:`boostkit.plane.Rows` (some rows: their bin codes,
+        signs, D_1, D_t normalised over all rows, margins) and returning an array or a tuple of
+        arrays, which the data plane adds over the parts of the rows (over the shards of a
+        distributed fit, in shard order). How a component that needs more than the class
+        histogram (a tree's per-level histograms, a score histogram) works on every plane."""
+        return self.plane.reduce(self, reduction)
+
     def cell_weights(self, candidate: Candidate) -> tuple[np.ndarray, np.ndarray]:
         """``(wneg, wpos)``: the current weight of negative and positive examples per cell.
 

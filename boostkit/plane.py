@@ -11,7 +11,10 @@ examples. What depends on where they are goes through the fit's *data plane*:
   rows' bin codes, where there are rows and the proposal did not pass them;
 - :meth:`DataPlane.advance` adds the round's term to the margins, computes the next weights
   (the reweighting's row form, or its whole-rows form where the rows are in this process) and
-  reports the round's training error, weighted error and potential (:class:`Advance`).
+  reports the round's training error, weighted error and potential (:class:`Advance`);
+- :meth:`DataPlane.reduce` runs any other sum over the rows a component needs (per-node
+  histograms of a tree's level, a score histogram, stratum totals): ``state.reduce(fn)`` calls
+  ``fn(rows)`` on every part of the rows where it lives (:class:`Rows`) and adds the answers.
 
 Two planes exist: :class:`RowPlane`, the rows in this process (``Booster.fit``), and
 :class:`boostkit.distributed.ShardPlane`, rows split into shards that live elsewhere (Dask
@@ -40,7 +43,45 @@ from .kernels.boosting import add_contribution, add_contribution_blocks
 from .plugins import get_registry
 from .splits import histogram
 
-__all__ = ["Advance", "DataPlane", "RowPlane", "check_row_weights", "row_weights"]
+__all__ = ["Advance", "DataPlane", "RowPlane", "Rows", "add_reductions", "check_row_weights",
+           "row_weights"]
+
+
+@attrs.frozen(eq=False)
+class Rows:
+    """Some rows of a fit, where they live, as a reduction sees them: all the rows in this
+    process, or one shard's on its worker.
+
+    ``codes`` are the ``(d, n)`` bin codes (``data.binned``'s bins), ``y`` the signs (``(n,)``,
+    or ``(n, C)`` over (example, class) pairs), ``is_pos`` their ``y > 0`` as bytes, ``labels``
+    the class index of single-label rows (or ``None``), ``initial_weights`` D_1 and ``weights``
+    D_t, both normalised over *all* the fit's rows, and ``margin`` F_{t-1} (F_t after the
+    round's term was added). ``X`` holds the raw float64 values where the rows are in this
+    process, ``None`` on a shard (which keeps only the bin codes).
+    """
+
+    codes: np.ndarray
+    y: np.ndarray
+    is_pos: np.ndarray
+    labels: np.ndarray | None
+    initial_weights: np.ndarray
+    weights: np.ndarray
+    margin: np.ndarray
+    n_jobs: int = 1
+    X: np.ndarray | None = None
+
+
+def add_reductions(answers):
+    """The sum of reductions' answers (arrays, or tuples of arrays) in the order given, in
+    float64: the driver adds the shards' answers in shard order, so a fit is deterministic."""
+    answers = list(answers)
+    first = answers[0]
+    if isinstance(first, tuple):
+        return tuple(add_reductions([a[i] for a in answers]) for i in range(len(first)))
+    total = np.array(first, dtype=np.float64, copy=True)
+    for answer in answers[1:]:
+        total += answer
+    return total
 
 
 @attrs.frozen
@@ -82,6 +123,11 @@ class DataPlane:
 
     def advance(self, state, candidate: Candidate, calibrated) -> Advance:
         """Add the round's term to the margins and compute D_{t+1} (see :class:`Advance`)."""
+        raise NotImplementedError
+
+    def reduce(self, state, reduction):
+        """``reduction(rows)`` (a picklable callable: it may run on other machines) on every
+        part of the rows (:class:`Rows`), summed (:func:`add_reductions`)."""
         raise NotImplementedError
 
 
@@ -147,6 +193,13 @@ class RowPlane(DataPlane):
                 binned.codes, state.weights, self.data.is_pos, binned.max_bins, state.n_jobs,
                 labels=self.data.labels))
         return self._histogram[1]
+
+    def reduce(self, state, reduction):
+        data = self.data
+        return add_reductions([reduction(Rows(
+            codes=data.binned.codes, y=data.y, is_pos=data.is_pos, labels=data.labels,
+            initial_weights=state.initial_weights, weights=state.weights, margin=state.margin,
+            n_jobs=state.n_jobs, X=data.X))])
 
     def bind(self, state, candidate: Candidate) -> None:
         if candidate.has_rows:

@@ -91,7 +91,8 @@ class ComponentsPlugin:
     @boostkit.hookimpl
     def boostkit_register_components(self, registry):
         for cls in (RowFormExponential, OldHistogramStump, OldShardExponential,
-                    NegativeRowWeights, ZeroRowWeights):
+                    NegativeRowWeights, ZeroRowWeights, MarginShrunkContribution,
+                    MarginShrunkAlpha, ReductionRecorder):
             registry.add_component(cls)
 
 
@@ -151,3 +152,95 @@ def test_a_bad_row_form_is_refused_naming_the_component(cancer, rule, message):
         booster.fit(X, y)
     assert rule in str(raised.value)
 
+
+
+class WeightedMarginTotals:
+    """A reduction: the D_t-weighted margin total per bin of feature 0, and the rows counted."""
+
+    def __call__(self, rows):
+        n_bins = 256
+        per_bin = np.bincount(rows.codes[0], weights=rows.weights * rows.margin,
+                              minlength=n_bins)
+        return per_bin, np.array([rows.y.shape[0]], dtype=np.float64)
+
+
+@attrs.define
+class ReductionRecorder(boostkit.Observer):
+    """Records state.reduce(WeightedMarginTotals()) after every round."""
+
+    name = "test-reduction-recorder"
+    provides = frozenset({DISTRIBUTED})
+    seen: list = attrs.field(factory=list)
+
+    @boostkit.hookimpl
+    def boostkit_round_end(self, state, record):
+        self.seen.append(state.reduce(WeightedMarginTotals()))
+
+
+def test_a_reduction_gives_the_same_sums_on_every_plane(cancer):
+    X, y = cancer
+    local_seen, sharded_seen = ReductionRecorder(), ReductionRecorder()
+    boostkit.Booster("adaboost", n_rounds=6, observers=[local_seen]).fit(X, y)
+    shards = LocalShards(_parts(X, y, 120))
+    fit_on_shards(boostkit.Booster("adaboost", n_rounds=6, observers=[sharded_seen]), shards)
+    assert len(local_seen.seen) == len(sharded_seen.seen) == 6
+    for (local, n_local), (sharded, n_sharded) in zip(local_seen.seen, sharded_seen.seen):
+        np.testing.assert_allclose(sharded, local, rtol=1e-10, atol=1e-15)
+        assert n_local[0] == n_sharded[0] == len(y)
+    # A shard lost between rounds is rebuilt and replayed before it answers a reduction.
+    lossy = ReductionRecorder()
+    shards = LocalShards(_parts(X, y, 120))
+
+    def lose_one(state, record):
+        shards.lose(record.round % shards.n_shards)
+
+    fit_on_shards(boostkit.Booster("adaboost", n_rounds=6, observers=[lossy],
+                                   callbacks=[lose_one]), shards)
+    for (sharded, _), (again, _) in zip(sharded_seen.seen, lossy.seen):
+        np.testing.assert_array_equal(again, sharded)
+
+
+@attrs.frozen
+class MarginShrunkContribution(boostkit.Contribution):
+    """c(x) = alpha h(x) / (1 + |F_{t-1}(x)|): depends on the running margin, not the cell."""
+
+    name = "test-margin-shrunk"
+    alpha: float = 0.0
+
+    def values(self, output, margin):
+        return self.alpha * output.scores / (1.0 + np.abs(margin))
+
+
+@attrs.define
+class MarginShrunkAlpha(boostkit.Calibration):
+    """AdaBoost's alpha from the cell sums, shrunk where the margin is already large."""
+
+    name = "test-margin-shrunk-alpha"
+    needs = frozenset({"cells"})
+    provides = frozenset({DISTRIBUTED})
+
+    @boostkit.hookimpl
+    def boostkit_partition_loss(self, wpos, wneg):
+        return np.minimum(wpos, wneg).sum(axis=-1)
+
+    @boostkit.hookimpl
+    def boostkit_calibrate(self, state, candidate):
+        wneg, wpos = state.cell_weights(candidate)
+        scores = candidate.hypothesis.cell_scores
+        eps = float(np.where(scores > 0, wneg, wpos).sum())
+        alpha = 0.5 * np.log((1.0 - eps) / eps)
+        contribution = MarginShrunkContribution(alpha)
+        values = (contribution.values(candidate, state.margin) if candidate.has_rows else None)
+        return boostkit.Calibrated(contribution, values, (alpha,))
+
+
+def test_a_margin_dependent_contribution_is_evaluated_on_the_shards(cancer):
+    X, y = cancer
+    booster = boostkit.Booster(proposal="stump", calibration="test-margin-shrunk-alpha",
+                               reweighting="exponential", n_rounds=12)
+    local = booster.fit(X, y)
+    sharded, stats = fit_on_shards(booster, LocalShards(_parts(X, y, 150)))
+    _same_model(sharded, local, 1e-12)
+    np.testing.assert_allclose(sharded.decision_function(X), local.decision_function(X),
+                               rtol=1e-10, atol=1e-12)
+    assert stats.bytes_out > 0
