@@ -125,8 +125,8 @@ def _cmd_study(args) -> int:
             baseline=args.baseline, metric=args.metric, output=args.output, database=args.db,
             data_dir=args.data_dir, target=args.target)
         print(wrap(f"study: {', '.join(spec.datasets)} x {', '.join(spec.algorithms)}; "
-                    f"{spec.resampling.name}, seeds {list(spec.seeds)}, at most "
-                    f"{spec.n_rounds} rounds; results database {spec.database_path}"), flush=True)
+                   f"{spec.resampling.name}, seeds {list(spec.seeds)}, at most "
+                   f"{spec.n_rounds} rounds; results database {spec.database_path}"), flush=True)
         with _terminate_as_interrupt():
             run = run_study(spec, n_jobs=args.n_jobs, scheduler=args.scheduler,
                             progress=not args.no_progress)
@@ -134,7 +134,7 @@ def _cmd_study(args) -> int:
     except (SpecError, StoreError) as exc:
         raise UsageError(str(exc)) from None
     print(wrap(f"{len(run.datasets)} datasets x {len(run.algorithms)} algorithms: "
-                f"{run.computed} cells computed now, {run.skipped} finished before"))
+               f"{run.computed} cells computed now, {run.skipped} finished before"))
     print(wrap("wrote " + ", ".join(str(path) for path in paths)))
     for message in notes:
         note(message)
@@ -142,7 +142,7 @@ def _cmd_study(args) -> int:
     # "failed" an error; and a study in which nothing could run has nothing to compare.
     if run.not_done > run.failed:
         print(wrap(f"{run.not_done - run.failed} cell(s) cannot run: their recipe refuses "
-                    f"those data (the reasons are in {spec.database_path} and cells.csv)"))
+                   f"those data (the reasons are in {spec.database_path} and cells.csv)"))
     if run.failed:
         print(f"boostkit study: error: {run.failed} cell(s) failed (status 'failed', with the "
               f"error, in {spec.database_path} and cells.csv); the others are written",

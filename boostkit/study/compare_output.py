@@ -353,7 +353,7 @@ def write_plots(
     folds = f"{run.get('n_folds', '?')}-fold out-of-fold"
     if _is_multiclass(results):
         note("ROC, precision-recall, learning-curve and margin figures are drawn for two "
-              "classes only; for several classes compare draws a confusion matrix per algorithm")
+             "classes only; for several classes compare draws a confusion matrix per algorithm")
         figures = {
             f"confusion_{_file_name(r.algorithm)}.png": plot.confusion_matrix_figure(
                 _confusion(r), _classes(r).tolist(),
