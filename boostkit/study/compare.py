@@ -736,7 +736,7 @@ def cross_validate(data: BinaryData | MulticlassData, algorithms: Sequence[str |
         interrupted = False
         try:
             run_study(spec, sources=[LoadedSource(data.name, "compare", study_data)],
-                      n_jobs=n_jobs, progress=progress)
+                      n_jobs=n_jobs, progress=progress, progress_label="compare")
         except KeyboardInterrupt:
             interrupted = True
         with ResultStore(database, readonly=True) as store:

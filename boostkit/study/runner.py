@@ -370,7 +370,8 @@ def _dask(tasks, client) -> Iterator:
 
 
 def run_study(spec: StudySpec, *, sources: Sequence | None = None, n_jobs: int = 1,
-              client=None, scheduler: str | None = None, progress: bool = False) -> StudyRun:
+              client=None, scheduler: str | None = None, progress: bool = False,
+              progress_label: str = "study") -> StudyRun:
     """Run every cell of ``spec`` not yet in its database (:attr:`StudySpec.database_path`)
     and write each as it finishes.
 
@@ -381,7 +382,8 @@ def run_study(spec: StudySpec, *, sources: Sequence | None = None, n_jobs: int =
     A finished cell -- done, failed or cannot run -- is never computed again, so a study
     stopped by Ctrl-C or ``kill -9`` resumes where it stopped. A finished cell whose data or
     recipe have changed since raises :class:`boostkit.study.store.StoreError`: its results
-    would mix two studies.
+    would mix two studies. ``progress`` shows a bar (or a line per cell) named
+    ``progress_label``.
     """
     if n_jobs < 1:
         raise ValueError(f"n_jobs must be an integer >= 1, got {n_jobs!r}")
@@ -431,7 +433,7 @@ def run_study(spec: StudySpec, *, sources: Sequence | None = None, n_jobs: int =
                 results = _processes(tasks, n_jobs)  # the workers load their own data
             else:
                 results = _serial(tasks, loaded)
-            with FitProgress(len(tasks), enabled=progress, description="study") as bar:
+            with FitProgress(len(tasks), enabled=progress, description=progress_label) as bar:
                 for row, curve, kept in results:
                     store.write_cell(row, curve, kept)
                     bar.fit_done(f"{row['dataset']} {row['algorithm']} {row['resample']} "
