@@ -605,7 +605,7 @@ class LoadedSource(DataSource):
     """Data already in memory (a comparison's, read and sampled by :func:`load_data`) as a
     study's data source; it pickles with its arrays for worker processes."""
 
-    data: StudyData | None = attrs.field(default=None, eq=False, repr=False)
+    data: StudyData = attrs.field(eq=False, repr=False)
 
     def load(self) -> StudyData:
         return self.data
