@@ -13,6 +13,7 @@ import onnx
 import pandas as pd
 import pytest
 from onnx_checks import assert_serves_as_boostkit, session
+from sklearn.tree import DecisionTreeClassifier
 
 import boostkit
 from boostkit.datasets import load
@@ -179,15 +180,21 @@ def test_tree_forms_are_the_hypotheses_cells(adult_sample):
         np.testing.assert_array_equal(tree_form(h).leaves(odd), h.cells(odd))
 
 
-@pytest.mark.parametrize("recipe, named", [
-    ("pav-adaboost", "weak hypothesis 'projection'"),
-    ("weightboost", "contribution 'input-dependent-term'"),
-    ("popbm", "weak hypothesis 'feature-sign'"),
+@pytest.mark.parametrize("recipe, options, named", [
+    ("pav-adaboost", {}, "weak hypothesis 'projection'"),  # PAV over a projection
+    ("naive-bayes", {}, "weak hypothesis 'linear-votes'"),
+    ("adaboost", {"proposal": ("sklearn-estimator",
+                               {"estimator": DecisionTreeClassifier(max_depth=2)})},
+     "weak hypothesis 'fitted-estimator'"),
+    ("multinomial-logitboost", {}, "weak hypothesis 'class-stumps'"),
+    ("popbm", {}, "weak hypothesis 'feature-sign'"),
+    ("weightboost", {}, "contribution 'input-dependent-term' gives no value per cell"),
+    ("epsilon-boost", {}, "contribution 'linear' gives no value per cell of 'decision-tree'"),
 ])
-def test_terms_without_tree_form_are_refused_by_name(wisconsin, recipe, named):
+def test_terms_without_tree_form_are_refused_by_name(wisconsin, recipe, options, named):
     X, y = wisconsin
     with pytest.raises(ExportError, match=f"round 1: {named}"):
-        to_onnx(fit(recipe, X, y, n_rounds=3))
+        to_onnx(fit(recipe, X, y, n_rounds=3, **options))
 
 
 def test_a_ranker_one_vs_rest_is_refused_naming_the_class_model(contraceptive):
