@@ -122,3 +122,20 @@ def test_what_the_converters_refuse(wisconsin):
         codes, codes[:, 0] % 2)
     with pytest.raises(ExportError, match="set of categories"):
         skl2onnx.to_onnx(categorical, codes[:1])
+
+
+def test_dropins_on_features_split_exactly_into_several_columns():
+    """Features of more distinct values than bins are split exactly, through several clipped
+    columns of one feature (boostkit.sklearn_native.exact_columns): the graph reads each
+    column's feature."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(800, 3))
+    y = X[:, 0] + np.sin(3 * X[:, 1]) > 0
+    classifier = AdaBoostClassifier(DecisionTreeClassifier(max_depth=2), n_estimators=15,
+                                    random_state=0).fit(X, y)
+    assert classifier.estimators_[0].columns is not None
+    assert_same_classifier(classifier, X)
+    regressor = AdaBoostRegressor(n_estimators=15, random_state=0).fit(X, X[:, 0] * X[:, 2])
+    assert regressor.estimators_[0].columns is not None
+    (prediction,) = run(regressor, X)
+    np.testing.assert_allclose(prediction[:, 0], regressor.predict(X), rtol=1e-12, atol=0)
