@@ -396,6 +396,9 @@ class Candidate:
 
 
 def _bin_table(value) -> np.ndarray:
+    if (isinstance(value, np.ndarray) and value.dtype == np.uint8 and value.ndim == 1
+            and value.shape[0] and value.flags.c_contiguous):
+        return value  # a byte per bin: in range by its type (the per-round case, kept cheap)
     arr = np.asarray(value)
     if arr.ndim != 1 or arr.shape[0] == 0 or arr.dtype.kind not in "iub":
         raise ValueError(f"table must be a non-empty 1-D integer array (a cell per bin), got "
@@ -410,16 +413,37 @@ class BinCells:
     """The cells of a hypothesis that reads one binned feature: ``table[code]`` is the cell of
     an example whose ``feature`` has bin code ``code``.
 
-    It is how a candidate chosen from the histogram of a distributed fit tells each shard where
-    its examples go (:meth:`boostkit.splits.Split.bin_cells` builds it for a split); ``table``
-    has one entry per bin of the histogram, the missing-value bin included.
+    It is how a candidate chosen from a histogram tells the rows where they go, wherever they
+    live (:meth:`boostkit.splits.Split.bin_cells` builds it for a split); ``table`` has one
+    entry per bin of the histogram, the missing-value bin included. A table that is a cut
+    (cell 0 up to some bin, cell 1 above) is applied as a comparison of the codes, the same
+    cells without a lookup.
     """
 
     feature: int = attrs.field(converter=int)
     table: np.ndarray = attrs.field(converter=_bin_table, eq=False)
+    # The last bin of cell 0 when the table is 0...0 1...1, else -1; found on first use.
+    _cut: int | None = attrs.field(init=False, default=None, repr=False, eq=False)
+
+    @classmethod
+    def cut_after(cls, feature: int, bin: int, n_bins: int) -> BinCells:
+        """The cells of a cut of ``feature`` after bin ``bin``: cell 0 for codes ``<= bin``,
+        cell 1 above, over ``n_bins`` bins."""
+        cells = cls(feature, np.greater(np.arange(n_bins), bin).view(np.uint8))
+        object.__setattr__(cells, "_cut", int(bin))
+        return cells
 
     def cells(self, codes: np.ndarray) -> np.ndarray:
         """The cell of every example, from the ``(n_features, n)`` bin codes."""
+        cut = self._cut
+        if cut is None:
+            table = self.table
+            k = int(table.argmax())  # the first bin of the highest cell
+            is_cut = k > 0 and table[k] == 1 and table[k:].all() and not table[:k].any()
+            cut = k - 1 if is_cut else -1
+            object.__setattr__(self, "_cut", cut)
+        if cut >= 0:
+            return np.greater(codes[self.feature], cut).view(np.uint8)
         return self.table[codes[self.feature]]
 
 

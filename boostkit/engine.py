@@ -38,11 +38,10 @@ from .components import Calibrated, Candidate, RoundRecord, describe_hypothesis
 from .data import MAX_BINS, TrainingData
 from .errors import DataError, HookError, RecipeError
 from .features import CATEGORICAL_FROM_DTYPE, FeatureSchema
-from .kernels.boosting import all_finite_parallel, sum_and_min_parallel
 from .kernels.histogram import cell_class_sums, cell_pair_sums
 from .model import BoostModel
 from .observers import RoundLog
-from .plane import RowPlane
+from .plane import RowPlane, check_array, check_distribution
 from .plugins import enable_tracing, get_registry, tracing_enabled
 from .registry import ComponentSpec, Recipe, compose
 from .relay import DirectRelay
@@ -584,30 +583,6 @@ def potential_factors(log_potential: float | None, previous: float | None
     return z, _exp(log_potential)
 
 
-def _check_array(values, shape: tuple, what: str, owner: str, n_jobs: int = 1, *,
-                 finite: bool = True) -> None:
-    """Refuse ``values`` that are missing or not of ``shape``, or (if ``finite``) not finite."""
-    if values is None:
-        raise HookError(f"{owner} returned no {what} (None) for a candidate with rows")
-    if values.shape != shape:
-        raise HookError(f"{owner} returned {what} of shape {values.shape}, expected {shape}")
-    if finite and not (all_finite_parallel(values.ravel(), n_jobs) if values.dtype == np.float64
-                       else np.isfinite(values).all()):
-        raise HookError(f"{owner} returned {what} containing NaN or infinite values")
-
-
-def _non_finite_message(values: np.ndarray, hypothesis: str, where: str) -> str:
-    """Which of a calibration's training values are NaN or infinite, for what, and where."""
-    flat = values.ravel()
-    bad = ~np.isfinite(flat)
-    i = int(np.argmax(bad))
-    return (
-        "boostkit_calibrate returned training contributions containing NaN or infinite values: "
-        f"{int(bad.sum())} of {flat.shape[0]} (the first at flat index {i}: {float(flat[i])!r}) "
-        f"for {hypothesis}, so a coefficient or a value overflowed ({where})"
-    )
-
-
 def _update_validation(validation: ValidationData, t: int, hypothesis, calibrated, state) -> None:
     """Add round t's change to the validation margins, as the model will predict it."""
     try:
@@ -622,7 +597,7 @@ def _update_validation(validation: ValidationData, t: int, hypothesis, calibrate
             f"({calibrated.contribution.name!r}) on "
             f"the validation data failed: {type(exc).__name__}: {exc}"
         ) from exc
-    _check_array(np.asarray(change), validation.margin.shape, "validation values",
+    check_array(np.asarray(change), validation.margin.shape, "validation values",
                  f"contribution {calibrated.contribution.name!r}")
     validation.margin += change
 
@@ -672,50 +647,6 @@ def _best_round(hook, components, state, terms_after: list[int], backfits) -> in
     return n_terms
 
 
-#: How far from 1 the weights a hook returns may sum: the rounding of a sum of many terms, far
-#: below any real normalisation mistake.
-WEIGHT_SUM_TOLERANCE = 1e-9
-
-
-def _check_distribution(weights: np.ndarray, shape: tuple, owner: str, n_jobs: int = 1) -> None:
-    """Refuse float64 ``weights`` that are not a distribution of the fit's ``shape``.
-
-    The engine does not normalise them: a rule that forgot to is wrong about its potential too.
-    One pass in the common case (:func:`boostkit.kernels.boosting.sum_and_min`, in blocks on
-    ``n_jobs`` threads for large fits; a NaN makes the sum NaN, which fails the comparison); the
-    details only on error.
-    """
-    if weights.shape != shape:
-        raise HookError(
-            f"{owner} returned weights of shape {weights.shape}, expected {shape} (one per "
-            "training example, or per (example, class) pair)"
-        )
-    total, smallest = sum_and_min_parallel(weights.ravel(), n_jobs)  # one pass, no temporary
-    if abs(total - 1.0) <= WEIGHT_SUM_TOLERANCE and smallest >= 0.0:
-        return
-    flat = weights.ravel()
-    expected = "not a distribution (finite, non-negative, summing to 1)"
-    bad = ~np.isfinite(flat)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise HookError(
-            f"{owner} returned {int(bad.sum())} NaN or infinite weight(s) (the first at flat "
-            f"index {i}: {float(flat[i])!r}): {expected}. Compute them in log space (subtract "
-            "the largest exponent before exponentiating)"
-        )
-    if weights.min() < 0.0:
-        i = int(np.argmin(flat))
-        raise HookError(
-            f"{owner} returned {int((flat < 0).sum())} negative weight(s) (the smallest at flat "
-            f"index {i}: {float(flat[i])!r}): {expected}"
-        )
-    raise HookError(
-        f"{owner} returned weights summing to {float(weights.sum())!r}: {expected[:-1]} within "
-        f"{WEIGHT_SUM_TOLERANCE:g}). Divide them by their sum, and give log_potential for the "
-        "unnormalised weights"
-    )
-
-
 def _owner(components, role: str, hook_name: str) -> str:
     """``hook_name`` of the recipe's component in ``role``, as error messages name it."""
     return f"{hook_name} of {_component(components, role)}"
@@ -742,7 +673,7 @@ def _initial_weights(hook, components, data: TrainingData) -> np.ndarray:
             f"{getattr(answer, 'dtype', '')} of shape {getattr(answer, 'shape', None)}, "
             f"expected a float64 array of shape {data.y.shape} (from {owner})"
         )
-    _check_distribution(answer, data.y.shape, f"boostkit_initial_weights of {owner}")
+    check_distribution(answer, data.y.shape, f"boostkit_initial_weights of {owner}")
     return np.ascontiguousarray(answer)
 
 

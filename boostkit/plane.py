@@ -39,12 +39,13 @@ from .capabilities import check_data_requirements
 from .components import Candidate, RowWeights, Weights, describe_hypothesis
 from .errors import HookError
 from .kernels.blocks import row_threads
-from .kernels.boosting import add_contribution, add_contribution_blocks
+from .kernels.boosting import (add_contribution, add_contribution_blocks, all_finite_parallel,
+                               sum_and_min_parallel)
 from .plugins import get_registry
 from .splits import histogram
 
-__all__ = ["Advance", "DataPlane", "RowPlane", "Rows", "add_reductions", "check_row_weights",
-           "row_weights"]
+__all__ = ["Advance", "DataPlane", "RowPlane", "Rows", "WEIGHT_SUM_TOLERANCE", "add_reductions",
+           "check_array", "check_distribution", "check_row_weights", "row_weights"]
 
 
 @attrs.frozen(eq=False)
@@ -160,6 +161,74 @@ def check_row_weights(answer, n: int, owner: str) -> RowWeights:
     return answer
 
 
+def check_array(values, shape: tuple, what: str, owner: str, n_jobs: int = 1, *,
+                 finite: bool = True) -> None:
+    """Refuse ``values`` that are missing or not of ``shape``, or (if ``finite``) not finite."""
+    if values is None:
+        raise HookError(f"{owner} returned no {what} (None) for a candidate with rows")
+    if values.shape != shape:
+        raise HookError(f"{owner} returned {what} of shape {values.shape}, expected {shape}")
+    if finite and not (all_finite_parallel(values.ravel(), n_jobs) if values.dtype == np.float64
+                       else np.isfinite(values).all()):
+        raise HookError(f"{owner} returned {what} containing NaN or infinite values")
+
+
+def non_finite_message(values: np.ndarray, hypothesis: str, where: str) -> str:
+    """Which of a calibration's training values are NaN or infinite, for what, and where."""
+    flat = values.ravel()
+    bad = ~np.isfinite(flat)
+    i = int(np.argmax(bad))
+    return (
+        "boostkit_calibrate returned training contributions containing NaN or infinite values: "
+        f"{int(bad.sum())} of {flat.shape[0]} (the first at flat index {i}: {float(flat[i])!r}) "
+        f"for {hypothesis}, so a coefficient or a value overflowed ({where})"
+    )
+
+
+#: How far from 1 the weights a hook returns may sum: the rounding of a sum of many terms, far
+#: below any real normalisation mistake.
+WEIGHT_SUM_TOLERANCE = 1e-9
+
+
+def check_distribution(weights: np.ndarray, shape: tuple, owner: str, n_jobs: int = 1) -> None:
+    """Refuse float64 ``weights`` that are not a distribution of the fit's ``shape``.
+
+    The engine does not normalise them: a rule that forgot to is wrong about its potential too.
+    One pass in the common case (:func:`boostkit.kernels.boosting.sum_and_min`, in blocks on
+    ``n_jobs`` threads for large fits; a NaN makes the sum NaN, which fails the comparison); the
+    details only on error.
+    """
+    if weights.shape != shape:
+        raise HookError(
+            f"{owner} returned weights of shape {weights.shape}, expected {shape} (one per "
+            "training example, or per (example, class) pair)"
+        )
+    total, smallest = sum_and_min_parallel(weights.ravel(), n_jobs)  # one pass, no temporary
+    if abs(total - 1.0) <= WEIGHT_SUM_TOLERANCE and smallest >= 0.0:
+        return
+    flat = weights.ravel()
+    expected = "not a distribution (finite, non-negative, summing to 1)"
+    bad = ~np.isfinite(flat)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise HookError(
+            f"{owner} returned {int(bad.sum())} NaN or infinite weight(s) (the first at flat "
+            f"index {i}: {float(flat[i])!r}): {expected}. Compute them in log space (subtract "
+            "the largest exponent before exponentiating)"
+        )
+    if weights.min() < 0.0:
+        i = int(np.argmin(flat))
+        raise HookError(
+            f"{owner} returned {int((flat < 0).sum())} negative weight(s) (the smallest at flat "
+            f"index {i}: {float(flat[i])!r}): {expected}"
+        )
+    raise HookError(
+        f"{owner} returned weights summing to {float(weights.sum())!r}: {expected[:-1]} within "
+        f"{WEIGHT_SUM_TOLERANCE:g}). Divide them by their sum, and give log_potential for the "
+        "unnormalised weights"
+    )
+
+
 class RowPlane(DataPlane):
     """The rows in this process: a :class:`boostkit.data.TrainingData`, the running margins
     and weights as arrays on ``state``, and the whole-rows hooks (``boostkit_reweight``,
@@ -174,8 +243,13 @@ class RowPlane(DataPlane):
         self._histogram: tuple[Any, np.ndarray] | None = None  # (weights it was summed under, H)
 
     def start(self, state) -> None:
-        from .engine import _initial_weights
+        from .engine import _call, _component, _initial_weights, _owner
 
+        # Names for errors and the hook caller, found once per fit: a round costs microseconds.
+        self._call = _call
+        self._calibration = _component(self.components, "calibration")
+        self._reweighting = _owner(self.components, "reweighting", "boostkit_reweight")
+        self._row_form = _owner(self.components, "reweighting", "boostkit_row_weights")
         data = self.data
         check_data_requirements(self.recipe_name, self.components, data.X,
                                 get_registry().capabilities(), data.features)
@@ -210,14 +284,11 @@ class RowPlane(DataPlane):
         candidate.bind_codes(self.data.binned.codes)
 
     def advance(self, state, candidate: Candidate, calibrated) -> Advance:
-        from .engine import (_check_array, _check_distribution, _component, _non_finite_message,
-                             _owner, _call)
-
         t, n_jobs, shape = state.round, state.n_jobs, self.data.y.shape
-        calibration = _component(self.components, "calibration")
+        calibration = self._calibration
         # The values' finiteness is counted in the pass that adds them to the margins (one pass
         # fewer); the fit stops there if any is not.
-        _check_array(calibrated.train_values, shape, "training contributions",
+        check_array(calibrated.train_values, shape, "training contributions",
                      f"boostkit_calibrate of {calibration} in round {t}", n_jobs,
                      finite=calibrated.replaces is not None)
         change = calibrated.train_values
@@ -227,7 +298,7 @@ class RowPlane(DataPlane):
                     f"boostkit_calibrate asked to replace term {calibrated.replaces}, but the "
                     f"model has {len(state.contributions)} terms (round {t}, {calibration})"
                 )
-            _check_array(calibrated.removed_values, shape, "removed values",
+            check_array(calibrated.removed_values, shape, "removed values",
                          f"boostkit_calibrate of {calibration} in round {t}", n_jobs)
             change = calibrated.train_values - calibrated.removed_values
         # Over (example, class) pairs the kernels see the C-contiguous arrays flattened: every
@@ -245,20 +316,20 @@ class RowPlane(DataPlane):
             training_error, weighted_error, least_margin, finite = add_contribution(
                 flat_margin, change.ravel(), flat_y, flat_d1, state.weights.ravel())
         if not finite:
-            raise HookError(_non_finite_message(
+            raise HookError(non_finite_message(
                 calibrated.train_values, describe_hypothesis(candidate.hypothesis,
                                                              self.data.features),
                 f"round {t}, {calibration}"))
         state.least_margin = least_margin
-        reweighting = _owner(self.components, "reweighting", "boostkit_reweight")
+        reweighting = self._reweighting
         if self._whole_rows:
-            weights = _call(state.hook, "boostkit_reweight", self.components, state=state)
+            weights = self._call(state.hook, "boostkit_reweight", self.components, state=state)
             if not isinstance(weights, Weights):
                 raise HookError(f"boostkit_reweight returned {type(weights).__name__}, expected "
                                 f"boostkit.Weights (round {t}, {reweighting})")
         else:
             weights = self._from_row_form(state, flat_margin, flat_y, flat_d1)
-        _check_distribution(weights.weights, shape, reweighting, n_jobs)
+        check_distribution(weights.weights, shape, reweighting, n_jobs)
         if weights.log_potential is not None and math.isnan(weights.log_potential):
             raise HookError(f"{reweighting} returned log_potential NaN, expected a number or None")
         state.weights = weights.weights
@@ -266,9 +337,7 @@ class RowPlane(DataPlane):
 
     def _from_row_form(self, state, margin, y, d1) -> Weights:
         """D_{t+1} of a reweighting that has only a row form: its weights normalised here."""
-        from .engine import _owner
-
-        owner = f"{_owner(self.components, 'reweighting', 'boostkit_row_weights')} in round {state.round}"
+        owner = f"{self._row_form} in round {state.round}"
         answer = row_weights(state.hook, margin, y, d1, state.n_jobs, owner)
         total = float(answer.weights.sum())
         if not total > 0.0:

@@ -112,7 +112,10 @@ class Split:
 
     def bin_cells(self, n_bins: int, missing_bin: int | None) -> BinCells:
         """The split as a :class:`boostkit.BinCells`: cell 0 for the bins going left, 1 for the
-        others (what a shard of a distributed fit applies to its codes)."""
+        others (what the rows apply to their codes, wherever they live)."""
+        if self.categories is None and (missing_bin is None or not self.missing_left):
+            # Every bin above the cut goes right, the missing-value bin (the last) included.
+            return BinCells.cut_after(self.feature, self.bin, n_bins)
         return BinCells(self.feature, (~self.left_bins(n_bins, missing_bin)).view(np.uint8))
 
 

@@ -44,7 +44,8 @@ import pytest
 from . import plugins
 from .capabilities import CELLS, TWO_CELLS
 from .components import ROUND_ROLES, Candidate, Component
-from .engine import WEIGHT_SUM_TOLERANCE, Booster
+from .engine import Booster
+from .plane import WEIGHT_SUM_TOLERANCE
 from .errors import ModelFormatError, RecipeError
 from .hookspecs import hookimpl
 from .model import _JSON_KEY as MODEL_KEY

@@ -7,6 +7,8 @@ the rows in this process and on shards, and plugins written to the former hooks
 from __future__ import annotations
 
 import attrs
+import hypothesis
+import hypothesis.strategies as st
 import numpy as np
 import pytest
 
@@ -244,3 +246,12 @@ def test_a_margin_dependent_contribution_is_evaluated_on_the_shards(cancer):
     np.testing.assert_allclose(sharded.decision_function(X), local.decision_function(X),
                                rtol=1e-10, atol=1e-12)
     assert stats.bytes_out > 0
+
+
+@hypothesis.given(table=st.lists(st.integers(0, 1), min_size=1, max_size=20),
+                  seed=st.integers(0, 2**32 - 1))
+def test_bin_cells_give_every_row_its_table_cell(table, seed):
+    codes = np.random.default_rng(seed).integers(0, len(table), (2, 64)).astype(np.uint8)
+    cells = boostkit.BinCells(1, np.array(table)).cells(codes)
+    assert cells.dtype == np.uint8
+    np.testing.assert_array_equal(cells, np.array(table, dtype=np.uint8)[codes[1]])
