@@ -38,6 +38,7 @@ __all__ = [
     "Contribution",
     "Candidate",
     "BinCells",
+    "CodeCells",
     "Calibrated",
     "Weights",
     "RowWeights",
@@ -300,8 +301,9 @@ class Candidate:
     outputs are computed lazily from ``X``.
 
     A proposal that chooses from ``state.class_histogram()`` works on every data plane
-    (:mod:`boostkit.plane`): its candidate carries ``bin_cells`` (the cell of every bin of one
-    feature, :class:`BinCells`) and the cell sums, and ``codes=state.data.binned.codes``: the
+    (:mod:`boostkit.plane`): its candidate carries ``bin_cells`` (the cells found from the bin
+    codes, a :class:`CodeCells`: the cell of every bin of one feature, :class:`BinCells`, or a
+    tree's route of the codes down its nodes) and the cell sums, and ``codes=state.data.binned.codes``: the
     rows' bin codes where the rows are in this process, from which the cells are found on first
     use; ``None`` in a distributed fit, where each shard applies ``bin_cells`` to its own codes
     and ``has_rows`` is False.
@@ -322,14 +324,15 @@ class Candidate:
         scores: np.ndarray | None = None,
         cell_wpos: np.ndarray | None = None,
         cell_wneg: np.ndarray | None = None,
-        bin_cells: BinCells | None = None,
+        bin_cells: CodeCells | None = None,
         codes: np.ndarray | None = None,
         info: Mapping[str, Any] | None = None,
     ):
         if X is None and cells is None and scores is None and bin_cells is None:
             raise TypeError("Candidate needs X, cells, scores or bin_cells")
-        if bin_cells is not None and not isinstance(bin_cells, BinCells):
-            raise TypeError(f"bin_cells must be a boostkit.BinCells, got {type(bin_cells).__name__}")
+        if bin_cells is not None and not isinstance(bin_cells, CodeCells):
+            raise TypeError("bin_cells must be a boostkit.components.CodeCells (such as "
+                            f"boostkit.BinCells), got {type(bin_cells).__name__}")
         if codes is not None and bin_cells is None:
             raise TypeError("Candidate: codes are the rows' bin codes that bin_cells apply to; "
                             "give bin_cells with them")
@@ -408,8 +411,29 @@ def _bin_table(value) -> np.ndarray:
     return np.ascontiguousarray(arr, dtype=np.uint8)
 
 
+class CodeCells:
+    """The cells of a hypothesis found from the rows' bin codes alone: how a candidate chosen
+    from sums over the rows tells the rows where they go, wherever they live.
+
+    A subclass gives :meth:`cells` (the cell of every row from the ``(n_features, n)`` uint8
+    bin codes, the missing-value bin included) and :attr:`nbytes` (its size on the wire). It
+    must be picklable: in a distributed fit every shard applies it to its own codes.
+    :class:`BinCells` reads one feature (a stump's split); a plugin's tree gives one that
+    routes the codes down its nodes.
+    """
+
+    def cells(self, codes: np.ndarray) -> np.ndarray:
+        """The cell of every example, from the ``(n_features, n)`` bin codes."""
+        raise NotImplementedError
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes of its arrays (what sending it to a shard moves, besides framing)."""
+        raise NotImplementedError
+
+
 @attrs.frozen
-class BinCells:
+class BinCells(CodeCells):
     """The cells of a hypothesis that reads one binned feature: ``table[code]`` is the cell of
     an example whose ``feature`` has bin code ``code``.
 
@@ -445,6 +469,10 @@ class BinCells:
         if cut >= 0:
             return np.greater(codes[self.feature], cut).view(np.uint8)
         return self.table[codes[self.feature]]
+
+    @property
+    def nbytes(self) -> int:
+        return self.table.nbytes
 
 
 def _float_tuple(values) -> tuple[float, ...]:

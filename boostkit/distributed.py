@@ -46,7 +46,7 @@ import pluggy
 from . import hookspecs
 from .capabilities import (binary_only_components, check_categorical_input, check_distributed,
                            handles_missing_values)
-from .components import BinCells, Candidate, RowWeights
+from .components import Candidate, CodeCells, RowWeights
 from .data import (BIN_SAMPLE, MAX_BINS, BinnedData, LabelCoding, bin_thresholds,
                    check_features, count_bins, encode_bins, encode_like)
 from .errors import DataError, HookError, RecipeError
@@ -277,14 +277,15 @@ def build_shard(index: int, plan: ShardPlan, X, y, sample_weight=None) -> Shard:
 @attrs.frozen
 class ShardTerm:
     """One term of the model as a shard applies it: the cells of its examples
-    (``bin_cells``) and the contribution's value in each cell (``values``, ``(n_cells,)`` or
+    (``bin_cells``, a :class:`boostkit.components.CodeCells`: a split's bin table, a tree's
+    nodes over the codes) and the contribution's value in each cell (``values``, ``(n_cells,)`` or
     ``(n_cells, C)``), or, for a contribution that depends on more than the cell (on the running
     margin: an input-dependent regularizer), ``values=None`` and the ``hypothesis`` and
     ``contribution`` themselves, which the shard evaluates on its rows
     (``contribution.values(candidate, margin)`` on a candidate of ``bin_cells`` over its codes).
     """
 
-    bin_cells: BinCells
+    bin_cells: CodeCells
     values: np.ndarray | None = attrs.field(eq=False)
     hypothesis: Any = attrs.field(default=None, eq=False)
     contribution: Any = attrs.field(default=None, eq=False)
@@ -626,9 +627,9 @@ def _nbytes(value) -> int:
     if isinstance(value, ShardReduce):
         return len(pickle.dumps(value.reduction)) + 32
     if value.values is None:
-        return (value.bin_cells.table.nbytes + len(pickle.dumps(value.hypothesis))
+        return (value.bin_cells.nbytes + len(pickle.dumps(value.hypothesis))
                 + len(pickle.dumps(value.contribution)) + 96)
-    return value.bin_cells.table.nbytes + value.values.nbytes + 96
+    return value.bin_cells.nbytes + value.values.nbytes + 96
 
 
 def _step_all(shards: Shards, first: int, new_terms: list[ShardTerm], terms: list[ShardTerm],
