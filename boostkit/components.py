@@ -303,10 +303,10 @@ class Candidate:
     A proposal that chooses from ``state.class_histogram()`` works on every data plane
     (:mod:`boostkit.plane`): its candidate carries ``bin_cells`` (the cells found from the bin
     codes, a :class:`CodeCells`: the cell of every bin of one feature, :class:`BinCells`, or a
-    tree's route of the codes down its nodes) and the cell sums, and ``codes=state.data.binned.codes``: the
-    rows' bin codes where the rows are in this process, from which the cells are found on first
-    use; ``None`` in a distributed fit, where each shard applies ``bin_cells`` to its own codes
-    and ``has_rows`` is False.
+    tree's route of the codes down its nodes) and the cell sums, and
+    ``codes=state.data.binned.codes``: the rows' bin codes where the rows are in this process,
+    from which the cells are found on first use; ``None`` in a distributed fit, where each
+    shard applies ``bin_cells`` to its own codes and ``has_rows`` is False.
 
     ``info`` carries what the proposal wants to tell the calibration (for example the loss it
     minimised).
