@@ -508,7 +508,9 @@ class Calibrated:
     the term of an earlier round sets ``replaces`` to that term's index in ``state.contributions``
     and ``removed_values`` to the old term's values on the training examples. The engine then moves
     the margins by ``train_values - removed_values`` and the model keeps the new contribution (and
-    the candidate's hypothesis) in place of the old one instead of adding a term.
+    the candidate's hypothesis) in place of the old one instead of adding a term. Without rows
+    (``train_values`` ``None``) there are no values to give: the data plane removes the old term
+    where the rows live.
     """
 
     contribution: Contribution
@@ -521,8 +523,12 @@ class Calibrated:
 
     @removed_values.validator
     def _check_removed(self, attribute, value):
-        if (value is None) != (self.replaces is None):
-            raise ValueError("replaces and removed_values go together: give both or neither")
+        if value is not None and self.replaces is None:
+            raise ValueError("removed_values are the values of the term that replaces names: "
+                             "give replaces with them")
+        if value is None and self.replaces is not None and self.train_values is not None:
+            raise ValueError("replaces needs removed_values, the replaced term's values on the "
+                             "training examples, beside train_values")
         if value is not None:
             _finite_float_array(self, attribute, value)
 
