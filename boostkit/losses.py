@@ -218,7 +218,16 @@ def register_loss(loss: MarginLoss) -> MarginLoss:
 
 
 def get_loss(name: str) -> MarginLoss:
-    """The registered margin loss called ``name``."""
+    """The registered margin loss called ``name``.
+
+    A name not registered yet first makes this process load its plugins: a plugin registers
+    its losses when its module is imported, and a fresh process (a Dask worker) looks a loss up
+    by name before anything has loaded the plugins.
+    """
+    if isinstance(name, str) and name not in _REGISTRY:
+        from .plugins import get_registry
+
+        get_registry()
     try:
         return _REGISTRY[name]
     except (KeyError, TypeError):
