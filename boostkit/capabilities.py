@@ -426,7 +426,9 @@ def _first_failure(X, accepts) -> tuple[int, int, float] | None:
 def check_distributed(recipe_name: str, components: Sequence[tuple[str, object]]) -> None:
     """Refuse a recipe for a distributed fit when one of its components does not provide
     ``"distributed"``: it would need every example at once, and is never run by gathering the
-    data onto one machine. The message names the component and what it lacks."""
+    data onto one machine. The message names the component and what it lacks: its own
+    ``distributed_refusal`` (a component whose parameters decide it says why, and what would
+    distribute), else what its role would need."""
     what = {
         "proposal": "chooses its hypothesis from the examples themselves, not from the class "
                     "histogram of all rows (state.class_histogram())",
@@ -439,9 +441,11 @@ def check_distributed(recipe_name: str, components: Sequence[tuple[str, object]]
     }
     for role, component in components:
         if DISTRIBUTED not in capabilities_of(component)[1]:
+            reason = (getattr(component, "distributed_refusal", None)
+                      or what.get(role, "does not support it"))
             raise RecipeError(
                 f"recipe {recipe_name!r} cannot run distributed: {_label(role, component)} "
-                f"{what.get(role, 'does not support it')} (it does not provide {DISTRIBUTED!r}). "
+                f"{reason} (it does not provide {DISTRIBUTED!r}). "
                 "Its data would have to be gathered onto one machine, which a distributed fit "
                 "never does: fit it with boostkit.Booster on data that fit in memory, or use a "
                 "recipe of distributed components (docs/distributed.md lists them)"
