@@ -14,6 +14,7 @@ import attrs
 import numpy as np
 
 import boostkit
+from boostkit.capabilities import DISTRIBUTED
 from boostkit.criteria import weighted_error, z_loss
 from boostkit.kernels.boosting import exponential_weights, take_cells
 from boostkit.kernels.histogram import cell_class_sums
@@ -23,8 +24,8 @@ from .contributions import AffineScore, IsotonicSteps, ScoreBins
 from .isotonic import INTERPOLATIONS, bound_probabilities, half_log_odds, isotonic_bins, isotonic_regression
 from .kernels import partition_scores, quantile_edges
 
-__all__ = ["PavCalibration", "SigmoidCalibration", "resolve_epsilon", "minimise_exponential_loss",
-           "score_thresholds"]
+__all__ = ["PavCalibration", "SigmoidCalibration", "TermExcludedCellSums", "resolve_epsilon",
+           "minimise_exponential_loss", "score_thresholds"]
 
 # Bin edges of a new hypothesis' scores come from at most this many training examples.
 THRESHOLD_SAMPLE = 20_000
@@ -110,14 +111,9 @@ class _TermIndex:
     def __init__(self) -> None:
         self._terms: dict = {}
 
-    def target(self, state, candidate):
-        """``(replaces, removed_values, weights)`` for fitting the candidate's term.
-
-        A function seen before is re-fitted from D_i = q_i exp(y_i k_j(h_j(x_i))) / Z_0
-        (Wilbur et al. 2005, eq. 22-23), the exponential weights of the margins without its current
-        term; a new one from the current weights D_t. Either way the fitted term minimises the sum
-        (20) given the others.
-        """
+    def index(self, state, candidate) -> int | None:
+        """The term the candidate's scoring function owns, or ``None`` for a function not seen
+        before (which then owns the term this round adds)."""
         key = candidate.info.get("scoring_function")
         if key is None:
             raise ValueError(
@@ -127,11 +123,40 @@ class _TermIndex:
         index = self._terms.get(key)
         if index is None:
             self._terms[key] = len(state.contributions)
+        return index
+
+    def target(self, state, candidate):
+        """``(replaces, removed_values, weights)`` for fitting the candidate's term.
+
+        A function seen before is re-fitted from D_i = q_i exp(y_i k_j(h_j(x_i))) / Z_0
+        (Wilbur et al. 2005, eq. 22-23), the exponential weights of the margins without its current
+        term; a new one from the current weights D_t. Either way the fitted term minimises the sum
+        (20) given the others.
+        """
+        index = self.index(state, candidate)
+        if index is None:
             return None, None, state.weights
         removed = state.contributions[index].values(candidate, state.margin)
         weights = np.empty(state.data.n_samples)
         exponential_weights(state.margin - removed, state.data.y, state.data.sample_weight, weights)
         return index, removed, weights
+
+
+@attrs.frozen
+class TermExcludedCellSums:
+    """A reduction over rows (``state.reduce``): the weight of the negative and of the positive
+    examples in each cell of ``bin_cells`` under D_t(i) exp(y_i c_j(x_i)), c_j the term being
+    re-fitted (its value ``old_values`` per cell of the same cells): the distribution of the
+    margins without that term (Wilbur et al. 2005, eq. 22-23) up to its normaliser, which PAV
+    does not read. |c_j| is bounded by the calibration's epsilon, so nothing overflows."""
+
+    bin_cells: boostkit.BinCells
+    old_values: np.ndarray = attrs.field(eq=False)
+
+    def __call__(self, rows):
+        cells = self.bin_cells.cells(rows.codes)
+        weights = rows.weights * np.exp(rows.y * self.old_values[cells])
+        return cell_class_sums(cells, weights, rows.is_pos, self.old_values.shape[0])
 
 
 class _BackFitting:
@@ -157,6 +182,21 @@ class _BackFitting:
     def _target(self, state, candidate):
         """``(replaces, removed_values, weights)`` of this round's term (see :class:`_TermIndex`)."""
         return self._terms.target(state, candidate) if self.backfit else (None, None, state.weights)
+
+    def _cell_target(self, state, candidate):
+        """``(replaces, (wneg, wpos))`` of this round's term on a candidate without rows: the
+        class sums per cell that fit it, the candidate's own (D_t) for a new term, or those of
+        the distribution without the term it re-fits (:class:`TermExcludedCellSums`)."""
+        index = self._terms.index(state, candidate) if self.backfit else None
+        if index is None:
+            return None, state.cell_weights(candidate)
+        old_values = state.contributions[index].cell_table(state.hypotheses[index])
+        if old_values is None:
+            raise ValueError(f"the term {index} to re-fit ({state.contributions[index].name!r}) "
+                             "has no value per cell, which a fit without rows needs")
+        sums = state.reduce(TermExcludedCellSums(candidate.bin_cells,
+                                                 np.asarray(old_values, dtype=np.float64)))
+        return index, sums
 
 
 @attrs.define
@@ -190,6 +230,13 @@ class PavCalibration(_BackFitting, boostkit.Calibration):
         Re-fit the term of a scoring function seen before instead of adding one (Wilbur et al. 2005,
         section 3.3, PAV-AdaBoost.finite).
 
+    The binned form runs on every data plane for hypotheses whose cells are bins of their score
+    (``ordered_cells``): without rows (a distributed fit) it reads the class sums of the cells
+    (``state.cell_weights``, or for a term it re-fits, the reduction
+    :class:`TermExcludedCellSums`) and gives a value per cell. Quantile bins of another
+    hypothesis' scores, and the pure form, need every training score at once, and are refused
+    there.
+
     The round record's ``coefficients`` are the lowest and highest k_t on the training examples,
     and ``extra["pools"]`` the number of steps of k_t.
     """
@@ -201,6 +248,11 @@ class PavCalibration(_BackFitting, boostkit.Calibration):
     backfit: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
     _terms: _TermIndex = attrs.field(init=False, factory=_TermIndex)
 
+    @property
+    def provides(self) -> frozenset[str]:
+        # The binned form works from cell sums on ordered cells: on every data plane.
+        return super().provides | ({DISTRIBUTED} if self.bins is not None else frozenset())
+
     @boostkit.hookimpl
     def boostkit_partition_loss(self, wpos, wneg):
         # On a partition whose cells the hypothesis orders consistently with their values, PAV
@@ -209,6 +261,8 @@ class PavCalibration(_BackFitting, boostkit.Calibration):
 
     @boostkit.hookimpl
     def boostkit_calibrate(self, state, candidate):
+        if not candidate.has_rows:
+            return self._calibrate_cells(state, candidate)
         replaces, removed, weights = self._target(state, candidate)
         epsilon = resolve_epsilon(self.epsilon, n_examples(state.data))
         hypothesis = candidate.hypothesis
@@ -236,6 +290,31 @@ class PavCalibration(_BackFitting, boostkit.Calibration):
             contribution, train_values, (float(train_values.min()), float(train_values.max())),
             extra={"pools": n_pools}, replaces=replaces, removed_values=removed,
         )
+
+    def _calibrate_cells(self, state, candidate):
+        """The binned form on a candidate without rows (a distributed fit): PAV over the class
+        sums of its ordered cells, k_t per cell (each shard applies the table)."""
+        hypothesis = candidate.hypothesis
+        if self.bins is None or not getattr(hypothesis, "ordered_cells", False):
+            raise ValueError(
+                f"pav (bins={self.bins!r}) got {hypothesis.name!r}, whose "
+                + ("cells are not bins of its score" if self.bins is not None else "scores")
+                + ", without rows: its PAV needs "
+                + ("quantile bins of every training score" if self.bins is not None
+                   else "every distinct training score")
+                + " (an order statistic of all the rows, not a sum over them); a fit without "
+                "rows needs a hypothesis with ordered cells (e.g. 'score-columns') and bins")
+        replaces, (wneg, wpos) = self._cell_target(state, candidate)
+        epsilon = resolve_epsilon(self.epsilon, n_examples(state.data))
+        k = half_log_odds(bound_probabilities(isotonic_bins(wpos, wneg, self.interpolation),
+                                              epsilon))
+        # The lowest and highest k_t on the training examples: over the cells holding one.
+        table = candidate.bin_cells.table
+        counts = state.data.binned.bin_counts[candidate.bin_cells.feature, :table.shape[0]]
+        held = k[np.unique(table[counts > 0])]
+        return boostkit.Calibrated(
+            boostkit.CellContribution(k), None, (float(held.min()), float(held.max())),
+            extra={"pools": int(np.count_nonzero(np.diff(k))) + 1}, replaces=replaces)
 
 
 def minimise_exponential_loss(scores: np.ndarray, y: np.ndarray, weights: np.ndarray,

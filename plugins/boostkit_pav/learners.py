@@ -22,12 +22,14 @@ import attrs
 import numpy as np
 
 import boostkit
+from boostkit.capabilities import DISTRIBUTED
 from boostkit.data import is_sparse
 from boostkit.smoothing import n_examples
 
 from .kernels import split_weights
 
 __all__ = [
+    "ClassColumnSums",
     "ScoreColumn",
     "ScoreColumns",
     "Projection",
@@ -119,6 +121,18 @@ class ScoreColumn(boostkit.WeakHypothesis):
         return f"{'-' if self.sign < 0 else ''}x[{self.feature}]"
 
 
+@attrs.frozen
+class ClassColumnSums:
+    """A reduction over rows (``state.reduce``): ``(pos @ X, pos total, neg @ X, neg total)``
+    for the initial weights D_1 of the positive and of the negative examples, the sums behind
+    the D_1-weighted class means of every column. It reads the raw values (``rows.X``)."""
+
+    def __call__(self, rows):
+        pos = rows.initial_weights * rows.is_pos
+        neg = rows.initial_weights - pos
+        return pos @ rows.X, np.array(pos.sum()), neg @ rows.X, np.array(neg.sum())
+
+
 @attrs.define
 class ScoreColumns(boostkit.Proposal):
     """Propose the columns of X in turn, round after round: a fixed set of scoring functions.
@@ -128,34 +142,54 @@ class ScoreColumns(boostkit.Proposal):
     flips signs by hand). With ``orient=True`` (default) a column whose D_1-weighted mean is lower
     on the positives than on the negatives is used negated. Each candidate names its column in
     ``info["scoring_function"]`` so back-fitting calibrations re-fit its term.
+
+    It runs on every data plane: the class means come from a reduction over the rows
+    (:class:`ClassColumnSums`, which reads their raw values: a distributed fit keeps them on the
+    shards, ``reads_values``), and where the rows are not in this process the candidate is the
+    column's bins as cells (``bin_cells``, reversed for a negated column) with their class sums
+    from ``state.class_histogram()``.
     """
 
     name = "score-columns"
-    provides = frozenset({"real-scores", "cells", "scoring-functions"})
+    provides = frozenset({"real-scores", "cells", "scoring-functions", DISTRIBUTED})
     orient: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
     _signs: np.ndarray | None = attrs.field(init=False, default=None)
+
+    @property
+    def reads_values(self) -> bool:
+        """Whether the shards of a distributed fit must keep the raw values (for the means)."""
+        return self.orient
 
     @boostkit.hookimpl
     def boostkit_fit_start(self, state):
         data = state.data
         self._signs = np.ones(data.n_features)
-        pos = data.sample_weight * data.is_pos
-        neg = data.sample_weight - pos
-        if self.orient and pos.sum() > 0 and neg.sum() > 0:
-            difference = pos @ data.X / pos.sum() - neg @ data.X / neg.sum()
-            self._signs[difference < 0] = -1.0
+        if self.orient:
+            pos_sums, pos_total, neg_sums, neg_total = state.reduce(ClassColumnSums())
+            if pos_total > 0 and neg_total > 0:
+                difference = pos_sums / pos_total - neg_sums / neg_total
+                self._signs[difference < 0] = -1.0
 
     @boostkit.hookimpl
     def boostkit_propose(self, state):
         feature = (state.round - 1) % state.data.n_features
         binned = state.data.binned
         hypothesis = ScoreColumn(feature, self._signs[feature], binned.thresholds[feature])
+        info = {"scoring_function": feature}
+        if not state.plane.has_rows:
+            n_cells, negated = hypothesis.n_cells, hypothesis.sign < 0
+            table = np.arange(n_cells, dtype=np.uint8)
+            sums = state.class_histogram()[feature, :n_cells]
+            if negated:
+                table, sums = table[::-1], sums[::-1]
+            return boostkit.Candidate(
+                hypothesis, bin_cells=boostkit.BinCells(feature, table), codes=binned.codes,
+                cell_wneg=np.ascontiguousarray(sums[:, 0]),
+                cell_wpos=np.ascontiguousarray(sums[:, 1]), info=info)
         codes = binned.codes[feature]
         cells = codes if hypothesis.sign > 0 else hypothesis.n_cells - 1 - codes.astype(np.intp)
-        return boostkit.Candidate(
-            hypothesis, cells=cells, scores=hypothesis.scores(state.data.X),
-            info={"scoring_function": feature},
-        )
+        return boostkit.Candidate(hypothesis, cells=cells, scores=hypothesis.scores(state.data.X),
+                                  info=info)
 
 
 # -- Cmass -----------------------------------------------------------------------------------

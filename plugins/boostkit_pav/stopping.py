@@ -8,6 +8,7 @@ import math
 import attrs
 
 import boostkit
+from boostkit.capabilities import DISTRIBUTED
 
 
 def _tol(instance, attribute, value):
@@ -26,11 +27,13 @@ class SumConverged(boostkit.Stopping):
     cycle is as many rounds as the model has terms; the sum is read from the reweighting's potential
     (``record.error_bound`` = sum_i D_1(i) exp(-y_i F(x_i)), the sum (20) over m), one cycle ago and
     now. The rule waits until an earlier round has replaced a term (fewer terms than finished
-    rounds), so runs that add a term every round never stop by it.
+    rounds), so runs that add a term every round never stop by it. It reads the round records
+    alone, so it runs in distributed fits too.
     """
 
     name = "sum-converged"
     needs = frozenset({"potential"})
+    provides = frozenset({DISTRIBUTED})
     tol: float = attrs.field(default=1e-6, converter=float, validator=_tol)
 
     @boostkit.hookimpl
