@@ -38,6 +38,8 @@ naming the file.
 
 from __future__ import annotations
 
+import functools
+import io
 import json
 import math
 import os
@@ -121,8 +123,12 @@ class _Pickler:
         return {_PICKLED: key}
 
 
+#: The types ``_jsonable`` returns as they are (checked first: most values are these).
+_PLAIN = frozenset({type(None), bool, str, int, float})
+
+
 def _jsonable(value: Any, where: str, pickler: _Pickler | None = None) -> Any:
-    if value is None or isinstance(value, (bool, str)):
+    if type(value) in _PLAIN or value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, (int, np.integer)):
         return int(value)
@@ -130,9 +136,17 @@ def _jsonable(value: Any, where: str, pickler: _Pickler | None = None) -> Any:
         return float(value)
     if isinstance(value, (list, tuple)):
         return [_jsonable(v, where, pickler) for v in value]
-    if isinstance(value, Mapping):
+    if type(value) is dict or isinstance(value, Mapping):
         return {str(k): _jsonable(v, where, pickler) for k, v in value.items()}
     return (pickler or _Pickler({}))(value, where)
+
+
+@functools.lru_cache(maxsize=None)
+def _fields(cls: type, init_only: bool) -> tuple[tuple[str, str], ...]:
+    """``(name, alias)`` of the attrs class' fields (only its ``__init__`` ones when
+    ``init_only``), in order."""
+    return tuple((field.name, field.alias) for field in attrs.fields(cls)
+                 if field.init or not init_only)
 
 
 def _recipe_state(recipe: Recipe, pickler: _Pickler | None = None) -> dict:
@@ -178,20 +192,29 @@ def _component_state(obj: Component, arrays: dict[str, np.ndarray], prefix: str,
     params: dict[str, Any] = {}
     array_keys: dict[str, str] = {}
     children: dict[str, dict] = {}
-    for field in attrs.fields(type(obj)):
-        if not field.init:
-            continue
-        value = getattr(obj, field.name)
-        where = f"{obj.role} {obj.name!r}, field {field.name!r}"
-        if isinstance(value, np.ndarray) and value.dtype != object:
-            key = f"{prefix}.{field.name}"
+    for name, alias in _fields(type(obj), True):
+        value = getattr(obj, name)
+        if type(value) in _PLAIN:
+            params[alias] = value
+        elif isinstance(value, np.ndarray) and value.dtype != object:
+            key = f"{prefix}.{name}"
             arrays[key] = value
-            array_keys[field.alias] = key
+            array_keys[alias] = key
         elif isinstance(value, Component):
-            children[field.alias] = _component_state(value, arrays, f"{prefix}.{field.name}", pickler)
+            children[alias] = _component_state(value, arrays, f"{prefix}.{name}", pickler)
         else:
-            params[field.alias] = _jsonable(value, where, pickler)
+            where = f"{obj.role} {obj.name!r}, field {name!r}"
+            params[alias] = _jsonable(value, where, pickler)
     return {"component": obj.name, "params": params, "arrays": array_keys, "children": children}
+
+
+def _record_state(record: RoundRecord, pickler: _Pickler | None = None) -> dict:
+    """A round record's JSON: ``attrs.asdict``'s, field by field when ``extra`` is empty (no
+    value then holds an attrs instance for ``asdict`` to expand)."""
+    if record.extra:
+        return _jsonable(attrs.asdict(record), "round record", pickler)
+    return {name: _jsonable(getattr(record, name), "round record", pickler)
+            for name, _ in _fields(type(record), False)}
 
 
 #: How deep value components may nest in a model file (a term holding a term ...).
@@ -575,19 +598,24 @@ class BoostModel:
         """
         X = self._check(X)
         margin = self._zeros(X)
-        n_terms = len(self.hypotheses) if self.best_round is None else self.best_round
-        runs = self._runs.get(n_terms)
-        if runs is None:
-            runs = self._runs.setdefault(n_terms, compile_terms(
-                self.hypotheses[:n_terms], self.contributions[:n_terms], self.n_columns))
         dense = not is_sparse(X)
-        for run in runs:
+        for run in self.compiled_terms(self.best_round):
             if isinstance(run, ThresholdRun) and dense:
                 run.add_to(X, margin)
                 continue
             for h, c in (run.terms if isinstance(run, ThresholdRun) else (run,)):
                 margin += c.values(Candidate(h, X), margin)
         return margin
+
+    def compiled_terms(self, n_terms: int | None = None) -> list:
+        """The first ``n_terms`` terms (default: all) as :func:`compile_terms` groups them
+        for compiled evaluation, built on first use and kept."""
+        n_terms = len(self.hypotheses) if n_terms is None else n_terms
+        runs = self._runs.get(n_terms)
+        if runs is None:
+            runs = self._runs.setdefault(n_terms, compile_terms(
+                self.hypotheses[:n_terms], self.contributions[:n_terms], self.n_columns))
+        return runs
 
     def predict(self, X) -> np.ndarray:
         """The labels of :func:`margin_labels`: ``classes[1]`` where F(x) > 0 (two classes), the
@@ -642,7 +670,7 @@ class BoostModel:
             "stop_reason": self.stop_reason,
             "best_round": self.best_round,
             "rounds": rounds,
-            "records": [_jsonable(attrs.asdict(r), "round record", pickler) for r in self.records],
+            "records": [_record_state(r, pickler) for r in self.records],
             "features": (None if self.features is None
                          else self.features.to_state(arrays, f"{prefix}features.")),
         }
@@ -662,10 +690,14 @@ class BoostModel:
            arbitrary code: it loads only with ``boostkit.load_model(path, allow_pickle=True)``,
            which you should only do with files you trust.
         """
+        return write_model_file(path, *self._file_contents(allow_pickle))
+
+    def _file_contents(self, allow_pickle: bool = False) -> tuple[dict, dict[str, np.ndarray]]:
+        """The JSON structure and the arrays :meth:`save` writes."""
         arrays: dict[str, np.ndarray] = {}
         pickler = _Pickler(arrays, allow_pickle)
         structure = self._structure(arrays, pickler=pickler)
-        return write_model_file(path, _with_pickled(structure, pickler), arrays)
+        return _with_pickled(structure, pickler), arrays
 
     @classmethod
     def _from_structure(cls, structure: Mapping, arrays: Mapping, version: int, path,
@@ -799,16 +831,73 @@ def _umask() -> int:
     return mask
 
 
+def _file_entries(structure: dict, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The archive's entries in the order they are written: the JSON header, then the arrays."""
+    header = {"format": FORMAT_NAME, "version": FORMAT_VERSION, **structure}
+    # A structure built afresh has no cycles: the encoder need not look for them.
+    blob = np.frombuffer(json.dumps(header, check_circular=False).encode("utf-8"),
+                         dtype=np.uint8)
+    return {_JSON_KEY: blob, **arrays}
+
+
+# Sizes fixed by the zip format (PKWARE's APPNOTE.TXT, sections 4.3.7, 4.3.12, 4.3.14-16,
+# 4.5.3), as Python's zipfile writes them to a seekable file: a local header, with the zip64
+# extra field numpy asks for (``force_zip64``) holding the two sizes; a central directory
+# entry, with a zip64 extra field only for values beyond ZIP64_LIMIT; the end record, preceded
+# by the zip64 end record and its locator beyond ZIP_FILECOUNT_LIMIT entries or ZIP64_LIMIT.
+_LOCAL_HEADER = 30 + 20
+_CENTRAL_ENTRY = 46
+_END_RECORD = 22
+_ZIP64_END = 56 + 20
+#: Bytes of an ``.npy`` header, by the (dtype, shape, C order) of the array it describes.
+_npy_headers: dict[tuple, int] = {}
+
+
+def _npy_header_bytes(array: np.ndarray) -> int:
+    # numpy writes an array that is not C-contiguous but Fortran-contiguous in Fortran order
+    key = (array.dtype, array.shape,
+           array.ndim < 2 or array.flags.c_contiguous or not array.flags.f_contiguous)
+    size = _npy_headers.get(key)
+    if size is None:
+        fields = np.lib.format.header_data_from_array_1_0(array)
+        buffer = io.BytesIO()
+        np.lib.format.write_array_header_1_0(buffer, fields)
+        size = _npy_headers[key] = buffer.tell()
+    return size
+
+
+def model_file_size(model) -> int:
+    """The number of bytes ``model.save(path)`` writes (a :class:`BoostModel` or a
+    :class:`boostkit.multiclass.OneVsRestModel`), computed from the archive's format without
+    writing it: the same JSON structure and arrays, the ``.npy`` header of each, and the zip
+    records around them. A model ``save`` refuses (a foreign object that would need pickling)
+    raises the same :class:`boostkit.ModelFormatError`."""
+    entries = _file_entries(*model._file_contents())
+    limit = zipfile.ZIP64_LIMIT
+    directory = offset = 0  # the central directory's size, the local entries' size
+    for key, array in entries.items():
+        if array.dtype.hasobject:
+            raise ModelFormatError(f"cannot size an object array entry {key!r}")
+        name = len(key.encode("utf-8")) + 4  # key + ".npy"
+        stored = _npy_header_bytes(array) + array.nbytes
+        # the central entry's zip64 extra field: both sizes, then the local header's offset
+        extra = (16 if stored > limit else 0) + (8 if offset > limit else 0)
+        directory += _CENTRAL_ENTRY + name + (4 + extra if extra else 0)
+        offset += _LOCAL_HEADER + name + stored
+    if len(entries) > zipfile.ZIP_FILECOUNT_LIMIT or offset > limit or directory > limit:
+        directory += _ZIP64_END
+    return offset + directory + _END_RECORD
+
+
 def write_model_file(path: str | os.PathLike, structure: dict, arrays: dict[str, np.ndarray]) -> Path:
     """Write a model's JSON ``structure`` and ``arrays`` to ``path`` atomically (a temporary
     file beside the target, renamed over it), so a failed save leaves nothing half-written."""
     path = Path(path)
-    header = {"format": FORMAT_NAME, "version": FORMAT_VERSION, **structure}
-    blob = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
+    entries = _file_entries(structure, arrays)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
     try:
         with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **{_JSON_KEY: blob}, **arrays)
+            np.savez(fh, **entries)
             fh.flush()
             os.fsync(fh.fileno())
         # mkstemp makes the file private (0600); a model file honours the umask like any other.

@@ -262,6 +262,10 @@ class OneVsRestModel:
         ``allow_pickle`` as in :meth:`boostkit.BoostModel.save`: foreign objects are refused
         without it and pickled with it (unpickling runs code: only load files you trust).
         """
+        return write_model_file(path, *self._file_contents(allow_pickle))
+
+    def _file_contents(self, allow_pickle: bool = False) -> tuple[dict, dict[str, np.ndarray]]:
+        """The JSON structure and the arrays :meth:`save` writes."""
         arrays: dict[str, np.ndarray] = {}
         pickler = _Pickler(arrays, allow_pickle)
         structure = {
@@ -274,7 +278,7 @@ class OneVsRestModel:
             structure["offsets"] = self.offsets.tolist()
         classes = np.asarray(self.classes)
         arrays["classes"] = classes.astype(str) if classes.dtype == object else classes
-        return write_model_file(path, _with_pickled(structure, pickler), arrays)
+        return _with_pickled(structure, pickler), arrays
 
     @classmethod
     def load(cls, path: str | os.PathLike, allow_pickle: bool = False) -> OneVsRestModel:
