@@ -16,7 +16,6 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 import time
 import warnings
 from datetime import datetime, timezone
@@ -34,6 +33,7 @@ from ..metrics import accuracy, macro_roc_auc, roc_auc
 from ..model import margin_labels, margin_probabilities
 from ..plugins import get_registry, plugin_info
 from ..progress import FitProgress
+from .measure import learning_curve, model_bytes
 from .spec import Cell, Resampling, StudySpec
 from .store import KEY_COLUMNS, ResultStore, StoreError
 
@@ -82,44 +82,6 @@ def _log_loss(y_index: np.ndarray, proba: np.ndarray) -> float:
     return float(-np.mean(np.log(np.clip(p, 1e-15, 1.0))))
 
 
-#: Where :func:`_model_bytes` writes: one directory per process, in memory where the OS has
-#: one (the save's fsync is then free), removed when the process exits.
-_scratch: list[tempfile.TemporaryDirectory] = []
-
-
-def _model_bytes(model) -> int | None:
-    """The size of the model file ``model.save`` writes; ``None`` if it cannot be saved (a
-    component that would need pickling).
-
-    Only the first fold of each repeat measures it: a model's size varies little between
-    folds, and writing every model costs about as much as fitting it."""
-    if not _scratch:
-        memory = "/dev/shm"
-        _scratch.append(tempfile.TemporaryDirectory(
-            prefix="boostkit-study-",
-            dir=memory if os.path.isdir(memory) and os.access(memory, os.W_OK) else None))
-    try:
-        path = model.save(Path(_scratch[0].name) / "model.npz")
-    except Exception:  # noqa: BLE001 - a model that cannot be saved has no size
-        return None
-    return Path(path).stat().st_size
-
-
-def _learning_curve(model, X, y_index, train, test) -> list[tuple[int, float, float]]:
-    """(t, training error, test error) after every round t = 1..T: ``predict``'s rule
-    (:func:`margin_labels`) on F_t, one staged pass over every row (per-term work is paid once
-    for both sets), class positions standing for labels so that each round compares integers."""
-    positions = np.arange(len(model.classes))
-    curve = []
-    for t, margin in enumerate(model.staged_decision_function(X), start=1):
-        wrong = margin_labels(margin, positions) != y_index
-        # The folds split every row: the training errors are all errors but the test fold's.
-        on_test = np.count_nonzero(wrong[test])
-        curve.append((t, (np.count_nonzero(wrong) - on_test) / train.shape[0],
-                      on_test / test.shape[0]))
-    return curve
-
-
 #: The folds of the last (data, resampling, repeat, seed) a process split: the cells of one
 #: repeat follow each other, so each process splits it once rather than once per cell.
 _split: dict[tuple, list] = {}
@@ -165,10 +127,8 @@ def run_cell(data, cell: Cell, resampling: Resampling, n_rounds: int, max_bins: 
     is the cell's own: a DataError or RecipeError (the recipe refuses these data) records the
     cell as ``"cannot run"``, any other as ``"failed"``, with the error; the study goes on.
 
-    The two measurements that cost about as much as the fit itself -- the learning curve (a
-    staged pass over every row) and the model's size (writing the model file) -- are taken on
-    the first fold of each repeat only; the other folds' curves are empty and their
-    ``model_bytes`` NULL.
+    Every done cell records its learning curve and its model's size
+    (:mod:`boostkit.study.measure`).
     """
     from .compare import FinalWeights, kept_values, rounds_run, training_threshold
 
@@ -216,16 +176,14 @@ def run_cell(data, cell: Cell, resampling: Resampling, n_rounds: int, max_bins: 
             auc = roc_auc(np.where(y_test == 1, 1.0, -1.0), scores)
         else:
             auc = macro_roc_auc(y_test, scores, positions)
-        measured = cell.fold == 0  # the costly measurements: one fold of each repeat
-        if measured:
-            curves = _learning_curve(model, X, y_index, train, test)
+        curves = learning_curve(model, X[test], y_test)
         row.update(
             status="done", accuracy=accuracy(y_test, predicted),
             balanced_accuracy=_balanced_accuracy(y_test, predicted, classes.shape[0]),
             roc_auc=None if np.isnan(auc) else float(auc), log_loss=log_loss,
             fit_seconds=fit_seconds, predict_seconds=predict_seconds,
             rounds=rounds_run(model), stop_reason=model.stop_reason,
-            model_bytes=_model_bytes(model) if measured else None,
+            model_bytes=model_bytes(model),
             prediction_hash=prediction_hash(classes, predicted, scores),
         )
         if keep_scores:
