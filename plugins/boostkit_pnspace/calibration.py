@@ -14,6 +14,7 @@ import attrs
 import numpy as np
 
 import boostkit
+from boostkit.capabilities import DISTRIBUTED
 from boostkit.kernels.histogram import cell_class_sums
 
 from .kernels import LAPLACE, M_ESTIMATE, NO_SMOOTHING, cell_odds_rows, weight_after_rows
@@ -122,10 +123,15 @@ class AsymmetricBeta(boostkit.Calibration):
     ``eps_uncovered`` = p_bar/(p_bar+n_bar) (``None`` for an empty side); ``beta_covered`` =
     beta(+1) and ``beta_uncovered`` = beta(-1) of eq. 2 (smoothed as used). ``coefficients`` are
     the cell values c_j in cell order.
+
+    Every data plane (``"distributed"``): p, n, p_bar and n_bar are the candidate's cell sums
+    (summed over the shards in a distributed fit; over the rows, in one exact pass, where they
+    are in this process), and each shard applies the two cell values.
     """
 
     name = "asymmetric-beta"
     needs = frozenset({"two-cells"})
+    provides = frozenset({DISTRIBUTED})
     smoothing: str = attrs.field(default="none", validator=attrs.validators.in_(tuple(SMOOTHINGS)))
     m: float = attrs.field(default=2.0, validator=_positive_finite)
     _n_examples: int = attrs.field(init=False, default=1)
@@ -145,10 +151,13 @@ class AsymmetricBeta(boostkit.Calibration):
                 f"{self.name} needs a boolean base classifier with two cells (covered and "
                 f"uncovered), and {candidate.hypothesis.name!r} has {candidate.hypothesis.n_cells}"
             )
-        # One exact pass rather than the learner's sums: a split's right side comes from
-        # total - left, which loses the relative precision of a tiny side, and the odds of
-        # that side set how exactly Fig. 3 stratifies it (Prop. 4).
-        wneg, wpos = cell_class_sums(candidate.cells, state.weights, state.data.is_pos, 2)
+        # One exact pass rather than the learner's sums where there are rows: a split's right
+        # side comes from total - left, which loses the relative precision of a tiny side, and
+        # the odds of that side set how exactly Fig. 3 stratifies it (Prop. 4).
+        if candidate.has_rows:
+            wneg, wpos = cell_class_sums(candidate.cells, state.weights, state.data.is_pos, 2)
+        else:
+            wneg, wpos = state.cell_weights(candidate)
         odds = cell_odds(wpos, wneg, self.smoothing, self.m, self._n_examples)
         values = 0.5 * np.log(odds)
         # An empty side (the constant stump's) is never the covered one.
@@ -167,5 +176,6 @@ class AsymmetricBeta(boostkit.Calibration):
             "beta_uncovered": float(1.0 / odds[uncovered]),
         }
         return boostkit.Calibrated(
-            boostkit.CellContribution(values), values[candidate.cells], tuple(values), extra
+            boostkit.CellContribution(values),
+            values[candidate.cells] if candidate.has_rows else None, tuple(values), extra
         )

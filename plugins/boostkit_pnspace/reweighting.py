@@ -9,7 +9,9 @@ import attrs
 import numpy as np
 
 import boostkit
+from boostkit.capabilities import DISTRIBUTED
 from boostkit.kernels.boosting import exponential_distribution
+from boostkit.losses import get_loss, shard_weights
 
 from .pnspace import pn_space_quantities
 
@@ -84,11 +86,32 @@ class Stratification(boostkit.Reweighting):
     Records (``record.extra``, see :func:`~boostkit_pnspace.pnspace.pn_space_quantities`):
     ``total_weight``, ``positive_weight``, ``negative_weight``, ``pn_area`` (P'N'),
     ``aoc_weighted``, ``weighted_auc``, ``aoc_train``, ``train_auc``, ``auc_bound_theorem2`` and
-    ``auc_bound`` (Corollary 1), in the paper's units (w_1 sums to |E|).
+    ``auc_bound`` (Corollary 1), in the paper's units (w_1 sums to |E|); none with
+    ``pn_records=False``.
+
+    The records rank every training margin (AOC*), which needs all the rows in one place: with
+    them the rule runs where the rows are in this process. ``pn_records=False`` keeps the same
+    weights and potential, computed row by row (``boostkit_row_weights``, the exponential rule's
+    kernel on D_1 = the normalised sample weights), and runs on every data plane
+    (``"distributed"``).
     """
 
     name = "stratification"
-    provides = frozenset({"potential"})
+    pn_records: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
+
+    @property
+    def provides(self) -> frozenset[str]:
+        return frozenset({"potential"} | (set() if self.pn_records else {DISTRIBUTED}))
+
+    @property
+    def distributed_refusal(self) -> str | None:
+        """Why this reweighting cannot run on shards, or ``None`` when it can."""
+        if not self.pn_records:
+            return None
+        return ("records the PN-space quantities of every round, whose AOC* and AUCs rank all "
+                "the training margins at once (a global sort of the rows); "
+                "stratification(pn_records=False) gives the same weights without those records "
+                "and distributes")
 
     @boostkit.hookimpl
     def boostkit_reweight(self, state):
@@ -96,7 +119,14 @@ class Stratification(boostkit.Reweighting):
         out, log_potential = exponential_distribution(
             state.margin, data.y, data.sample_weight, state.n_jobs
         )
+        if not self.pn_records:
+            return boostkit.Weights(out, log_potential)
         extra = pn_space_quantities(
             state.margin, data.is_pos, data.sample_weight, out, log_potential, data.n_samples
         )
         return boostkit.Weights(out, log_potential, extra)
+
+    @boostkit.hookimpl
+    def boostkit_row_weights(self, margin, y, initial_weights, n_jobs):
+        # w_1 exp(-y F_t): D_1 is the normalised sample weights of the (binary) fit.
+        return shard_weights(get_loss("exponential"), margin, y, initial_weights, n_jobs)
