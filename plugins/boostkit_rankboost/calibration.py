@@ -17,6 +17,7 @@ import attrs
 import numpy as np
 
 import boostkit
+from boostkit.capabilities import DISTRIBUTED
 
 from .kernels import class_score_sums
 
@@ -102,6 +103,10 @@ class RankBoostAlpha(boostkit.Calibration):
     The partition loss offered to weak learners is -r of the best labelling of each partition
     (:func:`rank_advantage`), so a stump learner picks the stump with the largest |r|. The record
     keeps ``coefficients = (alpha_t / (hi - lo),)`` and ``extra = {"r": r_t, "alpha": alpha_t}``.
+
+    Every data plane (``"distributed"``): on a candidate without rows (a distributed fit's) the
+    per-class sums of h are those of its cells, sum_j W_j h_j, from the cell sums and the
+    ranker's score per cell (``cell_score_table``), and each shard applies alpha h per cell.
     """
 
     name = "rankboost-alpha"
@@ -112,7 +117,7 @@ class RankBoostAlpha(boostkit.Calibration):
     def needs(self) -> frozenset[str]:
         return frozenset({"real-scores"} if self.score_range else {"real-scores", "score-range"})
 
-    provides = frozenset({"running-margin", "rank-advantage"})
+    provides = frozenset({"running-margin", "rank-advantage", DISTRIBUTED})
 
     @boostkit.hookimpl
     def boostkit_partition_loss(self, wpos, wneg):
@@ -133,10 +138,15 @@ class RankBoostAlpha(boostkit.Calibration):
     @boostkit.hookimpl
     def boostkit_calibrate(self, state, candidate):
         low, high = self._range(candidate)
-        h = np.ascontiguousarray(candidate.scores, dtype=np.float64)
-        neg_sum, neg_total, pos_sum, pos_total, h_min, h_max = class_score_sums(
-            h, state.weights, state.data.is_pos
-        )
+        if candidate.has_rows:
+            h = np.ascontiguousarray(candidate.scores, dtype=np.float64)
+            neg_sum, neg_total, pos_sum, pos_total, h_min, h_max = class_score_sums(
+                h, state.weights, state.data.is_pos
+            )
+        else:
+            h = None
+            neg_sum, neg_total, pos_sum, pos_total, h_min, h_max = _cell_score_sums(
+                state, candidate, self.name)
         width = high - low
         if h_min < low - _RANGE_TOLERANCE * width or h_max > high + _RANGE_TOLERANCE * width:
             raise ValueError(
@@ -151,6 +161,23 @@ class RankBoostAlpha(boostkit.Calibration):
         alpha = rankboost_alpha(r, self.smoothing)
         coefficient = alpha / width
         return boostkit.Calibrated(
-            boostkit.LinearContribution(coefficient), coefficient * h, (coefficient,),
-            extra={"r": r, "alpha": alpha},
+            boostkit.LinearContribution(coefficient), None if h is None else coefficient * h,
+            (coefficient,), extra={"r": r, "alpha": alpha},
         )
+
+
+def _cell_score_sums(state, candidate, name: str) -> tuple[float, ...]:
+    """What :func:`boostkit_rankboost.kernels.class_score_sums` gives over the rows, from the
+    candidate's cell sums: ``(sum_neg w h, W_neg, sum_pos w h, W_pos, min h, max h)``, the
+    range over the cells that hold weight."""
+    scores = candidate.hypothesis.cell_score_table()
+    if scores is None:
+        raise ValueError(
+            f"{name}: a candidate without rows needs a weak ranker with a score per cell "
+            f"(cell_score_table), and {candidate.hypothesis.name!r} has none"
+        )
+    scores = np.asarray(scores, dtype=np.float64)
+    wneg, wpos = state.cell_weights(candidate)
+    held = scores[(wneg + wpos) > 0]
+    return (float(wneg @ scores), float(wneg.sum()), float(wpos @ scores), float(wpos.sum()),
+            float(held.min(initial=np.inf)), float(held.max(initial=-np.inf)))

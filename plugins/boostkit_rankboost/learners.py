@@ -15,10 +15,10 @@ import attrs
 import numpy as np
 
 import boostkit
-from boostkit.capabilities import CATEGORICAL_FEATURES, MISSING_VALUES
+from boostkit.capabilities import CATEGORICAL_FEATURES, DISTRIBUTED, MISSING_VALUES
 from boostkit.criteria import check_criterion, partition_loss
-from boostkit.splits import MIN_CATEGORY_COUNT, check_min_category_count, histogram
-from boostkit_adaboost import search_binned, split_cells, two_cell_hypothesis
+from boostkit.splits import MIN_CATEGORY_COUNT, check_min_category_count
+from boostkit_adaboost import search_binned, two_cell_hypothesis
 
 _STUMP_OUTPUTS = {"sign": (-1.0, 1.0), "binary": (0.0, 1.0)}
 _FEATURE_OUTPUTS = {"unit": (0.0, 1.0), "symmetric": (-1.0, 1.0)}
@@ -67,6 +67,9 @@ class ThresholdRanker(boostkit.WeakHypothesis):
     def scores(self, X: np.ndarray) -> np.ndarray:
         return self.cell_scores[self.cells(X)]
 
+    def cell_score_table(self) -> np.ndarray:
+        return self.cell_scores
+
     def describe(self, features=None) -> str:
         lo, hi = self.cell_scores
         label = boostkit.feature_label(features, self.feature)
@@ -82,7 +85,7 @@ class ThresholdRanker(boostkit.WeakHypothesis):
 class RankStumpLearner(boostkit.Proposal):
     """Propose the threshold ranker with the largest |r| over all features and bin edges.
 
-    One pass of the engine's class-histogram kernel (:func:`boostkit.splits.histogram`) gives
+    The class histogram of D_t (``state.class_histogram()``) gives
     the weights of the x0 (negative) and x1 (positive) examples on both sides of every cut; the
     calibration's partition loss (``rankboost-alpha``: -r of the best labelling,
     :func:`boostkit_rankboost.calibration.rank_advantage`) scores them all at once. The side where
@@ -105,6 +108,11 @@ class RankStumpLearner(boostkit.Proposal):
         exceeds the overall one.
 
     Proposes nothing (ending the run as ``"pool-exhausted"``) when no feature can be cut.
+
+    Every data plane (``"distributed"``): the search reads ``state.class_histogram()`` (summed
+    over the shards in a distributed fit) and the ranker's sides go to the rows as a bin-to-cell
+    table (:class:`boostkit.BinCells`); the class-normalised weights make the choice the same
+    under any scaling of either class's weights.
     """
 
     name = "rank-stump"
@@ -116,15 +124,14 @@ class RankStumpLearner(boostkit.Proposal):
     @property
     def provides(self) -> frozenset[str]:
         given = {"real-scores", "cells", "two-cells", "score-range", MISSING_VALUES,
-                 CATEGORICAL_FEATURES}
+                 CATEGORICAL_FEATURES, DISTRIBUTED}
         return frozenset(given | {"sign-scores"} if self.output == "sign" else given)
 
     @boostkit.hookimpl
     def boostkit_propose(self, state):
         binned = state.data.binned
-        hist = histogram(binned.codes, state.weights, state.data.is_pos, binned.max_bins, state.n_jobs)
-        split = search_binned(state, hist, partition_loss(state, self.criterion),
-                              self.min_category_count)
+        split = search_binned(state, state.class_histogram(),
+                              partition_loss(state, self.criterion), self.min_category_count)
         if split is None:
             return None
         low, high = _STUMP_OUTPUTS[self.output]
@@ -133,11 +140,10 @@ class RankStumpLearner(boostkit.Proposal):
         pos_share = split.wpos / max(split.wpos.sum(), np.finfo(float).tiny)
         cell_scores = np.where(pos_share > neg_share, high, low)
         ranker = two_cell_hypothesis(binned, split, cell_scores, ThresholdRanker)
-        cells = split_cells(binned, split)
         return boostkit.Candidate(
             ranker,
-            cells=cells,
-            scores=cell_scores[cells],
+            bin_cells=split.bin_cells(binned.max_bins, binned.missing_bin),
+            codes=binned.codes,
             cell_wneg=split.wneg,
             cell_wpos=split.wpos,
             info={"score_range": (low, high)},

@@ -5,6 +5,7 @@ from __future__ import annotations
 import attrs
 
 import boostkit
+from boostkit.capabilities import DISTRIBUTED
 
 # r and Z within this of 1 count as 1 (sums of normalised weights round).
 _TOLERANCE = 1e-12
@@ -29,6 +30,7 @@ class NoRankEdge(boostkit.Stopping):
 
     name = "no-rank-edge"
     needs = frozenset({"rank-advantage"})
+    provides = frozenset({DISTRIBUTED})
     min_r: float = attrs.field(default=0.0, converter=float, validator=_min_r)
 
     @boostkit.hookimpl
