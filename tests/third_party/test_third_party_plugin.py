@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,37 +19,15 @@ import pytest
 
 import boostkit
 from boostkit.errors import ModelFormatError
+from plugin_install import install_distribution
 
 EXAMPLE_DISTRIBUTION = Path(__file__).parent / "example_plugin"
-
-
-def _pip_install(source: Path, target: Path, *options: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "--no-input", *options,
-         "--target", str(target), str(source)],
-        capture_output=True, text=True,
-    )
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
     """A directory holding the installed ``boostkit-example`` (package and dist-info)."""
-    root = tmp_path_factory.mktemp("third_party")
-    # Build from a copy: setuptools writes build/ and *.egg-info beside the sources.
-    source = root / "source"
-    shutil.copytree(EXAMPLE_DISTRIBUTION, source, ignore=shutil.ignore_patterns("__pycache__"))
-    target = root / "site"
-    offline = _pip_install(source, target, "--no-build-isolation")
-    if offline.returncode != 0:
-        # setuptools < 70.1 builds wheels only with the `wheel` package installed; an isolated
-        # build fetches both from the package index.
-        shutil.rmtree(target, ignore_errors=True)
-        isolated = _pip_install(source, target)
-        if isolated.returncode != 0:
-            pytest.fail(
-                "could not build and install tests/third_party/example_plugin with pip.\n"
-                f"--no-build-isolation:\n{offline.stderr}\nwith build isolation:\n{isolated.stderr}"
-            )
+    target = install_distribution(EXAMPLE_DISTRIBUTION, tmp_path_factory.mktemp("third_party"))
     assert (target / "boostkit_example" / "__init__.py").is_file()
     assert list(target.glob("boostkit_example-0.1.0.dist-info/entry_points.txt"))
     return target
