@@ -21,10 +21,27 @@ worker is lost, Dask recomputes it elsewhere from those partitions; the rebuilt 
 term, answers :class:`boostkit.distributed.ShardBehind` to the next round, and the driver
 replays the model's terms on it (``Booster.fit_stats_.replays``). The fit then goes on with the
 same model. Needs the ``dask`` extra: ``pip install 'boostkit[dask]'``.
+
+**Plugins on the workers.** The driver's plugins (those loaded from installed distributions,
+with their versions: :func:`plugin_set`) are loaded on every worker by a Dask worker plugin
+(:class:`DriverPlugins`), on workers that join later too, and every task of the fit checks them
+first: a worker whose plugins or versions differ from the driver's is refused, naming the
+plugin, and the fit stops with that error.
+
+**No wait without a bound.** The driver waits for its tasks a second at a time, and between two
+looks asks the scheduler how many workers it has. A cluster with no worker for
+``Booster.no_worker_timeout`` seconds, a scheduler that does not answer for as long or that the
+client lost, a step that waits longer than ``Booster.task_timeout``, or a task killed with its
+workers again and again ends the fit with a :class:`ClusterError` saying so; a fit that raises
+returns no model and sets no fitted attribute. While workers come back, the fit goes on.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import math
+import time
 import uuid
 from typing import Any
 
@@ -32,12 +49,27 @@ import attrs
 import numpy as np
 
 from . import distributed as dist
+from . import plugins
 from .engine import Booster as _LocalBooster
-from .errors import DataError
+from .errors import BoostkitError, DataError, PluginLoadError
 from .model import BoostModel
 
-__all__ = ["Booster", "BoostClassifier", "DaskShards", "predict", "predict_proba",
+__all__ = ["Booster", "BoostClassifier", "ClusterError", "DaskShards", "DriverPlugins",
+           "check_worker_plugins", "plugin_set", "predict", "predict_proba",
            "decision_function"]
+
+#: Seconds the driver waits for a step's tasks before it looks at the cluster again.
+POLL_SECONDS = 1.0
+#: Default bounds of a fit (:class:`Booster`): seconds without a worker (or without an answer
+#: from the scheduler), and seconds one step may wait for its tasks.
+NO_WORKER_TIMEOUT = 60.0
+TASK_TIMEOUT = 600.0
+
+
+class ClusterError(BoostkitError, RuntimeError):
+    """The Dask cluster could not finish a fit: it had no worker, or the driver lost its
+    scheduler, for longer than the fit's bound; a step waited past ``task_timeout``; or a task
+    was lost with its workers too often. The fit returned no model."""
 
 
 def _dask():
@@ -103,15 +135,103 @@ def _column_parts(v, name: str, n_parts: int, row_chunks) -> list:
     return parts
 
 
+def plugin_set() -> tuple[tuple[str, str, str], ...]:
+    """The plugins this process loaded from installed distributions, as sorted
+    ``(name, distribution, version)``: what every worker of a fit must load too. Plugins
+    registered in-process (:func:`boostkit.register_plugin`) are not among them: a worker
+    cannot load them."""
+    return tuple(sorted((p["name"], p["distribution"], p["version"])
+                        for p in plugins.plugin_info()
+                        if p["status"] == "ok" and p["distribution"] != "<in-process>"))
+
+
+#: The outcome of comparing this process's plugins with a driver's set, per set.
+_PLUGIN_CHECKS: dict[tuple, str | None] = {}
+
+
+def check_worker_plugins(expected: tuple, worker: str) -> None:
+    """Load this process's plugins and raise :class:`boostkit.errors.PluginLoadError`, naming
+    the plugin, unless they include the driver's ``expected`` (:func:`plugin_set`) at the same
+    versions. ``worker`` (this worker's address) is named in the error."""
+    if expected not in _PLUGIN_CHECKS:
+        here = {name: (distribution, version) for name, distribution, version in plugin_set()}
+        broken = plugins.broken_plugins()
+        problems = []
+        for name, distribution, version in expected:
+            if name not in here:
+                why = (f" (it failed to load there: {broken[name]['error']})" if name in broken
+                       else "")
+                problems.append(f"plugin {name!r} ({distribution} {version}) is not loaded on "
+                                f"the worker{why}")
+            elif here[name] != (distribution, version):
+                problems.append(f"plugin {name!r} is {here[name][0]} {here[name][1]} on the "
+                                f"worker but {distribution} {version} on the driver")
+        _PLUGIN_CHECKS[expected] = "; ".join(problems) or None
+    problem = _PLUGIN_CHECKS[expected]
+    if problem is not None:
+        requirements = " ".join(f"'{d}=={v}'"
+                                for d, v in sorted({(d, v) for _, d, v in expected}))
+        raise PluginLoadError(
+            f"Dask worker {worker} refused: {problem}. Every worker must load the driver's "
+            f"plugins at the driver's versions: pip install {requirements} on every worker"
+        )
+
+
+def _checked(expected: tuple, fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` on a Dask worker, once its plugins are the driver's
+    ``expected``: every task of a fit runs through it, on replacement workers too."""
+    _, _, _, distributed = _dask()
+    check_worker_plugins(expected, distributed.get_worker().address)
+    return fn(*args, **kwargs)
+
+
+def _driver_plugins_class():
+    """:class:`DriverPlugins`, built on first use: it subclasses distributed's WorkerPlugin."""
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    class DriverPlugins(WorkerPlugin):
+        """A Dask worker plugin that loads boostkit's plugins on every worker as it starts
+        (replacements of lost workers included) and refuses, naming the plugin, a worker whose
+        plugins are not the driver's ``expected`` (:func:`plugin_set`): registered on the
+        cluster, the refusal of a running worker stops the fit before it reads any data."""
+
+        idempotent = True
+
+        def __init__(self, expected: tuple):
+            self.expected = expected
+
+        def setup(self, worker):
+            check_worker_plugins(self.expected, worker.address)
+
+    DriverPlugins.__module__, DriverPlugins.__qualname__ = __name__, "DriverPlugins"
+    return DriverPlugins
+
+
+def _bound(name: str, value, *, optional: bool = False) -> float | None:
+    if value is None and optional:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (
+            math.isfinite(value) and value > 0):
+        raise DataError(f"{name} must be a positive number of seconds"
+                        f"{' or None' if optional else ''}, got {value!r}")
+    return float(value)
+
+
 class DaskShards(dist.Shards):
     """The shards of one fit on a Dask cluster: one per row partition of ``X``.
 
     Every shard is a future built by :func:`boostkit.distributed.build_shard` under a key
     unique to the fit; a round is one task per shard, placed on the worker that holds it.
+    Every task first checks the worker's plugins (:func:`check_worker_plugins`); every wait is
+    bounded (``no_worker_timeout``, ``task_timeout``: see :class:`Booster`).
     """
 
-    def __init__(self, client, X, y, sample_weight=None):
+    def __init__(self, client, X, y, sample_weight=None, *,
+                 no_worker_timeout: float = NO_WORKER_TIMEOUT,
+                 task_timeout: float | None = TASK_TIMEOUT):
         self.client = client
+        self.no_worker_timeout = _bound("no_worker_timeout", no_worker_timeout)
+        self.task_timeout = _bound("task_timeout", task_timeout, optional=True)
         xs, row_chunks = _row_parts(X)
         ys = _column_parts(y, "y", len(xs), row_chunks)
         ws = ([None] * len(xs) if sample_weight is None
@@ -121,67 +241,175 @@ class DaskShards(dist.Shards):
         self.token = uuid.uuid4().hex
         self.shards: list = []
         self.holders: list = []
+        self.round = 0  # the round being run, 0 before the first
+        self.expected = plugin_set()
+        self._register_plugins()
+
+    def _register_plugins(self) -> None:
+        """Load the driver's plugins on every worker, now and on every worker that joins."""
+        digest = hashlib.sha1(repr(self.expected).encode()).hexdigest()[:12]
+        try:
+            self.client.register_plugin(__getattr__("DriverPlugins")(self.expected),
+                                        name=f"boostkit-plugins-{digest}")
+        except PluginLoadError as exc:
+            raise PluginLoadError(f"{exc}; the fit was refused before reading any data, and "
+                                  "no model was returned") from None
 
     def _on_partitions(self, fn, args, *, pure: bool = True, key=None, **kwargs) -> list:
         """``fn(k, *args(k, X, y, sample_weight), **kwargs)`` for every partition k, as futures:
         ``args`` picks the arguments ``fn`` needs from partition k."""
         dask, _, _, _ = _dask()
-        tasks = [dask.delayed(fn, pure=pure)(k, *args(k, *part), **kwargs,
-                                             **({} if key is None else {"dask_key_name": key(k)}))
+        tasks = [dask.delayed(_checked, pure=pure)(
+                     self.expected, fn, k, *args(k, *part), **kwargs,
+                     **({} if key is None else {"dask_key_name": key(k)}))
                  for k, part in enumerate(self.parts)]
-        return self.client.compute(tasks)
+        with self._sending():
+            return self.client.compute(tasks)
 
     def summaries(self, *, categorical_features, allow_missing, missing_hint):
-        return self.client.gather(self._on_partitions(
+        futures = self._on_partitions(
             dist.partition_summary, lambda k, x, y, w: (x, y, w),
             categorical_features=categorical_features, allow_missing=allow_missing,
-            missing_hint=missing_hint))
+            missing_hint=missing_hint)
+        return list(self._gather(dict(enumerate(futures))).values())
 
     def samples(self, sizes, seed, features, weight_total):
-        return np.concatenate(self.client.gather(self._on_partitions(
+        futures = self._on_partitions(
             dist.partition_sample,
-            lambda k, x, y, w: (x, w, int(sizes[k]), seed, features, weight_total))))
+            lambda k, x, y, w: (x, w, int(sizes[k]), seed, features, weight_total))
+        return np.concatenate(list(self._gather(dict(enumerate(futures))).values()))
 
     def build(self, plan):
         # A key of this fit's own: shards are mutated in place, so no other fit may share one.
         self.shards = self._on_partitions(
             dist.build_shard, lambda k, x, y, w: (plan, x, y, w), pure=False,
             key=lambda k: f"boostkit-shard-{self.token}-{k}")
-        reports = self._gather({k: self.client.submit(
-            dist.initial_report, s, key=f"boostkit-initial-{self.token}-{k}")
-            for k, s in enumerate(self.shards)})
+        with self._sending():
+            futures = {k: self.client.submit(_checked, self.expected, dist.initial_report, s,
+                                             key=f"boostkit-initial-{self.token}-{k}")
+                       for k, s in enumerate(self.shards)}
+        reports = self._gather(futures)
         self._locate()
         return [reports[k] for k in range(self.n_shards)]
 
     def _locate(self) -> None:
         """Where each shard lives, so that its rounds run there (a shard is mutated in place,
         and a copy elsewhere would fall behind: the replay check catches it, this avoids it)."""
-        who_has = self.client.who_has(self.shards)
+        try:
+            who_has = self.client.sync(self.client.scheduler.who_has,
+                                       keys=[s.key for s in self.shards],
+                                       callback_timeout=self.no_worker_timeout)
+        except Exception:  # no answer: Dask places the rounds (the replay check keeps them right)
+            who_has = {}
         self.holders = [list(who_has.get(s.key, ())) or None for s in self.shards]
 
     def step(self, calls):
         # One task per worker, over the shards it holds (a shard whose holder is unknown gets
         # a task of its own, placed by Dask).
+        self.round = max(first + len(terms) for first, terms in calls.values())
         groups: dict = {}
         for k in calls:
             holder = self.holders[k][0] if self.holders[k] else f"shard-{k}"
             groups.setdefault(holder, []).append(k)
         futures = {}
-        for holder, ks in groups.items():
-            futures[tuple(ks)] = self.client.submit(
-                dist.step_shards, [self.shards[k] for k in ks], [calls[k] for k in ks],
-                key=f"boostkit-round-{self.token}-{ks[0]}-{uuid.uuid4().hex[:12]}",
-                workers=self.holders[ks[0]], allow_other_workers=True, pure=False)
+        with self._sending():
+            for holder, ks in groups.items():
+                futures[tuple(ks)] = self.client.submit(
+                    _checked, self.expected, dist.step_shards, [self.shards[k] for k in ks],
+                    [calls[k] for k in ks],
+                    key=f"boostkit-round-{self.token}-{ks[0]}-{uuid.uuid4().hex[:12]}",
+                    workers=self.holders[ks[0]], allow_other_workers=True, pure=False)
         answers = {k: a for ks, group in self._gather(futures).items() for k, a in zip(ks, group)}
         if any(isinstance(a, dist.ShardBehind) for a in answers.values()):
             self._locate()  # rebuilt shards live elsewhere now
         return answers
 
     def _gather(self, futures: dict) -> dict:
-        results = self.client.gather(list(futures.values()))  # a task's error is raised here
-        for future in futures.values():
+        """The futures' results (a task's error is raised here), waiting a bounded time."""
+        _, _, _, distributed = _dask()
+        waiting = list(futures.values())
+        started = time.monotonic()
+        no_worker_since = silent_since = None
+        while True:
+            try:
+                with self._sending():
+                    distributed.wait(waiting, timeout=POLL_SECONDS)
+                    # A worker lost after the wait sends its futures back to pending: bounded.
+                    results = [f.result(timeout=self.no_worker_timeout) for f in waiting]
+                break
+            except TimeoutError:
+                pass
+            except distributed.CancelledError:
+                raise self._stopped(self._why_cancelled()) from None
+            except distributed.KilledWorker as exc:
+                raise self._stopped(
+                    f"a task of the fit was lost with its worker too many times ({exc}; Dask "
+                    "gives a task up after distributed.scheduler.allowed-failures such "
+                    "losses)") from None
+            except PluginLoadError as exc:
+                raise PluginLoadError(f"{exc}; {self._progress()}; no model was "
+                                      "returned") from None
+            now = time.monotonic()
+            if self.task_timeout is not None and now - started > self.task_timeout:
+                raise self._stopped(f"a step's tasks did not finish within task_timeout = "
+                                    f"{self.task_timeout:g} s")
+            n_workers = self._n_workers()
+            silent_since = (silent_since or now) if n_workers is None else None
+            no_worker_since = (no_worker_since or now) if n_workers == 0 else None
+            if silent_since is not None and now - silent_since > self.no_worker_timeout:
+                raise self._stopped(f"{self._lost_scheduler()}; it did not answer for "
+                                    f"{self.no_worker_timeout:g} s")
+            if no_worker_since is not None and now - no_worker_since > self.no_worker_timeout:
+                raise self._stopped(
+                    f"the Dask cluster had no worker for {self.no_worker_timeout:g} s (every "
+                    "worker was lost and none joined: a nanny whose worker keeps dying, or a "
+                    "LocalCluster whose worker stayed away longer than "
+                    "distributed.deploy.lost-worker-timeout, gives the worker up)")
+        for future in waiting:
             future.release()
         return dict(zip(futures, results))
+
+    def _n_workers(self) -> int | None:
+        """The scheduler's number of workers, or ``None`` when it does not answer in time."""
+        if self.client.status != "running":
+            return None
+        try:
+            identity = self.client.sync(self.client.scheduler.identity, n_workers=0,
+                                        callback_timeout=POLL_SECONDS * 5)
+        except Exception:  # any failure to answer is the scheduler's silence
+            return None
+        return int(identity["n_workers"])
+
+    @contextlib.contextmanager
+    def _sending(self):
+        """Talking to the scheduler: a client that lost it fails, and that is said."""
+        try:
+            yield
+        except ClusterError:
+            raise
+        except Exception as exc:
+            if self.client.status == "running":
+                raise
+            raise self._stopped(self._lost_scheduler()) from exc
+
+    def _lost_scheduler(self) -> str:
+        return (f"the driver lost the Dask scheduler (client status {self.client.status!r}): "
+                "the cluster was closed, or its scheduler died or cannot be reached")
+
+    def _why_cancelled(self) -> str:
+        """Why the fit's futures were cancelled: the scheduler lost, or a cancellation."""
+        if self._n_workers() is None:
+            return self._lost_scheduler()
+        return ("the Dask cluster cancelled the fit's tasks (another client cancelled them, or "
+                "the cluster was restarted)")
+
+    def _progress(self) -> str:
+        if self.round <= 1:
+            return "the fit stopped before finishing its first round"
+        return f"the fit stopped after round {self.round - 1}"
+
+    def _stopped(self, what: str) -> ClusterError:
+        return ClusterError(f"{what}; {self._progress()}; no model was returned")
 
     def close(self) -> None:
         """Release the shards on the workers."""
@@ -213,8 +441,20 @@ class Booster(_LocalBooster):
     ``adaboost-mh``, ``discrete-adaboost-mh``, ``gentle-adaboost``, ``madaboost``, and any mix
     of them), or the fit is refused naming the one that does not. ``fit_stats_``
     (:class:`boostkit.distributed.FitStats`) says what the last fit moved.
+
+    Two bounds on the waits, in seconds: ``no_worker_timeout`` (default 60) is the longest the
+    cluster may have no worker, or its scheduler not answer, before the fit stops; while
+    workers come back, it goes on. ``task_timeout`` (default 600; ``None``: no bound) is the
+    longest one step (a round, with any rebuilding of lost shards; or building the shards) may
+    wait for its tasks. Past either the fit raises :class:`ClusterError` and returns no model.
     """
 
+    no_worker_timeout: float = attrs.field(
+        default=NO_WORKER_TIMEOUT, kw_only=True,
+        validator=lambda _, a, v: _bound(a.name, v))
+    task_timeout: float | None = attrs.field(
+        default=TASK_TIMEOUT, kw_only=True,
+        validator=lambda _, a, v: _bound(a.name, v, optional=True))
     fit_stats_: dist.FitStats | None = attrs.field(default=None, init=False, repr=False)
 
     def fit(self, X, y, sample_weight=None, *, client=None, eval_set=None,
@@ -233,7 +473,9 @@ class Booster(_LocalBooster):
                 f"{type(X).__module__}.{type(X).__name__}: fit in-memory data with "
                 "boostkit.Booster, or wrap them (dask.array.from_array(X, chunks=...))"
             )
-        shards = DaskShards(_client(client), X, y, sample_weight)
+        shards = DaskShards(_client(client), X, y, sample_weight,
+                            no_worker_timeout=self.no_worker_timeout,
+                            task_timeout=self.task_timeout)
         try:
             model, self.fit_stats_ = dist.fit_on_shards(self, shards)
         finally:
@@ -294,7 +536,8 @@ def _classifier_class():
         """:class:`boostkit.sklearn.BoostClassifier` that fits and predicts Dask collections.
 
         Parameters are those of :class:`boostkit.sklearn.BoostClassifier`, plus ``client``
-        (a ``dask.distributed.Client``; ``None``: the default client). ``fit`` on a Dask
+        (a ``dask.distributed.Client``; ``None``: the default client) and the bounds on the
+        waits, ``no_worker_timeout`` and ``task_timeout`` (:class:`Booster`). ``fit`` on a Dask
         array or DataFrame runs :class:`boostkit.dask.Booster` (the recipe must be distributed;
         several classes run natively on the (example, class) pairs); on in-memory data it fits
         in this process. ``predict``, ``predict_proba`` and ``decision_function`` return lazy
@@ -304,12 +547,15 @@ def _classifier_class():
 
         def __init__(self, algorithm="adaboost", n_rounds=100, *, component_params=None,
                      max_bins=255, n_jobs=1, random_state=None, callbacks=None, verbose=0,
-                     categorical_features="from_dtype", client=None):
+                     categorical_features="from_dtype", client=None,
+                     no_worker_timeout=NO_WORKER_TIMEOUT, task_timeout=TASK_TIMEOUT):
             super().__init__(algorithm, n_rounds, component_params=component_params,
                              max_bins=max_bins, n_jobs=n_jobs, random_state=random_state,
                              callbacks=callbacks, verbose=verbose,
                              categorical_features=categorical_features)
             self.client = client
+            self.no_worker_timeout = no_worker_timeout
+            self.task_timeout = task_timeout
 
         def __getstate__(self):
             # A client holds sockets and threads: a pickled estimator leaves it behind (and
@@ -319,7 +565,8 @@ def _classifier_class():
         def fit(self, X, y, sample_weight=None, *, eval_set=None):
             if not is_dask_collection(X):
                 return super().fit(X, y, sample_weight, eval_set=eval_set)
-            booster = self._booster(Booster)
+            booster = self._booster(Booster, no_worker_timeout=self.no_worker_timeout,
+                                    task_timeout=self.task_timeout)
             model = booster.fit(X, y, sample_weight, client=self.client, eval_set=eval_set)
             self._set_fitted(model)
             self.fit_stats_ = booster.fit_stats_
@@ -361,11 +608,13 @@ def _classifier_class():
 
 
 _CLASSES: dict[str, Any] = {}
+_CLASS_FACTORIES = {"BoostClassifier": _classifier_class,
+                    "DriverPlugins": _driver_plugins_class}
 
 
 def __getattr__(name: str):
-    if name == "BoostClassifier":
+    if name in _CLASS_FACTORIES:
         if name not in _CLASSES:
-            _CLASSES[name] = _classifier_class()
+            _CLASSES[name] = _CLASS_FACTORIES[name]()
         return _CLASSES[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
