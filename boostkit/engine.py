@@ -41,11 +41,11 @@ from .features import CATEGORICAL_FROM_DTYPE, FeatureSchema
 from .kernels.histogram import cell_class_sums, cell_pair_sums
 from .model import BoostModel
 from .observers import RoundLog
-from .plane import RowPlane, check_array, check_distribution
+from .plane import RowPlane, check_distribution
 from .plugins import enable_tracing, get_registry, tracing_enabled
 from .registry import ComponentSpec, Recipe, compose
 from .relay import DirectRelay
-from .validation import ValidationData, eval_set_data, holdout_data
+from .validation import eval_set_data, holdout_data
 
 __all__ = ["Booster", "BoostState"]
 
@@ -104,8 +104,11 @@ class BoostState:
         exponentiating (:func:`boostkit.kernels.boosting.exponential_distribution`) without a
         pass of its own to find it.
     validation:
-        The fit's :class:`boostkit.validation.ValidationData` (the ``eval_set``, or the rows held
-        out for ``boostkit_validation_fraction``) with its running margins, or ``None``.
+        The fit's validation rows (the ``eval_set``, or the rows held out for
+        ``boostkit_validation_fraction``) with the model's running margins on them, or
+        ``None``: a :class:`boostkit.validation.ValidationData` in this process, a
+        :class:`boostkit.distributed.ShardValidation` on shards. Both give ``error`` and
+        ``score(metric)`` and add each round's term (``add_term``).
     plane:
         The fit's data plane (:mod:`boostkit.plane`): where the rows live (by default, for a
         state made by hand, ``data``'s rows in this process). In a distributed fit
@@ -127,7 +130,7 @@ class BoostState:
     contributions: list = attrs.Factory(list)
     log_potential: float | None = 0.0
     least_margin: float | None = None
-    validation: ValidationData | None = None
+    validation: Any = None
     initial_weights: np.ndarray | None = None
     plane: Any = None
 
@@ -583,25 +586,6 @@ def potential_factors(log_potential: float | None, previous: float | None
     return z, _exp(log_potential)
 
 
-def _update_validation(validation: ValidationData, t: int, hypothesis, calibrated, state) -> None:
-    """Add round t's change to the validation margins, as the model will predict it."""
-    try:
-        change = calibrated.contribution.values(Candidate(hypothesis, validation.X), validation.margin)
-        if calibrated.replaces is not None:
-            j = calibrated.replaces
-            old = Candidate(state.hypotheses[j], validation.X)
-            change = change - state.contributions[j].values(old, validation.margin)
-    except Exception as exc:
-        raise HookError(
-            f"round {t}: evaluating {describe_hypothesis(hypothesis, state.data.features)} "
-            f"({calibrated.contribution.name!r}) on "
-            f"the validation data failed: {type(exc).__name__}: {exc}"
-        ) from exc
-    check_array(np.asarray(change), validation.margin.shape, "validation values",
-                 f"contribution {calibrated.contribution.name!r}")
-    validation.margin += change
-
-
 def _validation_scores(hook, components, state) -> dict[str, float]:
     """The round's validation error and the scores of ``boostkit_validation_score``."""
     scores = {"validation_error": state.validation.error}
@@ -686,10 +670,13 @@ def _propose(hook, components, state, from_histogram: bool):
     return _call(hook, "boostkit_propose", components, state=state)
 
 
-def run_rounds(pm, recipe, components, plane, validation: ValidationData | None,
-               n_rounds: int, rng, n_jobs, callbacks=()) -> BoostModel:
+def run_rounds(pm, recipe, components, plane, validation, n_rounds: int, rng, n_jobs,
+               callbacks=()) -> BoostModel:
     """The boosting loop: up to ``n_rounds`` rounds of the recipe's components over ``plane``
     (:mod:`boostkit.plane`: where the rows live), and the model they make.
+
+    ``validation`` (``None``, or validation rows where the plane keeps them: see
+    ``BoostState.validation``) gets every term and scores the model after every round.
 
     Every fit runs here, in this process or over shards: the plane adds each term to the
     margins, computes the next weights and the reductions the proposal reads; this loop runs
@@ -728,7 +715,7 @@ def run_rounds(pm, recipe, components, plane, validation: ValidationData | None,
                             f"a boostkit.Calibrated (round {t}, {calibration})")
         step = plane.advance(state, candidate, calibrated)
         if validation is not None:
-            _update_validation(validation, t, candidate.hypothesis, calibrated, state)
+            validation.add_term(state, candidate, calibrated)
         z, bound = potential_factors(step.log_potential, state.log_potential)
         state.log_potential = step.log_potential
         extra = {**calibrated.extra, **step.extra}

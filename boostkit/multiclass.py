@@ -40,7 +40,7 @@ from .model import (BoostModel, _check_shared_schema, _Pickler, _saved_classes, 
 from .plugins import get_registry
 from .registry import Recipe
 
-__all__ = ["OneVsRestModel", "fit_one_vs_rest", "exponential_offset"]
+__all__ = ["OneVsRestModel", "check_label_columns", "fit_one_vs_rest", "exponential_offset"]
 
 
 def _log_sum_exp(values: np.ndarray) -> float:
@@ -65,6 +65,21 @@ def exponential_offset(margin: np.ndarray, y: np.ndarray, weights: np.ndarray) -
                   - _log_sum_exp(log_w[~positive] + margin[~positive]))
 
 
+def check_label_columns(has_negative, has_positive) -> None:
+    """Refuse a multi-label y with a column that has no positive (or no negative) example of
+    positive weight (``has_negative[l]``, ``has_positive[l]``): one-vs-rest cannot fit a
+    binary model for it."""
+    constant = np.flatnonzero(~(np.asarray(has_negative) & np.asarray(has_positive)))
+    if constant.size:
+        l = int(constant[0])
+        kind = "only" if has_positive[l] else "no"
+        raise DataError(
+            f"y column {l} has {kind} positive examples: one-vs-rest cannot fit a binary "
+            f"model for it; drop the column, or use a native multi-label recipe "
+            "(adaboost-mh), which learns such a label as never (always) present"
+        )
+
+
 def _class_targets(labels, data: TrainingData, column: int) -> np.ndarray:
     """Class ``column`` against the rest as labels 0/1, for the rows of ``labels`` (the ``y``
     given to ``fit``, or an ``eval_set``'s)."""
@@ -79,15 +94,7 @@ def _class_targets(labels, data: TrainingData, column: int) -> np.ndarray:
 def fit_one_vs_rest(booster, sample_weight, eval_set, data: TrainingData) -> OneVsRestModel:
     """Fit ``booster``'s recipe once per class of ``data`` (already validated) and combine."""
     if data.multilabel:
-        constant = [l for l in range(data.n_columns) if np.unique(data.y[:, l]).shape[0] < 2]
-        if constant:
-            l = constant[0]
-            kind = "no" if data.y[0, l] < 0 else "only"
-            raise DataError(
-                f"y column {l} has {kind} positive examples: one-vs-rest cannot fit a binary "
-                f"model for it; drop the column, or use a native multi-label recipe "
-                "(adaboost-mh), which learns such a label as never (always) present"
-            )
+        check_label_columns(data.y.min(axis=0) < 0, data.y.max(axis=0) > 0)
     # The validated examples are passed on (each binary fit then only re-reads them), those of
     # weight 0 already removed: the weights given, of the rows kept.
     weights = sample_weight if data.rows is None else np.asarray(sample_weight)[data.rows]

@@ -21,14 +21,23 @@ import math
 import attrs
 import numpy as np
 
-from .capabilities import MULTICLASS, RUNNING_MARGIN
-from .components import Stopping
+from .capabilities import DISTRIBUTED, MULTICLASS, RUNNING_MARGIN
+from .components import Candidate, Stopping, describe_hypothesis
 from .data import TrainingData, check_features, check_sample_weight, encode_like
-from .errors import DataError
+from .errors import DataError, HookError
 from .hookspecs import hookimpl
 from .metrics import get_metric, log_loss, exponential_loss, multiclass_log_loss
+from .plane import check_array
 
-__all__ = ["ValidationData", "ValidationStopping", "stratified_holdout", "eval_set_data"]
+__all__ = ["MEAN_METRICS", "ValidationData", "ValidationStopping", "stratified_holdout",
+           "eval_set_data"]
+
+#: The metrics that are weighted means over the validation examples (of their margins, or of
+#: the margins' signs and argmax): a sum over parts of the rows, each part's score times its
+#: weight, gives them, so they score validation rows wherever they live (on shards too).
+#: The others (AUC, average precision, F1, ranking loss) compare or count examples across all
+#: the rows.
+MEAN_METRICS = ("log_loss", "exponential_loss", "accuracy")
 
 
 @attrs.define(eq=False)
@@ -64,6 +73,33 @@ class ValidationData:
     @property
     def n_samples(self) -> int:
         return self.X.shape[0]
+
+    def add_term(self, state, candidate: Candidate, calibrated) -> None:
+        """Add round t's change to the validation margins, as the model will predict it."""
+        hypothesis = candidate.hypothesis
+        try:
+            change = calibrated.contribution.values(Candidate(hypothesis, self.X), self.margin)
+            if calibrated.replaces is not None:
+                j = calibrated.replaces
+                old = Candidate(state.hypotheses[j], self.X)
+                change = change - state.contributions[j].values(old, self.margin)
+        except Exception as exc:
+            raise HookError(
+                f"round {state.round}: evaluating "
+                f"{describe_hypothesis(hypothesis, state.data.features)} "
+                f"({calibrated.contribution.name!r}) on "
+                f"the validation data failed: {type(exc).__name__}: {exc}"
+            ) from exc
+        check_array(np.asarray(change), self.margin.shape, "validation values",
+                    f"contribution {calibrated.contribution.name!r}")
+        self.margin += change
+
+    def score(self, metric: str) -> float:
+        """``metric`` (a name of :data:`boostkit.metrics.METRICS`) of the validation margins;
+        with several margin columns one of :data:`COLUMN_METRICS`."""
+        if self.margin.ndim == 2:
+            return _column_score(metric, self)
+        return get_metric(metric)(self.y, self.margin, self.sample_weight)
 
     @property
     def error(self) -> float:
@@ -243,13 +279,20 @@ class ValidationStopping(Stopping):
 
     name = "validation"
     needs = frozenset({RUNNING_MARGIN})
-    provides = frozenset({MULTICLASS})
     validation_fraction: float = attrs.field(default=0.1, validator=_fraction)
     patience: int = attrs.field(default=10, validator=_patience)
     metric: str = attrs.field(default="log_loss", validator=_metric)
     min_delta: float = attrs.field(default=0.0, validator=_min_delta)
     _best_round: int | None = attrs.field(init=False, default=None)
     _best_loss: float = attrs.field(init=False, default=math.inf)
+
+    @property
+    def provides(self) -> frozenset:
+        """``"multiclass"``, and ``"distributed"`` for a metric of :data:`MEAN_METRICS`: the
+        validation rows may then live on shards, scored by sums over them."""
+        if self.metric in MEAN_METRICS:
+            return frozenset({MULTICLASS, DISTRIBUTED})
+        return frozenset({MULTICLASS})
 
     @hookimpl
     def boostkit_validation_fraction(self):
@@ -262,11 +305,7 @@ class ValidationStopping(Stopping):
 
     @hookimpl
     def boostkit_validation_score(self, state):
-        validation = state.validation
-        if validation.margin.ndim == 2:
-            return {self.metric: _column_score(self.metric, validation)}
-        score = get_metric(self.metric)(validation.y, validation.margin, validation.sample_weight)
-        return {self.metric: score}
+        return {self.metric: state.validation.score(self.metric)}
 
     @hookimpl
     def boostkit_should_stop(self, state, record):
