@@ -766,3 +766,54 @@ def fill_split_leaves(out, feature_codes, rows, cut, left_leaf):
     for k in range(rows.shape[0]):
         i = rows[k]
         out[i] = left_leaf + (feature_codes[i] > cut)
+
+
+@numba.njit(cache=True, nogil=True)
+def code_leaves(codes, feature, left_bins, left, right, out):
+    """The leaf of every row of a tree read from the rows' bin codes alone.
+
+    ``codes`` is the ``(d, n)`` uint8 bin codes; split node k sends row i left when
+    ``left_bins[k, codes[feature[k], i]]`` (``(n_split, B)`` uint8: the bins going left, the
+    missing-value bin and a categorical split's categories included). ``left[k]`` and
+    ``right[k]`` are the next split node (>= 0) or a leaf, stored as ``-1 - leaf``; node 0 is
+    the root, and a tree without split nodes is one leaf. ``out`` (``(n,)`` integer) receives
+    the leaf indices.
+    """
+    if feature.shape[0] == 0:
+        out[:] = 0
+        return
+    for i in range(codes.shape[1]):
+        node = 0
+        while node >= 0:
+            if left_bins[node, codes[feature[node], i]]:
+                node = left[node]
+            else:
+                node = right[node]
+        out[i] = -1 - node
+
+
+@numba.njit(cache=True, nogil=True)
+def penalized_row_weights(margin, y, d1, beta, kind, power, out):
+    """The row form of :func:`penalized_exponential_weights`: ``out`` receives D_1(i)
+    exp(-y_i F(x_i) - penalty(F(x_i)) - s) for these rows, unnormalised; returns ``(s, log
+    cost)``, s the largest exponent among the rows of positive initial weight (``-inf`` if
+    none) and log sum_i D_1(i) exp(-y_i F(x_i)) over them (``-inf`` if none), so the weights
+    of all rows, wherever they live, are normalised by the log-sum-exp of their totals."""
+    n = margin.shape[0]
+    top_cost, top_weight = _max_exponents(margin, y, d1, beta, kind, power, 0, n)
+    if top_weight == -np.inf:  # no row of positive initial weight
+        out[:] = 0.0
+        return -np.inf, -np.inf
+    cost, _ = _exp_sums(margin, y, d1, beta, kind, power, top_cost, top_weight, out, 0, n)
+    return top_weight, top_cost + np.log(cost)
+
+
+@numba.njit(cache=True, nogil=True, fastmath=CONTRACT)
+def weighted_factor_sum(margin, d1, beta, kind, power):
+    """sum_i D_1(i) g(margin[i]): the regularizer's D_1-weighted sum over some rows, the same
+    factor as :func:`regularized_term` (which also gives it, with the term, where all rows
+    are at hand)."""
+    total = 0.0
+    for i in range(margin.shape[0]):
+        total += d1[i] * _factor(margin[i], beta, kind, power)
+    return total

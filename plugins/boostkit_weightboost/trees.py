@@ -38,14 +38,15 @@ import numba
 import numpy as np
 
 import boostkit
-from boostkit.capabilities import CATEGORICAL_FEATURES, MISSING_VALUES
+from boostkit.capabilities import CATEGORICAL_FEATURES, DISTRIBUTED, MISSING_VALUES
+from boostkit.components import CodeCells
 from boostkit.criteria import check_criterion, entropy, partition_loss
 from boostkit.kernels.boosting import take_cells
 from boostkit.splits import (MIN_CATEGORY_COUNT, TIE_TOLERANCE, Split, best_binned_split,
                              best_split, check_min_category_count, histogram)
 from boostkit.tree_form import TreeForm
 
-from .kernels import (describes_tree, entropy_split, fill_rows, fill_split_leaves,
+from .kernels import (code_leaves, describes_tree, entropy_split, fill_rows, fill_split_leaves,
                       node_histogram, sibling_sums, tree_leaves, valid_cuts)
 from .validators import positive_int
 
@@ -215,6 +216,10 @@ class DecisionTree(boostkit.WeakHypothesis):
     def scores(self, X: np.ndarray) -> np.ndarray:
         return self.leaf_scores[self.cells(X)]
 
+    def cell_score_table(self) -> np.ndarray:
+        """h(x) of every leaf: the tree's scores are constant on its cells."""
+        return self.leaf_scores
+
     def tree_form(self) -> TreeForm:
         members = [np.flatnonzero(self.category_left[k]) if self.categorical[k] else None
                    for k in range(self.feature.shape[0])]
@@ -232,6 +237,97 @@ class DecisionTree(boostkit.WeakHypothesis):
             names = [features.category(j, c) if named else str(c) for c in codes]
             return f"tree of {self.n_cells} leaves, root {label} in {{{', '.join(names)}}}"
         return f"tree of {self.n_cells} leaves, root {label} <= {self.threshold[0]:.6g}"
+
+
+def _bin_rows(value) -> np.ndarray:
+    arr = np.ascontiguousarray(value, dtype=np.uint8)
+    if arr.ndim != 2:
+        raise ValueError(f"left_bins must be (n_split, B): the bins going left at every split "
+                         f"node, got shape {arr.shape}")
+    return arr
+
+
+@attrs.frozen(eq=False)
+class TreeCells(CodeCells):
+    """A decision tree's cells (its leaves) found from the rows' bin codes alone: what a shard
+    of a distributed fit applies to its codes (a :class:`boostkit.components.CodeCells`).
+
+    Split node k sends a row left when ``left_bins[k, code]`` is set, ``code`` the row's bin
+    code of ``feature[k]`` (``(n_split, B)`` uint8 over the histogram's B bins: the bins up to
+    a cut, or a categorical split's categories, and the missing-value bin on the side it
+    goes); ``left[k]``/``right[k]`` are the next split node or ``-1 - leaf``, as in
+    :class:`DecisionTree`, whose cells on the training rows these are.
+    """
+
+    feature: np.ndarray = attrs.field(converter=_int_array)
+    left_bins: np.ndarray = attrs.field(converter=_bin_rows)
+    left: np.ndarray = attrs.field(converter=_int_array)
+    right: np.ndarray = attrs.field(converter=_int_array)
+
+    def cells(self, codes: np.ndarray) -> np.ndarray:
+        out = np.empty(codes.shape[1], dtype=np.intp)
+        code_leaves(codes, self.feature, self.left_bins, self.left, self.right, out)
+        return out
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in (self.feature, self.left_bins, self.left, self.right))
+
+
+def node_sums(codes, rows, weights, is_pos, positive, labels, n_bins):
+    """``(hist, counts)`` of one tree node: the class histogram of its ``rows`` (``(d, B, 2)``,
+    or ``(d, B, C, 2)`` when ``weights`` are over (example, class) pairs, ``labels`` the class
+    of single-label rows or ``None``) and its ``(d, B)`` examples of ``positive`` (uint8)
+    initial weight per bin, summed in the order of the rows."""
+    if weights.ndim == 1:
+        hist = np.empty((codes.shape[0], n_bins, 2))
+        counts = np.empty((codes.shape[0], n_bins), dtype=np.int64)
+        node_histogram(codes, rows, weights, is_pos, positive, hist, counts)
+        return hist, counts
+    # The engine's histogram kernel, over a copy of the node's columns; example counts per bin
+    # need one sign per example: the first column's.
+    node_codes = np.take(codes, rows, axis=1)
+    hist = histogram(node_codes, weights[rows], is_pos[rows], n_bins,
+                     labels=None if labels is None else labels[rows])
+    counts = histogram(node_codes, positive[rows].astype(np.float64),
+                       np.ascontiguousarray(is_pos[rows, 0]), n_bins)
+    return hist, np.rint(counts.sum(axis=2)).astype(np.int64)
+
+
+@attrs.frozen(eq=False)
+class LevelSums:
+    """A reduction (:meth:`boostkit.BoostState.reduce`): the histograms and example counts of
+    the nodes of one level of a tree being grown, over the rows it is given.
+
+    ``route`` is the tree grown so far (:class:`TreeCells`) with the level's nodes as leaves
+    ``0 .. n_nodes - 1`` and any other leaf (nodes that stay leaves) numbered ``n_nodes``;
+    every row is routed by its bin codes and added to its node's sums (:func:`node_sums`,
+    the kernels of a tree grown over all rows at once). Returns ``(hist, counts)`` over the
+    histogram's ``bins`` that hold examples of positive initial weight (the others are empty
+    in every node; ``n_bins`` in all): ``(n_nodes, d, len(bins), 2)`` (or ``(n_nodes, d,
+    len(bins), C, 2)``) and ``(n_nodes, d, len(bins))`` float64.
+    """
+
+    route: TreeCells
+    n_nodes: int
+    n_bins: int
+    bins: np.ndarray = attrs.field(converter=_int_array)
+
+    def __call__(self, rows) -> tuple[np.ndarray, np.ndarray]:
+        node_of = self.route.cells(rows.codes)
+        d1 = rows.initial_weights if rows.initial_weights.ndim == 1 else rows.initial_weights[:, 0]
+        positive = (d1 > 0.0).view(np.uint8)
+        hist = counts = None
+        for node in range(self.n_nodes):
+            node_hist, node_counts = node_sums(rows.codes, np.flatnonzero(node_of == node),
+                                               rows.weights, rows.is_pos, positive, rows.labels,
+                                               self.n_bins)
+            if hist is None:
+                hist = np.empty((self.n_nodes, node_hist.shape[0], self.bins.shape[0])
+                                + node_hist.shape[2:])
+                counts = np.empty((self.n_nodes, node_counts.shape[0], self.bins.shape[0]))
+            hist[node], counts[node] = node_hist[:, self.bins], node_counts[:, self.bins]
+        return hist, counts
 
 
 def _on_cuts(loss, valid: np.ndarray):
@@ -353,9 +449,6 @@ class TreeLearner(boostkit.Proposal):
     """
 
     name = "tree"
-    # Not "two-cells": a tree that finds no cut is the constant hypothesis, with one leaf.
-    provides = frozenset({"real-scores", "sign-scores", "cells", "multiclass", MISSING_VALUES,
-                          CATEGORICAL_FEATURES})
     max_depth: int = attrs.field(default=2, validator=positive_int)
     min_samples_leaf: int = attrs.field(default=1, validator=positive_int)
     criterion: str | None = attrs.field(default=None, validator=check_criterion)
@@ -412,8 +505,31 @@ class TreeLearner(boostkit.Proposal):
             self._rows_of = (data, self.min_samples_leaf)
         return self._positive, self._all_rows, self._n_positive
 
+    @property
+    def provides(self) -> frozenset[str]:
+        # Not "two-cells": a tree that finds no cut is the constant hypothesis, with one leaf.
+        # Every data plane unless an option reads the rows themselves (distributed_refusal).
+        return frozenset({"real-scores", "sign-scores", "cells", "multiclass", MISSING_VALUES,
+                          CATEGORICAL_FEATURES}
+                         | (set() if self.distributed_refusal else {DISTRIBUTED}))
+
+    @property
+    def distributed_refusal(self) -> str | None:
+        """Why this tree learner cannot run on shards, or ``None`` when it can."""
+        if self.midpoints:
+            return ("with midpoints=True places each threshold between the raw values either "
+                    "side of the cut, which stay on the shards (only their bin codes are "
+                    "summed); midpoints=False (the default: bin edges) distributes")
+        if self.tie_order is not None:
+            return ("with a tie_order replays a tree grown node by node, depth first, over the "
+                    "rows; without one (the default) the tree grows level by level from sums "
+                    "over the shards")
+        return None
+
     @boostkit.hookimpl
     def boostkit_propose(self, state):
+        if not state.plane.has_rows:
+            return self._propose_by_levels(state)
         data = state.data
         binned = data.binned
         codes, weights, is_pos, n_bins = binned.codes, state.weights, data.is_pos, binned.max_bins
@@ -423,26 +539,12 @@ class TreeLearner(boostkit.Proposal):
         per_class = weights.ndim == 2
         node_priority = None if self.tie_order is None else self._node_priority(state)
         visits_pure = getattr(node_priority, "visits_pure", None)
-        # Example counts per bin need one sign per example: over pairs, the first column's.
-        count_is_pos = np.ascontiguousarray(is_pos[:, 0]) if per_class else is_pos
-
         # Single-label classes: SAMME's pair weights are summed in one pass over the examples.
         labels = data.labels if per_class else None
 
-        def node_sums(rows):
+        def sums_of(rows):
             """The histogram and the example counts per bin of one node's rows."""
-            if not per_class:
-                hist = np.empty((codes.shape[0], n_bins, 2))
-                counts = np.empty((codes.shape[0], n_bins), dtype=np.int64)
-                node_histogram(codes, rows, weights, is_pos, positive, hist, counts)
-                return hist, counts
-            # The engine's histogram kernel, over a copy of the node's columns.
-            node_codes = np.take(codes, rows, axis=1)
-            hist = histogram(node_codes, weights[rows], is_pos[rows], n_bins,
-                             labels=None if labels is None else labels[rows])
-            counts = histogram(node_codes, positive[rows].astype(np.float64), count_is_pos[rows],
-                               n_bins)
-            return hist, np.rint(counts.sum(axis=2)).astype(np.int64)
+            return node_sums(codes, rows, weights, is_pos, positive, labels, n_bins)
 
         root_hist = histogram(codes, weights, is_pos, n_bins, state.n_jobs, labels=labels)
         totals = root_hist[0].sum(axis=0)  # (2,), or (C, 2) per class
@@ -462,7 +564,7 @@ class TreeLearner(boostkit.Proposal):
                      else self._best_split(node, loss, binned, node_priority))
             if split is None:
                 if node.pure_visit:  # a leaf here, visited there: the draws must follow
-                    node_priority(node_sums(node.rows)[1], node.depth)
+                    node_priority(sums_of(node.rows)[1], node.depth)
                 index = -1 - len(leaf_scores)
                 fill_rows(cells, node.rows, len(leaf_scores))
                 leaf_scores.append(_leaf_score(node.wpos, node.wneg, per_class))
@@ -500,7 +602,7 @@ class TreeLearner(boostkit.Proposal):
                             data.X[:, split.feature], children[0].rows, children[1].rows, positive))
                     else:
                         threshold.append(split.threshold(binned.thresholds))
-                    self._histograms(node, children, node_sums)
+                    self._histograms(node, children, sums_of)
                     stack.extend(reversed(children))
             if node.parent >= 0:
                 (left if node.is_left else right)[node.parent] = index
@@ -509,6 +611,73 @@ class TreeLearner(boostkit.Proposal):
         object.__setattr__(tree, "split_gains", np.array(gains, dtype=np.float64))
         return boostkit.Candidate(tree, cells=cells, scores=take_cells(tree.leaf_scores, cells),
                                   cell_wneg=np.array(leaf_wneg), cell_wpos=np.array(leaf_wpos))
+
+    def _propose_by_levels(self, state):
+        """The tree grown level by level from sums over all the rows, wherever they live (in
+        a distributed fit: on the shards).
+
+        The root chooses from ``state.class_histogram()``; the nodes of every further level
+        get their histograms and example counts from one ``state.reduce`` (:class:`LevelSums`:
+        each row routed down the tree so far by its bin codes), as a data-parallel tree
+        learner (LightGBM's) sums one level's histograms over its workers.
+        Each node is split as the tree grown over the rows splits it (:meth:`_best_split`, the
+        same sums up to rounding), and the nodes are numbered as there (depth first, the left
+        child first), so the tree is the same. The candidate carries the tree's
+        :class:`TreeCells` and its leaves' class weights.
+        """
+        binned = state.data.binned
+        loss = partition_loss(state, self.criterion)
+        # The bins any example of positive initial weight is in: the others are empty.
+        bins = np.flatnonzero(binned.bin_counts.any(axis=0))
+        root_hist = state.class_histogram()
+        per_class = root_hist.ndim == 4
+        totals = root_hist[0].sum(axis=0)  # (2,), or (C, 2) per class
+        wneg, wpos = (totals[:, 0], totals[:, 1]) if per_class else totals.tolist()
+        root = _Node(None, 0, wneg, wpos, -1, True, state.data.n_weighted)
+        splits = {}  # id(node) -> (split, gain, [left child, right child])
+        level = []
+        if self._splittable(root):
+            root.hist, root.counts = root_hist, binned.bin_counts
+            level.append(root)
+        while level:  # the nodes to split at this depth, each with its sums
+            below = []  # their children that may be split in turn
+            for node in level:
+                found = self._best_split(node, loss, binned)
+                if found is None:
+                    continue
+                split, gain = found
+                n_left = _n_left(node, split, binned)
+                children = [_Node(None, node.depth + 1, split.wneg[side], split.wpos[side], -1,
+                                  side == 0, n_left if side == 0 else node.n_counted - n_left)
+                            for side in (0, 1)]
+                splits[id(node)] = (split, gain, children)
+                below.extend(child for child in children if self._splittable(child))
+            if below:  # one reduction over all rows for the whole level
+                slots = {id(child): k for k, child in enumerate(below)}
+                route, _ = _tree_arrays(root, splits, binned, slots)
+                sent, sent_counts = state.reduce(LevelSums(route, len(below), binned.max_bins,
+                                                           bins))
+                for k, child in enumerate(below):
+                    child.hist = np.zeros(root_hist.shape)
+                    child.hist[:, bins] = sent[k]
+                    child.counts = np.zeros(binned.bin_counts.shape, dtype=np.int64)
+                    child.counts[:, bins] = np.rint(sent_counts[k])
+            level = below
+        cells, leaves = _tree_arrays(root, splits, binned)
+        nodes = [splits[id(node)] for node in _split_nodes(root, splits)]
+        tree = DecisionTree(
+            cells.feature,
+            [0.0 if split.categories is not None else split.threshold(binned.thresholds)
+             for split, _, _ in nodes],
+            cells.left, cells.right,
+            [_leaf_score(leaf.wpos, leaf.wneg, per_class) for leaf in leaves],
+            [split.missing_left for split, _, _ in nodes],
+            *_category_nodes([split.categories for split, _, _ in nodes]))
+        object.__setattr__(tree, "split_gains", np.array([gain for _, gain, _ in nodes],
+                                                         dtype=np.float64))
+        return boostkit.Candidate(tree, bin_cells=cells, codes=binned.codes,
+                                  cell_wneg=np.array([leaf.wneg for leaf in leaves]),
+                                  cell_wpos=np.array([leaf.wpos for leaf in leaves]))
 
     def _node_priority(self, state):
         """The tree's ``priority(counts, depth)`` from ``tie_order``."""
@@ -551,23 +720,20 @@ class TreeLearner(boostkit.Proposal):
         return node.depth + 1 == self.max_depth and binned.ordered and not self.midpoints
 
     def _children(self, node: _Node, split, index: int, feature_codes, binned) -> list[_Node]:
-        # The children's examples of positive initial weight, from the node's counts per bin.
-        counts = node.counts[split.feature]
+        n_left = _n_left(node, split, binned)
         if binned.ordered:
             left_rows, right_rows = split_rows(feature_codes, node.rows, split.bin)
-            n_left = int(counts[:split.bin + 1].sum())
         else:
-            left_bins = split.left_bins(binned.max_bins, binned.missing_bin)
-            goes_left = left_bins[feature_codes[node.rows]]
+            goes_left = split.left_bins(binned.max_bins, binned.missing_bin)[
+                feature_codes[node.rows]]
             left_rows, right_rows = node.rows[goes_left], node.rows[~goes_left]
-            n_left = int(counts[left_bins].sum())
         return [
             _Node(left_rows, node.depth + 1, split.wneg[0], split.wpos[0], index, True, n_left),
             _Node(right_rows, node.depth + 1, split.wneg[1], split.wpos[1], index, False,
                   node.n_counted - n_left),
         ]
 
-    def _histograms(self, node: _Node, children: list[_Node], node_sums) -> None:
+    def _histograms(self, node: _Node, children: list[_Node], sums_of) -> None:
         """Give a histogram (and bin counts) to the children that may still be split.
 
         The smaller child is summed directly; when both need one, the larger is its parent's
@@ -581,7 +747,7 @@ class TreeLearner(boostkit.Proposal):
         else:
             direct = wanted.index(True)
         child = children[direct]
-        child.hist, child.counts = node_sums(child.rows)
+        child.hist, child.counts = sums_of(child.rows)
         if all(wanted):
             other = children[1 - direct]
             # In the parent's array, which its split no longer needs (its counts may be the
@@ -589,6 +755,54 @@ class TreeLearner(boostkit.Proposal):
             other.counts = np.empty_like(node.counts)
             sibling_sums(node.hist, child.hist, node.counts, child.counts, other.counts)
             other.hist = node.hist
+
+
+def _split_nodes(root: _Node, splits: dict) -> list[_Node]:
+    """The split nodes of a tree grown level by level, in the order of :class:`DecisionTree`'s
+    arrays (depth first, the left child first)."""
+    if id(root) not in splits:
+        return []
+    left, right = splits[id(root)][2]
+    return [root, *_split_nodes(left, splits), *_split_nodes(right, splits)]
+
+
+def _tree_arrays(root: _Node, splits: dict, binned, slots: dict | None = None
+                 ) -> tuple[TreeCells, list[_Node]]:
+    """``(cells, leaves)`` of a tree grown level by level (``splits``: ``id(node)`` ->
+    ``(split, gain, children)``): its :class:`TreeCells` over the histogram's bins and its
+    leaves, both numbered depth first, the left child first, as :meth:`TreeLearner.
+    boostkit_propose` numbers them. Given ``slots`` (``id(node)`` -> k), a leaf pointer names
+    that node's ``k`` instead, and every other leaf ``len(slots)`` (:class:`LevelSums`'
+    route)."""
+    feature, left_bins, left, right = [], [], [], []
+    leaves: list[_Node] = []
+
+    def visit(node: _Node) -> int:
+        if id(node) not in splits:
+            leaves.append(node)
+            return -len(leaves) if slots is None else -1 - slots.get(id(node), len(slots))
+        split, _, (left_child, right_child) = splits[id(node)]
+        k = len(feature)
+        feature.append(split.feature)
+        left_bins.append(split.left_bins(binned.max_bins, binned.missing_bin))
+        left.append(0)
+        right.append(0)
+        left[k] = visit(left_child)
+        right[k] = visit(right_child)
+        return k
+
+    visit(root)
+    table = np.array(left_bins, dtype=np.uint8).reshape(len(feature), binned.max_bins)
+    return TreeCells(feature, table, left, right), leaves
+
+
+def _n_left(node: _Node, split, binned) -> int:
+    """The examples of positive initial weight that ``split`` sends left, from the node's
+    counts per bin."""
+    counts = node.counts[split.feature]
+    if binned.ordered:
+        return int(counts[:split.bin + 1].sum())
+    return int(counts[split.left_bins(binned.max_bins, binned.missing_bin)].sum())
 
 
 def _mixed(node: _Node) -> bool:
