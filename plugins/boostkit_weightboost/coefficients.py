@@ -5,6 +5,7 @@ from __future__ import annotations
 import attrs
 
 import boostkit
+from boostkit.capabilities import DISTRIBUTED
 from boostkit.criteria import weighted_error
 
 from .validators import finite_positive
@@ -22,10 +23,15 @@ class EpsilonStep(boostkit.Calibration):
     noise among 0.05, 0.1, 0.2 and 0.5 (``epsilon-boost`` with its depth-2 trees on ionosphere,
     pima_diabetes, german_credit and breast_cancer_wisconsin). The weak learner minimises the
     weighted error, as under ``constant-alpha``.
+
+    Every data plane: the coefficient reads nothing of the rows, so a candidate without rows
+    (a distributed fit) gets ``train_values=None`` and each shard applies step * h per cell
+    (``LinearContribution.cell_table``: hypotheses with one score per cell, stumps and trees).
     """
 
     name = "epsilon-step"
     needs = frozenset({"real-scores"})
+    provides = frozenset({DISTRIBUTED})
     step: float = attrs.field(default=0.1, converter=float, validator=finite_positive)
 
     @boostkit.hookimpl
@@ -34,5 +40,7 @@ class EpsilonStep(boostkit.Calibration):
 
     @boostkit.hookimpl
     def boostkit_calibrate(self, state, candidate):
+        if not candidate.has_rows:
+            return boostkit.Calibrated(boostkit.LinearContribution(self.step), None, (self.step,))
         h = candidate.scores
         return boostkit.Calibrated(boostkit.LinearContribution(self.step), self.step * h, (self.step,))

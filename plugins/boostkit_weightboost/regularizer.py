@@ -16,8 +16,10 @@ import attrs
 import numpy as np
 
 import boostkit
+from boostkit.capabilities import DISTRIBUTED
 
-from .kernels import ABSOLUTE, LOG1P, eq6_log_bound, regularized_term, regularized_values
+from .kernels import (ABSOLUTE, LOG1P, eq6_log_bound, regularized_term, regularized_values,
+                      weighted_factor_sum)
 from .validators import finite_non_negative, finite_positive, optional_finite_positive
 
 #: Regularizers g(F) in [0, 1] by name -> kernel kind: ``exponential`` e^{-|beta F|} (eq. 4),
@@ -64,6 +66,21 @@ class InputDependentTerm(boostkit.Contribution):
         regularized_values(inner, margin, self.beta, regularizer_kind(self.regularizer), self.power,
                            self.scale, out)
         return out
+
+
+@attrs.frozen
+class FactorSum:
+    """A reduction (:meth:`boostkit.BoostState.reduce`): sum_i D_1(i) g(F(x_i)) over the rows
+    it is given, g the regularizer of ``kind`` (``(1,)`` float64; over all rows, the
+    D_1-weighted mean of the factor, D_1 being normalised)."""
+
+    beta: float
+    kind: int
+    power: float
+
+    def __call__(self, rows) -> np.ndarray:
+        return np.array([weighted_factor_sum(rows.margin, rows.initial_weights, self.beta,
+                                             self.kind, self.power)])
 
 
 @attrs.define
@@ -119,6 +136,12 @@ class InputDependentRegularizer(boostkit.CalibrationWrapper):
 
     Back-fitting calibrations are refused: the factor of an earlier term depends on the margin
     before that term, which a re-fit would change for every later term too.
+
+    Every data plane (``"distributed"``, without ``record_bound``): where the rows are not in
+    this process (a distributed fit, a candidate without rows), the inner rule answers from
+    the cells' sums, the mean factor is one reduction over the rows (:class:`FactorSum`), and
+    each shard evaluates the term on its own rows and margins
+    (:class:`InputDependentTerm` has no per-cell table: its value depends on F_{t-1}(x)).
     """
 
     name = "input-dependent"
@@ -132,6 +155,19 @@ class InputDependentRegularizer(boostkit.CalibrationWrapper):
     normalization: float | None = attrs.field(default=None, validator=optional_finite_positive)
     record_bound: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
 
+    @property
+    def provides(self) -> frozenset[str]:
+        return frozenset() if self.distributed_refusal else frozenset({DISTRIBUTED})
+
+    @property
+    def distributed_refusal(self) -> str | None:
+        """Why this wrapper cannot run on shards, or ``None`` when it can."""
+        if self.record_bound:
+            return ("with record_bound=True computes eq. 6's bound relative to the largest "
+                    "exponent over all rows in one pass over them; record_bound=False (the "
+                    "default) distributes")
+        return None
+
     @boostkit.hookimpl(wrapper=True)
     def boostkit_calibrate(self, state, candidate):
         inner = yield
@@ -140,8 +176,10 @@ class InputDependentRegularizer(boostkit.CalibrationWrapper):
                 f"{self.name} cannot wrap a back-fitting calibration (it re-fits term "
                 f"{inner.replaces}): the factor of a term depends on the margin before it"
             )
-        d1 = state.data.sample_weight
         term = InputDependentTerm(inner.contribution, self.beta, self.regularizer, self.power)
+        if inner.train_values is None:  # a candidate without rows: they are on the shards
+            return self._on_shards(state, inner, term)
+        d1 = state.data.sample_weight
         # One pass: the factor g(F_{t-1}), the term values * g and the D_1-weighted mean of g.
         factor = np.empty_like(state.margin)
         train_values = np.empty_like(state.margin)
@@ -160,3 +198,13 @@ class InputDependentRegularizer(boostkit.CalibrationWrapper):
             # values * (factor * scale) is, bit for bit, what term.values gives at predict time.
             train_values = inner.train_values * (factor * term.scale)
         return boostkit.Calibrated(term, train_values, inner.coefficients, extra)
+
+    def _on_shards(self, state, inner, term):
+        """The term of a candidate without rows: the mean factor summed over the rows where
+        they live; each of them evaluates the term on its rows (``train_values=None``)."""
+        mean_factor = float(state.reduce(FactorSum(self.beta, regularizer_kind(self.regularizer),
+                                                   self.power))[0])
+        if self.normalization is not None:
+            term = attrs.evolve(term, scale=self.normalization / max(mean_factor, 1e-300))
+        return boostkit.Calibrated(term, None, inner.coefficients,
+                                   {**inner.extra, "mean_factor": mean_factor})

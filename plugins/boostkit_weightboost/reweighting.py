@@ -5,15 +5,21 @@ space by one kernel (:func:`boostkit_weightboost.kernels.penalized_distribution`
 the exponential cost sum_i D_1(i) e^{-y_i F_t(x_i)} as their potential: it bounds the training
 error whatever the combination (Jin et al. 2003, eq. 5), so the round records' ``error_bound`` is a
 true bound and ``z`` the factor by which the round changed it.
+
+Both also give their row form (``boostkit_row_weights``: the same weights on some rows,
+unnormalised, with those rows' share of the cost), so they run on every data plane; where the
+rows are in this process the whole-rows form above computes them, as it always did.
 """
 
 from __future__ import annotations
 
 import attrs
+import numpy as np
 
 import boostkit
+from boostkit.capabilities import DISTRIBUTED
 
-from .kernels import SQUARED, penalized_distribution
+from .kernels import SQUARED, penalized_distribution, penalized_row_weights
 from .regularizer import check_regularizer, regularizer_kind
 from .validators import finite_non_negative, finite_positive
 
@@ -24,6 +30,15 @@ def _penalized_weights(state, beta: float, kind: int, power: float) -> boostkit.
         state.margin, data.y, data.sample_weight, beta, kind, power, state.n_jobs
     )
     return boostkit.Weights(weights, log_cost)
+
+
+def _penalized_row_weights(margin, y, d1, beta: float, kind: int,
+                           power: float) -> boostkit.RowWeights:
+    """The same weights on some rows, unnormalised (the row form, boostkit_row_weights): the
+    data plane normalises them over all rows, wherever they live."""
+    weights = np.empty(margin.shape[0])
+    log_scale, log_cost = penalized_row_weights(margin, y, d1, beta, kind, power, weights)
+    return boostkit.RowWeights(weights, log_scale, log_cost)
 
 
 @attrs.define
@@ -47,7 +62,7 @@ class WeightBoostWeights(boostkit.Reweighting):
     """
 
     name = "weightboost-weights"
-    provides = frozenset({"potential"})
+    provides = frozenset({"potential", DISTRIBUTED})
     shared_params = ("beta", "regularizer", "power")
     beta: float = attrs.field(default=0.5, converter=float, validator=finite_non_negative)
     regularizer: str = attrs.field(default="exponential", validator=check_regularizer)
@@ -56,6 +71,11 @@ class WeightBoostWeights(boostkit.Reweighting):
     @boostkit.hookimpl
     def boostkit_reweight(self, state):
         return _penalized_weights(state, self.beta, regularizer_kind(self.regularizer), self.power)
+
+    @boostkit.hookimpl
+    def boostkit_row_weights(self, margin, y, initial_weights, n_jobs):
+        return _penalized_row_weights(margin, y, initial_weights, self.beta,
+                                      regularizer_kind(self.regularizer), self.power)
 
 
 @attrs.define
@@ -85,9 +105,13 @@ class WeightDecayWeights(boostkit.Reweighting):
     """
 
     name = "weight-decay-weights"
-    provides = frozenset({"potential"})
+    provides = frozenset({"potential", DISTRIBUTED})
     decay: float = attrs.field(default=0.003, converter=float, validator=finite_non_negative)
 
     @boostkit.hookimpl
     def boostkit_reweight(self, state):
         return _penalized_weights(state, self.decay, SQUARED, 1.0)
+
+    @boostkit.hookimpl
+    def boostkit_row_weights(self, margin, y, initial_weights, n_jobs):
+        return _penalized_row_weights(margin, y, initial_weights, self.decay, SQUARED, 1.0)
