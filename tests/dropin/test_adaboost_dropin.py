@@ -375,7 +375,7 @@ def test_tree_learner_on_several_classes_matches_scikit_learn_tree():
         (t.impurity * t.weighted_n_node_samples)[child[inner]]
         for child in (t.children_left, t.children_right))
     np.testing.assert_allclose(np.sort(tree.split_gains * len(y)), np.sort(decrease), rtol=1e-9)
-    assert "multiclass" in boostkit.get_registry().component("tree").provides
+    assert "multiclass" in boostkit.get_registry().component("tree").capabilities().provides
 
 
 def test_tree_midpoints_only_move_thresholds():

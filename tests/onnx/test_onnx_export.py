@@ -189,7 +189,6 @@ def test_tree_forms_are_the_hypotheses_cells(adult_sample):
     ("multinomial-logitboost", {}, "weak hypothesis 'class-stumps'"),
     ("popbm", {}, "weak hypothesis 'feature-sign'"),
     ("weightboost", {}, "contribution 'input-dependent-term' gives no value per cell"),
-    ("epsilon-boost", {}, "contribution 'linear' gives no value per cell of 'decision-tree'"),
 ])
 def test_terms_without_tree_form_are_refused_by_name(wisconsin, recipe, options, named):
     X, y = wisconsin

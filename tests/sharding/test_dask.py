@@ -119,8 +119,9 @@ def test_bad_input_is_refused_clearly(client, cancer):
     with pytest.raises(DataError, match="chunked differently along the rows"):
         booster.fit(da.from_array(X, chunks=(100, 9)), da.from_array(y, chunks=150),
                     client=client)
-    with pytest.raises(RecipeError, match="cannot run distributed: proposal 'tree'"):
-        boostkit.dask.Booster("weightboost", n_rounds=3).fit(
+    with pytest.raises(RecipeError, match="cannot run distributed: proposal 'tree' with midpoints"):
+        boostkit.dask.Booster("weightboost", proposal=("tree", {"midpoints": True}),
+                              n_rounds=3).fit(
             da.from_array(X, chunks=(100, 9)), da.from_array(y, chunks=100), client=client)
     with pytest.raises(DataError, match="client must be a dask.distributed.Client"):
         booster.fit(da.from_array(X, chunks=(100, 9)), da.from_array(y, chunks=100),

@@ -275,8 +275,7 @@ def test_bin_cells_refuse_what_is_not_a_cell_table(table):
         boostkit.BinCells(0, table)
 
 
-@pytest.mark.parametrize("recipe, culprit", [("weightboost", "proposal 'tree'"),
-                                             ("pav-adaboost", "proposal 'cmass'"),
+@pytest.mark.parametrize("recipe, culprit", [("pav-adaboost", "proposal 'cmass'"),
                                              ("samme", "calibration 'samme-alpha'")])
 def test_a_recipe_that_cannot_distribute_is_refused_naming_the_component(cancer, recipe, culprit):
     X, y = cancer
