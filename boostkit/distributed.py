@@ -190,7 +190,12 @@ def partition_sample(index: int, X, sample_weight, size: int, seed: int,
 class ShardPlan:
     """What every shard of one fit is built with: the bin edges, the label coding, the total
     initial weight, the schema of DataFrame partitions and the reweighting component (whose
-    row form, ``boostkit_row_weights``, runs on the shard)."""
+    row form, ``boostkit_row_weights``, runs on the shard).
+
+    ``keep_values``: the shards keep their rows' raw float64 values beside the bin codes
+    (``Shard.values``, ``Rows.X`` of reductions), because a component reads them there (it
+    says so with ``reads_values = True``).
+    """
 
     thresholds: tuple = attrs.field(eq=False)
     missing_bin: int | None
@@ -201,6 +206,7 @@ class ShardPlan:
     allow_missing: bool
     reweighting: Any = attrs.field(eq=False)
     n_jobs: int = 1
+    keep_values: bool = False
 
     @property
     def n_bins(self) -> int:
@@ -239,6 +245,8 @@ class Shard:
     n_weighted: int = 0  # examples of positive initial weight
     #: (training_error, weighted_error, previous_scale) of the last term applied.
     last_errors: tuple = (0.0, 0.0, 0.0)
+    #: The raw values ``(n, d)`` when the plan keeps them (``ShardPlan.keep_values``), else None.
+    values: np.ndarray | None = None
 
     @property
     def n_rows(self) -> int:
@@ -249,7 +257,7 @@ class Shard:
         # its arrays, so its rounds stay where it lives.
         return object.__sizeof__(self) + sum(
             a.nbytes for a in (self.codes, self.y, self.is_pos, self.initial_weights,
-                               self.margin, self.weights))
+                               self.margin, self.weights, self.values) if a is not None)
 
 
 def build_shard(index: int, plan: ShardPlan, X, y, sample_weight=None) -> Shard:
@@ -271,7 +279,8 @@ def build_shard(index: int, plan: ShardPlan, X, y, sample_weight=None) -> Shard:
     return Shard(index=index, codes=codes, y=target.y, is_pos=(target.y > 0).astype(np.uint8),
                  labels=target.labels, initial_weights=d1,
                  bin_counts=count_bins(codes, w, plan.n_bins), margin=np.zeros(target.y.shape),
-                 weights=d1.copy(), plan=plan, n_weighted=int(np.count_nonzero(w)))
+                 weights=d1.copy(), plan=plan, n_weighted=int(np.count_nonzero(w)),
+                 values=matrix if plan.keep_values else None)
 
 
 @attrs.frozen
@@ -282,13 +291,18 @@ class ShardTerm:
     ``(n_cells, C)``), or, for a contribution that depends on more than the cell (on the running
     margin: an input-dependent regularizer), ``values=None`` and the ``hypothesis`` and
     ``contribution`` themselves, which the shard evaluates on its rows
-    (``contribution.values(candidate, margin)`` on a candidate of ``bin_cells`` over its codes).
+    (``contribution.values(candidate, margin)`` on a candidate of ``bin_cells`` over its codes,
+    and its raw values where the shard keeps them).
+
+    ``removed``: the term of the model this one replaces (a back-fitting calibration's
+    ``Calibrated.replaces``), as the shards applied it; they subtract its values.
     """
 
     bin_cells: CodeCells
     values: np.ndarray | None = attrs.field(eq=False)
     hypothesis: Any = attrs.field(default=None, eq=False)
     contribution: Any = attrs.field(default=None, eq=False)
+    removed: ShardTerm | None = attrs.field(default=None, eq=False)
 
 
 @attrs.frozen
@@ -368,13 +382,13 @@ def _shard_weights(shard: Shard) -> RowWeights:
                        f"shard {shard.index}")
 
 
-def _apply(shard: Shard, term: ShardTerm) -> tuple[float, float, float]:
-    """Add ``term`` to the shard's margins and reweight: ``(training_error, weighted_error,
-    previous_scale)``."""
+def _term_values(shard: Shard, term: ShardTerm) -> np.ndarray:
+    """The values of ``term`` on the shard's rows."""
     if term.values is not None:
         change = np.ascontiguousarray(term.values[term.bin_cells.cells(shard.codes)])
     else:
-        candidate = Candidate(term.hypothesis, bin_cells=term.bin_cells, codes=shard.codes)
+        candidate = Candidate(term.hypothesis, shard.values, bin_cells=term.bin_cells,
+                              codes=shard.codes)
         try:
             change = np.ascontiguousarray(term.contribution.values(candidate, shard.margin),
                                           dtype=np.float64)
@@ -384,6 +398,15 @@ def _apply(shard: Shard, term: ShardTerm) -> tuple[float, float, float]:
         if change.shape == shard.margin.shape and not np.isfinite(change).all():
             raise HookError(f"shard {shard.index}: contribution {term.contribution.name!r} "
                             "gave NaN or infinite values on the shard's rows")
+    return change
+
+
+def _apply(shard: Shard, term: ShardTerm) -> tuple[float, float, float]:
+    """Add ``term`` to the shard's margins (less the term it replaces, if any) and reweight:
+    ``(training_error, weighted_error, previous_scale)``."""
+    change = _term_values(shard, term)
+    if term.removed is not None:
+        change = change - _term_values(shard, term.removed)
     if change.shape != shard.margin.shape:
         raise HookError(f"shard {shard.index}: the term's values give shape {change.shape}, "
                         f"expected {shard.margin.shape}")
@@ -420,7 +443,7 @@ def _reduced(shard: Shard, reduce: ShardReduce) -> ShardReduced:
     rows = Rows(codes=shard.codes, y=shard.y, is_pos=shard.is_pos, labels=shard.labels,
                 initial_weights=shard.initial_weights,
                 weights=shard.weights * math.exp(shard.log_scale - reduce.log_total),
-                margin=shard.margin, n_jobs=shard.plan.n_jobs)
+                margin=shard.margin, n_jobs=shard.plan.n_jobs, X=shard.values)
     try:
         value = reduce.reduction(rows)
     except Exception as exc:
@@ -626,10 +649,11 @@ def _nbytes(value) -> int:
         return _array_bytes(value.value) + 96
     if isinstance(value, ShardReduce):
         return len(pickle.dumps(value.reduction)) + 32
+    removed = 0 if value.removed is None else _nbytes(value.removed)
     if value.values is None:
         return (value.bin_cells.nbytes + len(pickle.dumps(value.hypothesis))
-                + len(pickle.dumps(value.contribution)) + 96)
-    return value.bin_cells.nbytes + value.values.nbytes + 96
+                + len(pickle.dumps(value.contribution)) + 96 + removed)
+    return value.bin_cells.nbytes + value.values.nbytes + 96 + removed
 
 
 def _step_all(shards: Shards, first: int, new_terms: list[ShardTerm], terms: list[ShardTerm],
@@ -692,7 +716,8 @@ class ShardPlane(DataPlane):
                  stats: FitStats, components):
         self.shards, self.plan, self.data = shards, plan, data
         self.sums, self.stats, self.components = sums, stats, components
-        self.terms: list[ShardTerm] = []
+        self.terms: list[ShardTerm] = []  # every round's, as the shards applied (and replay) it
+        self.model_terms: list[ShardTerm] = []  # the model's terms as they now stand
 
     @classmethod
     def open(cls, booster, recipe, components, shards: Shards, rng, n_jobs: int) -> ShardPlane:
@@ -738,7 +763,9 @@ class ShardPlane(DataPlane):
                          max_bins=booster.max_bins, classes=classes, weight_total=weight_total,
                          features=features, allow_missing=allow_missing,
                          reweighting=next(c for r, c in components if r == "reweighting"),
-                         n_jobs=n_jobs)
+                         n_jobs=n_jobs,
+                         keep_values=any(getattr(c, "reads_values", False)
+                                         for _, c in components))
         reports = shards.build(plan)
         bin_counts = np.sum([r.bin_counts for r in sorted(reports, key=lambda r: r.index)],
                             axis=0)
@@ -776,16 +803,23 @@ class ShardPlane(DataPlane):
 
     def advance(self, state, candidate: Candidate, calibrated) -> Advance:
         calibration = _owner(self.components, "calibration", "boostkit_calibrate")
-        if calibrated.replaces is not None:
-            raise HookError(f"{calibration} re-fitted an earlier term, which a distributed fit "
-                            "cannot do (it does not provide 'running-margin')")
         table = calibrated.contribution.cell_table(candidate.hypothesis)
         if table is None:  # c_t(x) depends on more than the cell: the shards evaluate it
-            self.terms.append(ShardTerm(candidate.bin_cells, None, candidate.hypothesis,
-                                        calibrated.contribution))
+            term = ShardTerm(candidate.bin_cells, None, candidate.hypothesis,
+                             calibrated.contribution)
         else:
-            self.terms.append(ShardTerm(candidate.bin_cells, _check_table(
-                table, candidate.hypothesis, self.data.n_columns, calibration)))
+            term = ShardTerm(candidate.bin_cells, _check_table(
+                table, candidate.hypothesis, self.data.n_columns, calibration))
+        if calibrated.replaces is None:
+            self.model_terms.append(term)
+            self.terms.append(term)
+        else:  # back-fitting: the shards subtract the replaced term's values
+            if not 0 <= calibrated.replaces < len(self.model_terms):
+                raise HookError(f"{calibration} asked to replace term {calibrated.replaces}, but "
+                                f"the model has {len(self.model_terms)} terms (round "
+                                f"{state.round})")
+            self.terms.append(attrs.evolve(term, removed=self.model_terms[calibrated.replaces]))
+            self.model_terms[calibrated.replaces] = term
         previous = self.sums
         self.sums = reduce_reports(
             _step_all(self.shards, state.round - 1, [self.terms[-1]], self.terms, self.stats),

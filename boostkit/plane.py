@@ -58,7 +58,8 @@ class Rows:
     the class index of single-label rows (or ``None``), ``initial_weights`` D_1 and ``weights``
     D_t, both normalised over *all* the fit's rows, and ``margin`` F_{t-1} (F_t after the
     round's term was added). ``X`` holds the raw float64 values where the rows are in this
-    process, ``None`` on a shard (which keeps only the bin codes).
+    process; a shard keeps only the bin codes (``None``) unless a component of the fit reads
+    the values there (``reads_values = True``: ``boostkit.distributed.ShardPlan.keep_values``).
     """
 
     codes: np.ndarray
