@@ -562,6 +562,14 @@ class RowWeights:
     are split), so the rule never needs the other rows. ``log_potential`` is the log of these
     rows' share of the potential, log sum_{i in rows} D_1(i) L(y_i, F(x_i)) (``-inf`` when they
     have no weight), or ``None`` when the rule has no potential.
+
+    ``by_sign``: the rows of each sign (y = -1 and y = +1) are normalised apart, each sign to
+    total 1/2, by the totals of that sign over all rows: a distribution over (negative,
+    positive) pairs that factorises, D(x0, x1) = v(x0) v(x1), given per row as v / 2
+    (bipartite RankBoost, Freund et al. 2003). The potential is then the pairs',
+    log(W_- / D1_-) + log(W_+ / D1_+) from each sign's total weight W (``weights *
+    exp(log_scale)`` summed over all rows) and total D_1, which the engine computes:
+    ``log_potential`` is ``None``.
     """
 
     weights: np.ndarray = attrs.field(eq=False, validator=_finite_float_array)
@@ -569,6 +577,13 @@ class RowWeights:
     log_potential: float | None = attrs.field(
         default=None, converter=lambda v: None if v is None else float(v),
         validator=attrs.validators.optional(_finite_or_minus_inf))
+    by_sign: bool = attrs.field(default=False, kw_only=True,
+                                validator=attrs.validators.instance_of(bool))
+
+    def __attrs_post_init__(self):
+        if self.by_sign and self.log_potential is not None:
+            raise ValueError("RowWeights(by_sign=True) takes no log_potential: the engine "
+                             "computes the pairs' potential from each sign's totals")
 
 
 #: The name of :class:`RowWeights` before one reweighting contract served every data plane;

@@ -45,7 +45,9 @@ from .plugins import get_registry
 from .splits import histogram
 
 __all__ = ["Advance", "DataPlane", "RowPlane", "Rows", "WEIGHT_SUM_TOLERANCE", "add_reductions",
-           "check_array", "check_distribution", "check_row_weights", "row_weights"]
+           "combine_reductions",
+           "check_array", "check_distribution", "check_row_weights", "check_sign_totals",
+           "row_weights", "sign_potential"]
 
 
 @attrs.frozen(eq=False)
@@ -84,6 +86,15 @@ def add_reductions(answers):
     for answer in answers[1:]:
         total += answer
     return total
+
+
+def combine_reductions(reduction, answers):
+    """The answers of ``reduction`` over the parts of the rows, in order, made one: by the
+    reduction's own ``combine`` (a function of the list of answers) when it has one, for what
+    is not a sum (a least or greatest value over all rows), else summed
+    (:func:`add_reductions`)."""
+    combine = getattr(reduction, "combine", None)
+    return add_reductions(answers) if combine is None else combine(list(answers))
 
 
 @attrs.frozen
@@ -129,7 +140,8 @@ class DataPlane:
 
     def reduce(self, state, reduction):
         """``reduction(rows)`` (a picklable callable: it may run on other machines) on every
-        part of the rows (:class:`Rows`), summed (:func:`add_reductions`)."""
+        part of the rows (:class:`Rows`), summed (:func:`add_reductions`), or combined by the
+        reduction's ``combine`` (:func:`combine_reductions`)."""
         raise NotImplementedError
 
 
@@ -148,6 +160,23 @@ def row_weights(hook, margin: np.ndarray, y: np.ndarray, initial_weights: np.nda
     except Exception as exc:
         raise HookError(f"{owner} failed: {type(exc).__name__}: {exc}") from exc
     return check_row_weights(answer, margin.size, owner)
+
+
+def check_sign_totals(totals, owner: str) -> None:
+    """Refuse weights normalised by sign (``RowWeights(by_sign=True)``) that leave the
+    negative or the positive rows (``totals``: their weights) without weight."""
+    if not (totals[0] > 0 and totals[1] > 0):
+        side = "negative" if not totals[0] > 0 else "positive"
+        raise HookError(f"{owner} left the {side} rows without weight: weights normalised by "
+                        "sign (RowWeights(by_sign=True)) need weight on both signs")
+
+
+def sign_potential(log_totals, initial_totals) -> float:
+    """The potential of weights normalised by sign (``RowWeights(by_sign=True)``): the pairs'
+    log(W_- / D1_-) + log(W_+ / D1_+), from the log of each sign's total weight (negative,
+    positive) and its total initial weight."""
+    return float(log_totals[0] + log_totals[1] - math.log(initial_totals[0])
+                 - math.log(initial_totals[1]))
 
 
 def check_row_weights(answer, n: int, owner: str) -> RowWeights:
@@ -271,7 +300,7 @@ class RowPlane(DataPlane):
 
     def reduce(self, state, reduction):
         data = self.data
-        return add_reductions([reduction(Rows(
+        return combine_reductions(reduction, [reduction(Rows(
             codes=data.binned.codes, y=data.y, is_pos=data.is_pos, labels=data.labels,
             initial_weights=state.initial_weights, weights=state.weights, margin=state.margin,
             n_jobs=state.n_jobs, X=data.X))])
@@ -340,6 +369,13 @@ class RowPlane(DataPlane):
         """D_{t+1} of a reweighting that has only a row form: its weights normalised here."""
         owner = f"{self._row_form} in round {state.round}"
         answer = row_weights(state.hook, margin, y, d1, state.n_jobs, owner)
+        if answer.by_sign:
+            positive = y > 0
+            totals = np.array([answer.weights[~positive].sum(), answer.weights[positive].sum()])
+            check_sign_totals(totals, owner)
+            weights = answer.weights / (2.0 * np.where(positive, totals[1], totals[0]))
+            return Weights(weights.reshape(state.margin.shape), sign_potential(
+                np.log(totals) + answer.log_scale, (d1[~positive].sum(), d1[positive].sum())))
         total = float(answer.weights.sum())
         if not total > 0.0:
             raise HookError(f"{owner} left no example with positive weight (round {state.round})")
