@@ -8,6 +8,7 @@ import attrs
 import numpy as np
 
 import boostkit
+from boostkit.capabilities import DISTRIBUTED
 from boostkit.smoothing import check_smoothing, n_examples, resolve_smoothing
 from boostkit.criteria import weighted_error
 
@@ -17,6 +18,22 @@ def sign_alpha(eps: float, smoothing: float) -> float:
     """alpha = 1/2 ln((1 - eps + s) / (eps + s)) (Barutcuoglu et al. 2007, Fig. 1 and eq. 3,
     smoothed by s)."""
     return 0.5 * math.log((1.0 - eps + smoothing) / (eps + smoothing))
+
+
+def cell_outputs(state, candidate, owner: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(scores, y, weights)`` of a candidate without rows, one entry per cell and class:
+    the cell's score h_j (``cell_score_table``), the class's sign and its weight in the cell
+    (``state.cell_weights``). Sums over them are the sums over the rows that the cells hold."""
+    table = candidate.hypothesis.cell_score_table()
+    if table is None:
+        raise ValueError(f"{owner}: a candidate without rows needs a base classifier with a "
+                         f"score per cell (cell_score_table), and "
+                         f"{candidate.hypothesis.name!r} has none")
+    table = np.asarray(table, dtype=np.float64)
+    wneg, wpos = state.cell_weights(candidate)
+    return (np.concatenate([table, table]),
+            np.concatenate([np.full(table.shape[0], -1.0), np.ones(table.shape[0])]),
+            np.concatenate([wneg, wpos]).astype(np.float64))
 
 
 def potential_alpha(scores, y, weights, smoothing: float, tol: float = 1e-12,
@@ -47,10 +64,15 @@ class OnePassAlpha(boostkit.Calibration):
     costs O(nnz) Newton work instead of O(m), and it is the same kernel as the fused pass
     (:func:`boostkit_onepass.one_pass`), so both paths give the same weights. Contribution: alpha
     h(x).
+
+    Every data plane (``"distributed"``): on a candidate without rows (a distributed fit's) the
+    sum runs over its cells, each class's weight in a cell counting as one example with the
+    cell's score (:func:`cell_outputs`; the hypothesis needs ``cell_score_table``).
     """
 
     name = "onepass-alpha"
     needs = frozenset({"real-scores"})
+    provides = frozenset({DISTRIBUTED})
     smoothing: float | None = attrs.field(default=None, validator=check_smoothing)
     tol: float = attrs.field(default=1e-12, converter=float)
     max_iter: int = attrs.field(default=100, converter=int)
@@ -61,8 +83,12 @@ class OnePassAlpha(boostkit.Calibration):
 
     @boostkit.hookimpl
     def boostkit_calibrate(self, state, candidate):
-        h = candidate.scores
         s = resolve_smoothing(self.smoothing, n_examples(state.data))
+        if not candidate.has_rows:
+            alpha = potential_alpha(*cell_outputs(state, candidate, self.name), s, self.tol,
+                                    self.max_iter)
+            return boostkit.Calibrated(boostkit.LinearContribution(alpha), None, (alpha,))
+        h = candidate.scores
         alpha = potential_alpha(h, state.data.y, state.weights, s, self.tol, self.max_iter)
         return boostkit.Calibrated(boostkit.LinearContribution(alpha), alpha * h, (alpha,))
 

@@ -61,6 +61,9 @@ class FeatureSign(boostkit.WeakHypothesis):
         present = feature_column(X, self.feature) > 0.0
         return np.where(present, float(self.polarity), -float(self.polarity))
 
+    def cell_score_table(self) -> np.ndarray:
+        return np.array([-float(self.polarity), float(self.polarity)])
+
     def describe(self) -> str:
         return f"{'' if self.polarity > 0 else '-'}sign x[{self.feature}]"
 

@@ -6,7 +6,9 @@ import attrs
 import numpy as np
 
 import boostkit
+from boostkit.capabilities import DISTRIBUTED
 
+from .coefficients import cell_outputs
 from .kernels import all_plus_minus_one, potential_advantage
 
 
@@ -48,10 +50,14 @@ class Picky(boostkit.ProposalWrapper):
     the first hypothesis it skipped this round (a deterministic learner under an unchanged
     distribution repeats itself, like ``stump``, or cycles, like ``nscore``), nothing better will
     come and the wrapper proposes ``None``, ending the run.
+
+    Every data plane (``"distributed"``): a candidate without rows (a distributed fit's) is
+    measured on its cells' sums (:func:`boostkit_onepass.coefficients.cell_outputs`).
     """
 
     name = "picky"
     needs = frozenset({"real-scores"})
+    provides = frozenset({DISTRIBUTED})
     gamma_bar: float = attrs.field(default=0.1, converter=float, validator=_gamma_bar)
     _passing_through: bool = attrs.field(init=False, default=False)
 
@@ -62,11 +68,8 @@ class Picky(boostkit.ProposalWrapper):
             return candidate
         self._passing_through = True
         try:
-            y, weights = state.data.y, state.weights
             first_skipped = None
-            while candidate is not None and (
-                advantage(candidate.scores, y, weights) < self.gamma_bar
-            ):
+            while candidate is not None and self._advantage(state, candidate) < self.gamma_bar:
                 if first_skipped is None:
                     first_skipped = candidate.hypothesis
                 candidate = state.hook.boostkit_propose(state=state)
@@ -75,3 +78,8 @@ class Picky(boostkit.ProposalWrapper):
         finally:
             self._passing_through = False
         return candidate
+
+    def _advantage(self, state, candidate) -> float:
+        if candidate.has_rows:
+            return advantage(candidate.scores, state.data.y, state.weights)
+        return advantage(*cell_outputs(state, candidate, self.name))

@@ -15,6 +15,7 @@ import attrs
 import numpy as np
 
 import boostkit
+from boostkit.capabilities import DISTRIBUTED
 from boostkit.data import is_sparse
 
 from .hypotheses import ConstantVote, FeatureCount, FeatureSign, feature_column
@@ -40,6 +41,84 @@ def resolve_base(X, base: str) -> str:
     return "sign" if plus_minus_one(X) else "count"
 
 
+def pool_order(n_features: int, negations: bool, order: str, rng: np.random.Generator
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(features, polarities, order)`` of a pool: its entries (each feature, then with
+    ``negations`` its negation beside it) and the order they are walked in, drawn from ``rng``
+    for ``order="random"``."""
+    features = np.arange(n_features)
+    if negations:
+        features, polarities = np.repeat(features, 2), np.tile([1, -1], n_features)
+    else:
+        polarities = np.ones(n_features, dtype=np.int64)
+    size = features.shape[0]
+    return features, polarities, rng.permutation(size) if order == "random" else np.arange(size)
+
+
+@attrs.frozen
+class SignBins:
+    """A reduction over the rows (``state.reduce``): per feature and bin, the number of rows
+    with x <= 0 and with x > 0, ``(d, n_bins, 2)``, from their raw values and bin codes."""
+
+    n_bins: int
+
+    def __call__(self, rows) -> np.ndarray:
+        codes, X = rows.codes, rows.X
+        out = np.empty((codes.shape[0], self.n_bins, 2))
+        for j in range(codes.shape[0]):
+            out[j] = np.bincount(2 * codes[j].astype(np.intp) + (X[:, j] > 0.0),
+                                 minlength=2 * self.n_bins).reshape(self.n_bins, 2)
+        return out
+
+
+def sign_tables(counts: np.ndarray, features) -> np.ndarray:
+    """``(d, n_bins)`` uint8: the cell (1 for x > 0) of every bin of every feature, from the
+    :class:`SignBins` counts; a bin holding rows on both sides of 0 is refused, naming it."""
+    straddling = (counts[..., 0] > 0) & (counts[..., 1] > 0)
+    if straddling.any():
+        j, b = (int(i) for i in np.argwhere(straddling)[0])
+        raise boostkit.DataError(
+            f"column {boostkit.feature_label(features, j)} has training values on both sides "
+            f"of 0 in its bin {b}, so where the rows live only as bin codes x > 0 cannot be "
+            "read from them: bin the data so that 0 is a bin edge (more max_bins, or fewer "
+            "distinct values), or fit in memory"
+        )
+    return (counts[..., 1] > 0).astype(np.uint8)
+
+
+class BinnedSignPool:
+    """:class:`FeaturePool`'s sign classifiers, in the same order, for a fit whose rows live
+    elsewhere (shards): each classifier's cells (x > 0) are read from its feature's bin codes
+    (``bin_cells``, :func:`sign_tables`) and its cell sums from ``state.class_histogram()``."""
+
+    def __init__(self, state, *, negations: bool, order: str, rng: np.random.Generator):
+        data = state.data
+        self._state = state
+        self._features, self._polarities, self.order = pool_order(data.n_features, negations,
+                                                                  order, rng)
+        self._tables = sign_tables(state.reduce(SignBins(data.binned.max_bins)), data.features)
+        self.position = 0
+
+    def __len__(self) -> int:
+        return self.order.shape[0]
+
+    def next(self) -> boostkit.Candidate | None:
+        """The next sign classifier with its cells and cell sums, or ``None`` when spent."""
+        if self.position >= len(self):
+            return None
+        entry = self.order[self.position]
+        self.position += 1
+        feature = int(self._features[entry])
+        table = self._tables[feature]
+        hist = self._state.class_histogram()[feature]  # (bins, 2): negatives, positives
+        present = table[:hist.shape[0]].astype(bool)
+        wneg = np.array([hist[~present, 0].sum(), hist[present, 0].sum()])
+        wpos = np.array([hist[~present, 1].sum(), hist[present, 1].sum()])
+        return boostkit.Candidate(FeatureSign(feature, int(self._polarities[entry])),
+                                  bin_cells=boostkit.BinCells(feature, table),
+                                  cell_wneg=wneg, cell_wpos=wpos)
+
+
 class FeaturePool:
     """A fixed order over the base classifiers of the features of ``X``, walked once.
 
@@ -60,17 +139,9 @@ class FeaturePool:
                 "negations apply to sign classifiers only: a count classifier's voting weight "
                 "already takes either sign"
             )
-        n_features = X.shape[1]
         self._columns = X.tocsc() if is_sparse(X) else np.asfortranarray(X)
-        features = np.arange(n_features)
-        if negations:
-            self._features = np.repeat(features, 2)
-            self._polarities = np.tile([1, -1], n_features)
-        else:
-            self._features = features
-            self._polarities = np.ones(n_features, dtype=np.int64)
-        size = self._features.shape[0]
-        self.order = rng.permutation(size) if order == "random" else np.arange(size)
+        self._features, self._polarities, self.order = pool_order(X.shape[1], negations, order,
+                                                                  rng)
         self.position = 0
 
     def __len__(self) -> int:
@@ -112,20 +183,41 @@ class OrderedPool(boostkit.Proposal):
     order:
         ``"random"`` (drawn from the fit's seeded generator) or ``"given"`` (feature order, as
         in the construction of section 3.2).
+
+    Every data plane with ``base="sign"`` (``"distributed"``): where the rows live elsewhere
+    (shards) the same order's classifiers read their cells from the bin codes
+    (:class:`BinnedSignPool`; the shards keep the raw values, ``reads_values``, to find which
+    bins hold x > 0). Term counts (``"count"``, or ``"auto"``, which may choose them) are
+    refused there: their alpha is Newton's method over every row's y h (section 4).
     """
 
     name = "ordered-pool"
     base: str = attrs.field(default="auto", validator=one_of(BASES))
     negations: bool = attrs.field(default=False, converter=bool)
     order: str = attrs.field(default="random", validator=one_of(ORDERS))
-    _pool: FeaturePool | None = attrs.field(init=False, default=None)
+    _pool: FeaturePool | BinnedSignPool | None = attrs.field(init=False, default=None)
 
     @property
     def provides(self) -> frozenset[str]:
         # "auto" picks sign or count from the data, so only what both give is promised.
         if self.base == "sign":
-            return frozenset({"real-scores", "sign-scores", "cells", "two-cells", "sparse-input"})
+            return frozenset({"real-scores", "sign-scores", "cells", "two-cells", "sparse-input",
+                              DISTRIBUTED})
         return frozenset({"real-scores", "sparse-input"})
+
+    @property
+    def reads_values(self) -> bool:
+        """Whether the shards of a distributed fit keep the raw values (to find x > 0)."""
+        return self.base == "sign"
+
+    @property
+    def distributed_refusal(self) -> str | None:
+        """Why this proposal cannot run on shards, or ``None`` when it can."""
+        if self.base == "sign":
+            return None
+        return (f"with base={self.base!r} may propose term counts h = x_j, whose one-pass "
+                "alpha is Newton's method over every row's y h, not a sum over cells; "
+                "base='sign' (x_j > 0 ? +1 : -1, the feature itself when it is +-1) distributes")
 
     def __attrs_post_init__(self):
         if self.base == "count" and self.negations:
@@ -133,8 +225,12 @@ class OrderedPool(boostkit.Proposal):
 
     @boostkit.hookimpl
     def boostkit_fit_start(self, state):
-        self._pool = FeaturePool(state.data.X, base=self.base, negations=self.negations,
-                                 order=self.order, rng=state.rng)
+        if state.data.X is None:  # the rows live elsewhere: sign classifiers over the bins
+            self._pool = BinnedSignPool(state, negations=self.negations, order=self.order,
+                                        rng=state.rng)
+        else:
+            self._pool = FeaturePool(state.data.X, base=self.base, negations=self.negations,
+                                     order=self.order, rng=state.rng)
 
     @boostkit.hookimpl
     def boostkit_propose(self, state):
