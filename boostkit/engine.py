@@ -456,15 +456,9 @@ def _fit_data(hook, owners, X, y, sample_weight, eval_set, *, max_bins, rng, all
     ``eval_set`` is given and a component asks for them.
     """
     if eval_set is None:
-        fraction = _call(hook, "boostkit_validation_fraction", owners)
+        fraction = validation_fraction(hook, owners)
         if fraction is not None:
-            if (isinstance(fraction, bool) or not isinstance(fraction, (int, float, np.floating))
-                    or not 0.0 < fraction < 1.0):
-                raise HookError(
-                    f"boostkit_validation_fraction returned {fraction!r}, expected a number in "
-                    f"(0, 1) (from {_implementers(owners, 'boostkit_validation_fraction')})"
-                )
-            return holdout_data(X, y, sample_weight, float(fraction), max_bins=max_bins, rng=rng,
+            return holdout_data(X, y, sample_weight, fraction, max_bins=max_bins, rng=rng,
                                 allow_missing=allow_missing, features=features,
                                 missing_hint=missing_hint)
     data = TrainingData(X, y, sample_weight, max_bins=max_bins, rng=rng,
@@ -473,6 +467,21 @@ def _fit_data(hook, owners, X, y, sample_weight, eval_set, *, max_bins, rng, all
     if eval_set is None:
         return data, None
     return data, eval_set_data(eval_set, data, allow_missing=allow_missing)
+
+
+def validation_fraction(hook, owners) -> float | None:
+    """The share of the training rows a component asks to hold out for validation
+    (``boostkit_validation_fraction``), checked, or ``None``."""
+    fraction = _call(hook, "boostkit_validation_fraction", owners)
+    if fraction is None:
+        return None
+    if (isinstance(fraction, bool) or not isinstance(fraction, (int, float, np.floating))
+            or not 0.0 < fraction < 1.0):
+        raise HookError(
+            f"boostkit_validation_fraction returned {fraction!r}, expected a number in "
+            f"(0, 1) (from {_implementers(owners, 'boostkit_validation_fraction')})"
+        )
+    return float(fraction)
 
 
 def _round_manager(recipe: Recipe, components, observers) -> pluggy.PluginManager:

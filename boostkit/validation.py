@@ -29,8 +29,8 @@ from .hookspecs import hookimpl
 from .metrics import get_metric, log_loss, exponential_loss, multiclass_log_loss
 from .plane import check_array
 
-__all__ = ["MEAN_METRICS", "ValidationData", "ValidationStopping", "stratified_holdout",
-           "eval_set_data"]
+__all__ = ["MEAN_METRICS", "ValidationData", "ValidationStopping", "eval_set_data",
+           "holdout_positions", "stratified_holdout"]
 
 #: The metrics that are weighted means over the validation examples (of their margins, or of
 #: the margins' signs and argmax): a sum over parts of the rows, each part's score times its
@@ -139,6 +139,23 @@ def stratified_holdout(y: np.ndarray, fraction: float, rng: np.random.Generator,
     else:
         members = [np.flatnonzero(y < 0), np.flatnonzero(y > 0)]
     counts = np.array([m.shape[0] for m in members])
+    positions = holdout_positions(counts, fraction, rng)
+    out = np.concatenate([m[p] for m, p in zip(members, positions)])
+    mask = np.zeros(n, dtype=bool)
+    mask[out] = True
+    return np.flatnonzero(~mask), np.flatnonzero(mask)
+
+
+def holdout_positions(counts: np.ndarray, fraction: float, rng: np.random.Generator
+                      ) -> list[np.ndarray]:
+    """Which examples of each stratum :func:`stratified_holdout` holds out, by their sorted
+    positions among the stratum's ``counts[c]`` examples (in the order of the data).
+
+    Only the strata's sizes are needed: the rows themselves may be anywhere (on shards, whose
+    positions in each stratum follow from the shards' counts), and the same ``rng`` draws the
+    same positions.
+    """
+    n = int(np.sum(counts))
     quotas = fraction * counts
     most = counts - 1
     held = np.minimum(np.floor(quotas).astype(np.int64), most)
@@ -152,10 +169,8 @@ def stratified_holdout(y: np.ndarray, fraction: float, rng: np.random.Generator,
             f"validation_fraction {fraction} of {n} training examples holds out none; pass a "
             "larger fraction or an explicit eval_set"
         )
-    out = np.concatenate([rng.permutation(m)[:k] for m, k in zip(members, held)])
-    mask = np.zeros(n, dtype=bool)
-    mask[out] = True
-    return np.flatnonzero(~mask), np.flatnonzero(mask)
+    # rng.permutation(m) of a stratum's m rows is m[rng.permutation(len(m))]: the same draws.
+    return [np.sort(rng.permutation(int(c))[:k]) for c, k in zip(counts, held)]
 
 
 def holdout_data(X, y, sample_weight, fraction: float, *, max_bins: int, rng,
