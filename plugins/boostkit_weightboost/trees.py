@@ -619,7 +619,9 @@ class TreeLearner(boostkit.Proposal):
         The root chooses from ``state.class_histogram()``; the nodes of every further level
         get their histograms and example counts from one ``state.reduce`` (:class:`LevelSums`:
         each row routed down the tree so far by its bin codes), as a data-parallel tree
-        learner (LightGBM's) sums one level's histograms over its workers.
+        learner (LightGBM's) sums one level's histograms over its workers. Of two children
+        that may both be split, only the smaller is summed; the other's sums are their
+        parent's minus its sibling's, as on the rows (half the bytes).
         Each node is split as the tree grown over the rows splits it (:meth:`_best_split`, the
         same sums up to rounding), and the nodes are numbered as there (depth first, the left
         child first), so the tree is the same. The candidate carries the tree's
@@ -637,10 +639,13 @@ class TreeLearner(boostkit.Proposal):
         splits = {}  # id(node) -> (split, gain, [left child, right child])
         level = []
         if self._splittable(root):
-            root.hist, root.counts = root_hist, binned.bin_counts
+            # A copy: a sibling's histogram is computed in its parent's array.
+            root.hist, root.counts = root_hist.copy(), binned.bin_counts
             level.append(root)
         while level:  # the nodes to split at this depth, each with its sums
             below = []  # their children that may be split in turn
+            summed = []  # those whose sums the level's reduction gives
+            siblings = []  # (parent, summed child, child = parent - summed child)
             for node in level:
                 found = self._best_split(node, loss, binned)
                 if found is None:
@@ -651,17 +656,28 @@ class TreeLearner(boostkit.Proposal):
                                   side == 0, n_left if side == 0 else node.n_counted - n_left)
                             for side in (0, 1)]
                 splits[id(node)] = (split, gain, children)
-                below.extend(child for child in children if self._splittable(child))
-            if below:  # one reduction over all rows for the whole level
-                slots = {id(child): k for k, child in enumerate(below)}
+                wanted = [child for child in children if self._splittable(child)]
+                below.extend(wanted)
+                if len(wanted) == 2:  # as on the rows: the smaller is summed, the other derived
+                    direct = 0 if children[0].n_counted <= children[1].n_counted else 1
+                    summed.append(children[direct])
+                    siblings.append((node, children[direct], children[1 - direct]))
+                else:
+                    summed.extend(wanted)
+            if summed:  # one reduction over all rows for the whole level
+                slots = {id(child): k for k, child in enumerate(summed)}
                 route, _ = _tree_arrays(root, splits, binned, slots)
-                sent, sent_counts = state.reduce(LevelSums(route, len(below), binned.max_bins,
+                sent, sent_counts = state.reduce(LevelSums(route, len(summed), binned.max_bins,
                                                            bins))
-                for k, child in enumerate(below):
+                for k, child in enumerate(summed):
                     child.hist = np.zeros(root_hist.shape)
                     child.hist[:, bins] = sent[k]
                     child.counts = np.zeros(binned.bin_counts.shape, dtype=np.int64)
                     child.counts[:, bins] = np.rint(sent_counts[k])
+                for node, child, other in siblings:
+                    other.counts = np.empty_like(node.counts)
+                    sibling_sums(node.hist, child.hist, node.counts, child.counts, other.counts)
+                    other.hist = node.hist
             level = below
         cells, leaves = _tree_arrays(root, splits, binned)
         nodes = [splits[id(node)] for node in _split_nodes(root, splits)]

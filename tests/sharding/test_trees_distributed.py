@@ -98,9 +98,10 @@ def test_deeper_trees_real_values_and_sample_weights(cancer):
                                                                        w)))
     assert_same_trees(booster.fit(X, y, w), model)
     assert max(h.n_cells for h in model.hypotheses) > 4  # below depth 2: several reductions
-    # A level's sums cover only the bins that hold examples (10 values here), not all 256:
-    # at most 2 + 4 + 8 nodes below the root, per shard, (weight, count) per class and bin.
-    assert stats.bytes_in / stats.rounds < 3 * 14 * 9 * 16 * 3 * 8
+    # A level's sums cover only the bins that hold examples (10 values here), not all 256, of
+    # one child of each pair (its sibling's are the parent's minus its): at most 1 + 2 + 4
+    # nodes below the root, per shard, (weight, count) per class and bin.
+    assert stats.bytes_in / stats.rounds < 3 * 7 * 9 * 16 * 3 * 8
 
 
 def test_several_classes_on_the_pairs():
