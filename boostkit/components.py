@@ -306,7 +306,9 @@ class Candidate:
     tree's route of the codes down its nodes) and the cell sums, and
     ``codes=state.data.binned.codes``: the rows' bin codes where the rows are in this process,
     from which the cells are found on first use; ``None`` in a distributed fit, where each
-    shard applies ``bin_cells`` to its own codes and ``has_rows`` is False.
+    shard applies ``bin_cells`` to its own codes and ``has_rows`` is False. A hypothesis of the
+    raw values whose rows live elsewhere (shards that keep their values) comes with none of
+    these: ``Candidate(hypothesis, rows_elsewhere=True)``; the rows compute its output.
 
     ``info`` carries what the proposal wants to tell the calibration (for example the loss it
     minimised).
@@ -327,9 +329,12 @@ class Candidate:
         bin_cells: CodeCells | None = None,
         codes: np.ndarray | None = None,
         info: Mapping[str, Any] | None = None,
+        rows_elsewhere: bool = False,
     ):
-        if X is None and cells is None and scores is None and bin_cells is None:
-            raise TypeError("Candidate needs X, cells, scores or bin_cells")
+        if (X is None and cells is None and scores is None and bin_cells is None
+                and not rows_elsewhere):
+            raise TypeError("Candidate needs X, cells, scores or bin_cells (or rows_elsewhere="
+                            "True: its output is computed where the rows live)")
         if bin_cells is not None and not isinstance(bin_cells, CodeCells):
             raise TypeError("bin_cells must be a boostkit.components.CodeCells (such as "
                             f"boostkit.BinCells), got {type(bin_cells).__name__}")

@@ -55,7 +55,7 @@ from .engine import _component, _missing_hint, _owner, _round_manager, run_round
 from .kernels.boosting import add_contribution
 from .model import BoostModel
 from .observers import RoundLog
-from .plane import Advance, DataPlane, Rows, add_reductions, row_weights
+from .plane import Advance, DataPlane, Rows, combine_reductions, row_weights
 from .plugins import get_registry
 from .splits import histogram, valid_splits
 
@@ -296,9 +296,10 @@ class ShardTerm:
 
     ``removed``: the term of the model this one replaces (a back-fitting calibration's
     ``Calibrated.replaces``), as the shards applied it; they subtract its values.
+    ``bin_cells`` is ``None`` for a hypothesis of the raw values (shards that keep them).
     """
 
-    bin_cells: CodeCells
+    bin_cells: CodeCells | None
     values: np.ndarray | None = attrs.field(eq=False)
     hypothesis: Any = attrs.field(default=None, eq=False)
     contribution: Any = attrs.field(default=None, eq=False)
@@ -388,7 +389,7 @@ def _term_values(shard: Shard, term: ShardTerm) -> np.ndarray:
         change = np.ascontiguousarray(term.values[term.bin_cells.cells(shard.codes)])
     else:
         candidate = Candidate(term.hypothesis, shard.values, bin_cells=term.bin_cells,
-                              codes=shard.codes)
+                              codes=None if term.bin_cells is None else shard.codes)
         try:
             change = np.ascontiguousarray(term.contribution.values(candidate, shard.margin),
                                           dtype=np.float64)
@@ -651,7 +652,8 @@ def _nbytes(value) -> int:
         return len(pickle.dumps(value.reduction)) + 32
     removed = 0 if value.removed is None else _nbytes(value.removed)
     if value.values is None:
-        return (value.bin_cells.nbytes + len(pickle.dumps(value.hypothesis))
+        cells = 0 if value.bin_cells is None else value.bin_cells.nbytes
+        return (cells + len(pickle.dumps(value.hypothesis))
                 + len(pickle.dumps(value.contribution)) + 96 + removed)
     return value.bin_cells.nbytes + value.values.nbytes + 96 + removed
 
@@ -788,13 +790,14 @@ class ShardPlane(DataPlane):
     def reduce(self, state, reduction):
         answers = _step_all(self.shards, len(self.terms), [], self.terms, self.stats,
                             ShardReduce(reduction, self.sums.log_total))
-        return add_reductions(a.value for a in answers)
+        return combine_reductions(reduction, [a.value for a in answers])
 
     def class_histogram(self, state) -> np.ndarray:
         return self.sums.histogram
 
     def bind(self, state, candidate: Candidate) -> None:
-        if candidate.bin_cells is None:
+        # Shards that keep the raw values evaluate any hypothesis on them.
+        if candidate.bin_cells is None and not self.plan.keep_values:
             raise HookError(f"the proposal returned a candidate without bin_cells in round "
                             f"{state.round}, which shards cannot apply: a proposal that works "
                             "on every data plane chooses from state.class_histogram() and "
@@ -803,7 +806,8 @@ class ShardPlane(DataPlane):
 
     def advance(self, state, candidate: Candidate, calibrated) -> Advance:
         calibration = _owner(self.components, "calibration", "boostkit_calibrate")
-        table = calibrated.contribution.cell_table(candidate.hypothesis)
+        table = (None if candidate.bin_cells is None
+                 else calibrated.contribution.cell_table(candidate.hypothesis))
         if table is None:  # c_t(x) depends on more than the cell: the shards evaluate it
             term = ShardTerm(candidate.bin_cells, None, candidate.hypothesis,
                              calibrated.contribution)

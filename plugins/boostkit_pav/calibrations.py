@@ -24,8 +24,9 @@ from .contributions import AffineScore, IsotonicSteps, ScoreBins
 from .isotonic import INTERPOLATIONS, bound_probabilities, half_log_odds, isotonic_bins, isotonic_regression
 from .kernels import partition_scores, quantile_edges
 
-__all__ = ["PavCalibration", "SigmoidCalibration", "TermExcludedCellSums", "resolve_epsilon",
-           "minimise_exponential_loss", "score_thresholds"]
+__all__ = ["ExponentialLossSums", "PavCalibration", "ScoreRange", "SigmoidCalibration",
+           "TargetClassSums", "TargetRows", "TermExcludedCellSums", "minimise_exponential_loss",
+           "minimise_exponential_loss_by_reductions", "resolve_epsilon", "score_thresholds"]
 
 # Bin edges of a new hypothesis' scores come from at most this many training examples.
 THRESHOLD_SAMPLE = 20_000
@@ -334,14 +335,10 @@ def minimise_exponential_loss(scores: np.ndarray, y: np.ndarray, weights: np.nda
     # The score range of the examples of positive weight: one of weight 0 is no example.
     weighted = scores[weights > 0]
     lo, hi = float(weighted.min()), float(weighted.max())
-    center = 0.5 * (lo + hi) if intercept else 0.0
-    scale = max(abs(hi - center), abs(lo - center))
-    if scale == 0.0:  # a constant score: only the intercept can move
-        if not intercept:
-            return 0.0, 0.0
-        wpos = float(weights[y > 0].sum()) + 2.0 * smoothing
-        wneg = float(weights[y < 0].sum()) + 2.0 * smoothing
-        return 0.0, 0.5 * math.log(wpos / wneg)
+    center, scale = _score_frame(lo, hi, intercept)
+    if scale == 0.0:
+        return _constant_score_fit(weights[y > 0].sum(), weights[y < 0].sum(), smoothing,
+                                   intercept)
     u = (np.concatenate((scores, [lo, lo, hi, hi])) - center) / scale
     labels = np.concatenate((y, [1.0, -1.0, 1.0, -1.0]))
     w = np.concatenate((weights, np.full(4, smoothing)))
@@ -352,12 +349,36 @@ def minimise_exponential_loss(scores: np.ndarray, y: np.ndarray, weights: np.nda
         with np.errstate(over="ignore"):
             return float(w @ np.exp(-(signed @ theta)))
 
-    theta = np.zeros(design.shape[1])
-    for _ in range(max_iter):
+    def moments(theta):
         e = w * np.exp(-(signed @ theta))
-        value = float(e.sum())
-        gradient = -(signed.T @ e)
-        hessian = (design * e[:, None]).T @ design
+        return float(e.sum()), -(signed.T @ e), (design * e[:, None]).T @ design
+
+    theta = _damped_newton(moments, loss, design.shape[1], tol, max_iter)
+    slope = theta[0] / scale
+    return slope, (theta[1] - slope * center) if intercept else 0.0
+
+
+def _score_frame(lo: float, hi: float, intercept: bool) -> tuple[float, float]:
+    """``(center, scale)`` that map the score range [lo, hi] onto [-1, 1] (center 0 without an
+    intercept, so the slope alone scales)."""
+    center = 0.5 * (lo + hi) if intercept else 0.0
+    return center, max(abs(hi - center), abs(lo - center))
+
+
+def _constant_score_fit(wpos, wneg, smoothing: float, intercept: bool) -> tuple[float, float]:
+    """The fit on a constant score, whose classes weigh ``wpos`` and ``wneg``: only the
+    intercept can move (with the phantom examples' weight)."""
+    if not intercept:
+        return 0.0, 0.0
+    return 0.0, 0.5 * math.log((float(wpos) + 2.0 * smoothing) / (float(wneg) + 2.0 * smoothing))
+
+
+def _damped_newton(moments, loss, n_params: int, tol: float, max_iter: int) -> np.ndarray:
+    """The Newton iteration of :func:`minimise_exponential_loss` from theta = 0, given
+    ``moments(theta)`` = (Z, its gradient, its Hessian) and ``loss(theta)`` = Z."""
+    theta = np.zeros(n_params)
+    for _ in range(max_iter):
+        value, gradient, hessian = moments(theta)
         step = np.linalg.solve(hessian, -gradient)
         if np.abs(step).max() <= tol:  # converged; a rounding-sized step would only add noise
             break
@@ -369,6 +390,124 @@ def minimise_exponential_loss(scores: np.ndarray, y: np.ndarray, weights: np.nda
             while loss(theta + t * step) > value - 0.25 * t * decrease and t > 1e-12:
                 t *= 0.5
         theta = theta + t * step
+    return theta
+
+
+@attrs.frozen
+class TargetRows:
+    """The scores and the weights a calibration fits a term to, on some rows, for fits from
+    reductions: ``hypothesis``'s scores of the rows' raw values, and D_t, or for a term it
+    re-fits (``removed_hypothesis`` and ``removed_contribution``), D_t(i) exp(y_i c_j(x_i)), the
+    weights of the margins without it (Wilbur et al. 2005, eq. 22-23). In log scale: the
+    weights are exp(log w - ``top``) / ``total``, normalised once ``top`` and ``total`` are known.
+    """
+
+    hypothesis: boostkit.WeakHypothesis
+    removed_hypothesis: boostkit.WeakHypothesis | None = None
+    removed_contribution: boostkit.Contribution | None = None
+    top: float = 0.0
+    total: float = 1.0
+
+    def scores(self, rows) -> np.ndarray:
+        return np.asarray(self.hypothesis.scores(rows.X), dtype=np.float64)
+
+    def log_weights(self, rows) -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            log_w = np.log(rows.weights)
+        if self.removed_contribution is None:
+            return log_w
+        old = self.removed_contribution.values(
+            boostkit.Candidate(self.removed_hypothesis, rows.X), rows.margin)
+        return log_w + rows.y * old
+
+    def weights(self, rows) -> np.ndarray:
+        return np.exp(self.log_weights(rows) - self.top) / self.total
+
+
+@attrs.frozen
+class ScoreRange:
+    """A reduction: ``(-lo, hi, top)``, the least and greatest score and the greatest log
+    weight over the rows of positive weight, combined over the parts of the rows by their
+    maximum (``-inf`` for rows without weight)."""
+
+    target: TargetRows
+
+    def __call__(self, rows):
+        scores, log_w = self.target.scores(rows), self.target.log_weights(rows)
+        kept = log_w > -np.inf
+        if not kept.any():
+            return np.full(3, -np.inf)
+        return np.array([-scores[kept].min(), scores[kept].max(), log_w[kept].max()])
+
+    @staticmethod
+    def combine(answers):
+        return np.max(answers, axis=0)
+
+
+@attrs.frozen
+class TargetClassSums:
+    """A reduction: the target weights of the negative and of the positive examples."""
+
+    target: TargetRows
+
+    def __call__(self, rows):
+        w = self.target.weights(rows)
+        return np.array([w[rows.y < 0].sum(), w[rows.y > 0].sum()])
+
+
+@attrs.frozen
+class ExponentialLossSums:
+    """A reduction: the sums over the rows of e_i = w_i exp(-y_i (theta_0 u_i + theta_1)), u the
+    scores mapped by ``center`` and ``scale``, that make Z, its gradient and its Hessian:
+    ``(sum e, sum y u e, sum y e, sum u^2 e, sum u e)``."""
+
+    target: TargetRows
+    center: float
+    scale: float
+    theta: tuple
+
+    def __call__(self, rows):
+        u = (self.target.scores(rows) - self.center) / self.scale
+        y = rows.y
+        offset = self.theta[1] if len(self.theta) > 1 else 0.0
+        with np.errstate(over="ignore"):
+            e = self.target.weights(rows) * np.exp(-y * (self.theta[0] * u + offset))
+        return np.array([e.sum(), (y * u * e).sum(), (y * e).sum(), (u * u * e).sum(),
+                         (u * e).sum()])
+
+
+def minimise_exponential_loss_by_reductions(reduce, target: TargetRows, smoothing: float,
+                                            intercept: bool = True, tol: float = 1e-12,
+                                            max_iter: int = 100) -> tuple[float, float]:
+    """:func:`minimise_exponential_loss` on rows that live elsewhere: the score range, the
+    weights' normaliser and every Newton step's sums from reductions (``reduce``, a data
+    plane's ``state.reduce``) over ``target``'s rows, the four phantom examples added here."""
+    neg_lo, hi, top = reduce(ScoreRange(target))
+    wneg, wpos = reduce(TargetClassSums(attrs.evolve(target, top=top)))
+    target = attrs.evolve(target, top=top, total=wneg + wpos)
+    lo = -neg_lo
+    center, scale = _score_frame(lo, hi, intercept)
+    if scale == 0.0:
+        return _constant_score_fit(wpos / (wneg + wpos), wneg / (wneg + wpos), smoothing,
+                                   intercept)
+    u = (np.array([lo, lo, hi, hi]) - center) / scale
+    labels = np.array([1.0, -1.0, 1.0, -1.0])
+
+    def moments(theta):
+        offset = theta[1] if intercept else 0.0
+        with np.errstate(over="ignore"):
+            e = smoothing * np.exp(-labels * (theta[0] * u + offset))
+        sums = reduce(ExponentialLossSums(target, center, scale, tuple(map(float, theta))))
+        value = float(sums[0] + e.sum())
+        g_slope, h_slope = sums[1] + (labels * u * e).sum(), sums[3] + (u * u * e).sum()
+        if not intercept:
+            return value, -np.array([g_slope]), np.array([[h_slope]])
+        cross = sums[4] + (u * e).sum()
+        return (value, -np.array([g_slope, sums[2] + (labels * e).sum()]),
+                np.array([[h_slope, cross], [cross, value]]))
+
+    theta = _damped_newton(moments, lambda theta: moments(theta)[0], 2 if intercept else 1,
+                           tol, max_iter)
     slope = theta[0] / scale
     return slope, (theta[1] - slope * center) if intercept else 0.0
 
@@ -388,10 +527,17 @@ class SigmoidCalibration(_BackFitting, boostkit.Calibration):
     """
 
     name = "sigmoid"
+    #: Without rows (a distributed fit) the scores are found from the rows' raw values.
+    reads_values = True
     intercept: bool = attrs.field(default=True, validator=attrs.validators.instance_of(bool))
     smoothing: float | None = attrs.field(default=None, validator=_epsilon)
     backfit: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
     _terms: _TermIndex = attrs.field(init=False, factory=_TermIndex)
+
+    @property
+    def provides(self) -> frozenset[str]:
+        # Without rows, the fit's sums come from reductions over the rows' raw values.
+        return super().provides | {DISTRIBUTED}
 
     @boostkit.hookimpl
     def boostkit_partition_loss(self, wpos, wneg):
@@ -399,16 +545,33 @@ class SigmoidCalibration(_BackFitting, boostkit.Calibration):
 
     @boostkit.hookimpl
     def boostkit_calibrate(self, state, candidate):
+        if not candidate.has_rows:
+            return self._calibrate_by_reductions(state, candidate)
         replaces, removed, weights = self._target(state, candidate)
         smoothing = resolve_epsilon(self.smoothing, n_examples(state.data))
         slope, intercept = minimise_exponential_loss(
             candidate.scores, state.data.y, weights, smoothing, self.intercept
         )
-        if self.intercept:
-            contribution, coefficients = AffineScore(slope, intercept), (slope, intercept)
-        else:
-            contribution, coefficients = boostkit.LinearContribution(slope), (slope,)
+        contribution, coefficients = self._contribution(slope, intercept)
         return boostkit.Calibrated(
             contribution, contribution.values(candidate, state.margin), coefficients,
             replaces=replaces, removed_values=removed,
         )
+
+    def _contribution(self, slope: float, intercept: float):
+        if self.intercept:
+            return AffineScore(slope, intercept), (slope, intercept)
+        return boostkit.LinearContribution(slope), (slope,)
+
+    def _calibrate_by_reductions(self, state, candidate):
+        """The fit on a candidate without rows (a distributed fit): its sums from reductions
+        over the rows' raw values (:func:`minimise_exponential_loss_by_reductions`), the shards
+        evaluating the contribution on them."""
+        index = self._terms.index(state, candidate) if self.backfit else None
+        target = (TargetRows(candidate.hypothesis) if index is None else
+                  TargetRows(candidate.hypothesis, state.hypotheses[index],
+                             state.contributions[index]))
+        smoothing = resolve_epsilon(self.smoothing, n_examples(state.data))
+        contribution, coefficients = self._contribution(*minimise_exponential_loss_by_reductions(
+            state.reduce, target, smoothing, self.intercept))
+        return boostkit.Calibrated(contribution, None, coefficients, replaces=index)

@@ -30,6 +30,7 @@ from .kernels import split_weights
 
 __all__ = [
     "ClassColumnSums",
+    "PresenceSums",
     "ScoreColumn",
     "ScoreColumns",
     "Projection",
@@ -332,6 +333,21 @@ class NaiveBayesScore(boostkit.WeakHypothesis):
         return f"naive Bayes ({np.count_nonzero(self.term_weights)} terms)"
 
 
+@attrs.frozen
+class PresenceSums:
+    """A reduction over rows (``state.reduce``): ``(pos @ present, pos total, neg @ present, neg
+    total)`` for the current weights D_t of the positive and of the negative examples, present
+    the indicators [x_ij > ``threshold``] of the rows' raw values (``rows.X``)."""
+
+    threshold: float
+
+    def __call__(self, rows):
+        present = (rows.X > self.threshold).astype(np.float64)
+        pos = rows.weights * rows.is_pos
+        neg = rows.weights - pos
+        return pos @ present, np.array(pos.sum()), neg @ present, np.array(neg.sum())
+
+
 @attrs.define
 class BinaryNaiveBayes(boostkit.Proposal):
     """Binary (multivariate Bernoulli) naive Bayes trained under D_t (Wilbur et al. 2005,
@@ -348,10 +364,15 @@ class BinaryNaiveBayes(boostkit.Proposal):
     ln(p_j (1-q_j) / (q_j (1-p_j))) is below ``min_weight`` in absolute value are dropped
     (Wilbur et al. 2005, section 7 uses 1.0 "as a form of feature selection"); ``prior=False``
     leaves out ln(W+/W-).
+
+    Where the rows are not in this process (a distributed fit, whose shards then keep their raw
+    values: ``reads_values``), the weighted counts come from one reduction (:class:`PresenceSums`)
+    and the shards score their rows themselves.
     """
 
     name = "binary-naive-bayes"
-    provides = frozenset({"real-scores", "sparse-input"})
+    provides = frozenset({"real-scores", "sparse-input", DISTRIBUTED})
+    reads_values = True
     threshold: float = attrs.field(default=0.0, converter=float)
     smoothing: float | None = attrs.field(default=None, validator=_smoothing)
     min_weight: float = attrs.field(default=0.0, converter=float, validator=_non_negative)
@@ -361,20 +382,26 @@ class BinaryNaiveBayes(boostkit.Proposal):
     @boostkit.hookimpl
     def boostkit_fit_start(self, state):
         X = state.data.X
+        if X is None:  # the rows are elsewhere: each round's counts come from a reduction
+            self._present = None
+            return
         self._present = (_SparsePresence.of(X, self.threshold) if state.data.is_sparse
                          else (X > self.threshold).astype(np.float64))
 
     @boostkit.hookimpl
     def boostkit_propose(self, state):
-        pos, neg = _class_weights(state)
-        w_pos, w_neg = pos.sum(), neg.sum()
+        present = self._present
+        if present is None:
+            n_pos, w_pos, n_neg, w_neg = state.reduce(PresenceSums(self.threshold))
+        else:
+            pos, neg = _class_weights(state)
+            w_pos, w_neg = pos.sum(), neg.sum()
         if w_pos <= 0 or w_neg <= 0:
             return None
         s = 1.0 / n_examples(state.data) if self.smoothing is None else self.smoothing
-        present = self._present
         if isinstance(present, _SparsePresence):
             n_pos, n_neg = present.weighted_counts(pos), present.weighted_counts(neg)
-        else:
+        elif present is not None:
             n_pos, n_neg = pos @ present, neg @ present
         p = (n_pos + s) / (w_pos + 2 * s)
         q = (n_neg + s) / (w_neg + 2 * s)
@@ -383,6 +410,8 @@ class BinaryNaiveBayes(boostkit.Proposal):
         kept = np.abs(term_weights) >= self.min_weight
         offset = (math.log(w_pos / w_neg) if self.prior else 0.0) + absent[kept].sum()
         hypothesis = NaiveBayesScore(self.threshold, np.where(kept, term_weights, 0.0), offset)
+        if present is None:  # the shards score their rows
+            return boostkit.Candidate(hypothesis, rows_elsewhere=True)
         if isinstance(present, _SparsePresence):
             scores = offset + present.sums(hypothesis.term_weights)
         else:
