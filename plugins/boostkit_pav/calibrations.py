@@ -254,6 +254,14 @@ class PavCalibration(_BackFitting, boostkit.Calibration):
         # The binned form works from cell sums on ordered cells: on every data plane.
         return super().provides | ({DISTRIBUTED} if self.bins is not None else frozenset())
 
+    @property
+    def distributed_refusal(self) -> str | None:
+        if self.bins is not None:
+            return None
+        return ("in its pure form (bins=None) pools every distinct training score, a sort of "
+                "all the rows' scores every round; its binned form (bins, the default) runs from "
+                "the cells' sums")
+
     @boostkit.hookimpl
     def boostkit_partition_loss(self, wpos, wneg):
         # On a partition whose cells the hypothesis orders consistently with their values, PAV

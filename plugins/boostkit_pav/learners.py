@@ -238,6 +238,12 @@ class Cmass(boostkit.Proposal):
 
     name = "cmass"
     provides = frozenset({"real-scores", "sparse-input"})
+    distributed_refusal = (
+        "projects the raw values on the difference of the class centroids, a sum over the rows "
+        "that a reduction could give, but the PAV of pav-adaboost then cuts the projected scores "
+        "at quantiles of all the rows, an order statistic and not a sum: it would take an exact "
+        "distributed selection of up to 254 quantiles of the scores every round (several passes "
+        "over the shards)")
     standardize: bool = attrs.field(default=False, validator=attrs.validators.instance_of(bool))
     _scale: np.ndarray | None = attrs.field(init=False, default=None)
 
@@ -501,6 +507,10 @@ class Nscore(boostkit.Proposal):
     """
 
     name = "nscore"
+    distributed_refusal = (
+        "chooses the heaviest example of a class under D_t every round (an arg-max over all the "
+        "rows) and scores every row by its similarity to that one row's term vector: it would "
+        "take a reduction for the arg-max and shipping the chosen row to every shard")
     # Term counts: eq. 49's local weight and the IDF read x_ij as how often term j occurs.
     needs = frozenset({"non-negative-features"})
     provides = frozenset({"real-scores", "sparse-input"})

@@ -158,8 +158,11 @@ def test_pav_finite_without_orientation_on_shards(cancer):
 
 
 @pytest.mark.parametrize("recipe, params, culprit", [
-    ("pav-adaboost", {}, "proposal 'cmass'"),
-    ("pav-adaboost-finite", {"calibration": {"bins": None}}, "calibration 'pav'"),
+    ("pav-adaboost", {}, "proposal 'cmass' projects .* quantiles of all the rows"),
+    ("pav-adaboost-finite", {"calibration": {"bins": None}},
+     r"calibration 'pav' in its pure form \(bins=None\) pools every distinct training score"),
+    (boostkit.Recipe(name="nscore-pav", proposal="nscore", calibration="pav",
+                     reweighting="exponential"), {}, "proposal 'nscore' chooses the heaviest"),
 ])
 def test_what_needs_every_row_is_refused_naming_it(cancer, recipe, params, culprit):
     X, y = cancer
