@@ -33,6 +33,7 @@ refused, never gathered.
 
 from __future__ import annotations
 
+import copy
 import math
 import pickle
 import weakref
@@ -44,20 +45,23 @@ import numpy as np
 import pluggy
 
 from . import hookspecs
-from .capabilities import (binary_only_components, check_categorical_input, check_distributed,
-                           handles_missing_values)
+from .capabilities import (check_categorical_input, check_distributed, handles_missing_values,
+                           is_ranker)
 from .components import Candidate, CodeCells, RowWeights
 from .data import (BIN_SAMPLE, MAX_BINS, BinnedData, LabelCoding, bin_thresholds,
-                   check_features, count_bins, encode_bins, encode_like)
+                   check_features, count_bins, encode_bins, encode_labels, encode_like)
 from .errors import DataError, HookError, RecipeError
 from .features import FeatureSchema, is_sparse
-from .engine import _component, _missing_hint, _owner, _round_manager, run_rounds
+from .engine import (_component, _implementers, _missing_hint, _owner, _round_manager,
+                     run_rounds, validation_fraction)
 from .kernels.boosting import add_contribution
 from .model import BoostModel
+from .multiclass import OneVsRestModel, check_label_columns
 from .observers import RoundLog
-from .plane import Advance, DataPlane, Rows, combine_reductions, row_weights
+from .plane import Advance, DataPlane, Rows, add_reductions, combine_reductions, row_weights
 from .plugins import get_registry
 from .splits import histogram, valid_splits
+from .validation import MEAN_METRICS, ValidationData, holdout_positions
 
 __all__ = [
     "PartitionSummary",
@@ -69,15 +73,19 @@ __all__ = [
     "ShardedData",
     "build_shard",
     "FitStats",
+    "HeldOut",
     "LocalShards",
     "ShardPlane",
     "ShardReduce",
     "ShardReduced",
+    "ShardValidation",
     "Shards",
+    "ValidationSums",
     "fit_on_shards",
     "initial_report",
     "partition_sample",
     "partition_summary",
+    "plan_shards",
     "reduce_reports",
     "sample_sizes",
     "step_shard",
@@ -108,12 +116,14 @@ def _partition_weights(sample_weight, n: int, name: str) -> np.ndarray:
 
 
 def _labels(y, n: int, name: str) -> np.ndarray:
-    arr = np.asarray(y)
+    """A partition's labels: 1-D (one label per example), or a 2-D (n, L) multi-label
+    indicator matrix of L >= 2 columns."""
+    arr = np.asarray(y.toarray() if is_sparse(y) else y)
     if arr.ndim == 2 and arr.shape[1] == 1:
         arr = arr.ravel()
-    if arr.ndim != 1:
-        raise DataError(f"{name}: y must be 1-D (one label per example) in a distributed fit, "
-                        f"got shape {arr.shape}")
+    if arr.ndim not in (1, 2):
+        raise DataError(f"{name}: y must be 1-D (one label per example) or an (n, L) "
+                        f"multi-label indicator matrix, got shape {arr.shape}")
     if arr.shape[0] != n:
         raise DataError(f"{name}: X has {n} rows but y has {arr.shape[0]}: X and y must be "
                         "chunked alike (the same rows in every partition)")
@@ -132,6 +142,11 @@ class PartitionSummary:
     class_weights: np.ndarray = attrs.field(eq=False)  # the initial weight of each class
     missing: np.ndarray = attrs.field(eq=False)  # (d,) bool: columns with a missing value
     features: FeatureSchema
+    #: Whether ``y`` is an (n, L) indicator matrix: ``classes`` are then its columns 0..L-1 and
+    #: ``class_weights`` the initial weight of the examples having each label.
+    multilabel: bool = False
+    #: The examples of positive weight of each class (having each label), or None.
+    class_counts: np.ndarray | None = attrs.field(default=None, eq=False)
 
 
 def partition_summary(index: int, X, y, sample_weight, *, categorical_features,
@@ -145,15 +160,24 @@ def partition_summary(index: int, X, y, sample_weight, *, categorical_features,
                             missing_hint=missing_hint, features=features, allow_empty=True)
     n = matrix.shape[0]
     labels = _labels(y, n, name)
+    w = _partition_weights(sample_weight, n, name)
+    if labels.ndim == 2:
+        has_label = encode_labels(labels, n).y > 0  # checks the 0/1 values
+        return PartitionSummary(n_rows=n, n_weighted=int(np.count_nonzero(w)),
+                                weight_total=float(w.sum()), classes=np.arange(has_label.shape[1]),
+                                class_weights=w @ has_label,
+                                missing=np.isnan(matrix).any(axis=0), features=features,
+                                multilabel=True, class_counts=(w > 0) @ has_label)
     if labels.dtype.kind == "f" and not np.isfinite(labels).all():
         raise DataError(f"y ({name}) contains NaN or infinite labels")
-    w = _partition_weights(sample_weight, n, name)
     classes, codes = np.unique(labels, return_inverse=True)
     return PartitionSummary(n_rows=n, n_weighted=int(np.count_nonzero(w)),
                             weight_total=float(w.sum()), classes=classes,
                             class_weights=np.bincount(codes.ravel(), weights=w,
                                                       minlength=classes.shape[0]),
-                            missing=np.isnan(matrix).any(axis=0), features=features)
+                            missing=np.isnan(matrix).any(axis=0), features=features,
+                            class_counts=np.bincount(codes.ravel()[w > 0],
+                                                     minlength=classes.shape[0]))
 
 
 def sample_sizes(n_weighted: Sequence[int], total: int = BIN_SAMPLE) -> np.ndarray:
@@ -171,18 +195,46 @@ def sample_sizes(n_weighted: Sequence[int], total: int = BIN_SAMPLE) -> np.ndarr
 
 
 def partition_sample(index: int, X, sample_weight, size: int, seed: int,
-                     features: FeatureSchema, weight_total: float) -> np.ndarray:
+                     features: FeatureSchema, weight_total: float, y=None,
+                     held_out: HeldOut | None = None) -> np.ndarray:
     """``size`` rows of positive weight of partition ``index``, drawn without replacement by a
     generator seeded from the fit's seed and the partition (all of them, in order, when
     ``size`` is their number). A row's weight is its share of ``weight_total``, as one machine
-    normalises it (a weight that vanishes there is no weight here either)."""
+    normalises it (a weight that vanishes there is no weight here either). Rows held out for
+    validation (``held_out``, found from the partition's labels ``y``) are not training rows,
+    and are never drawn."""
     matrix = _as_matrix(X, features, f"partition {index}")
-    rows = np.flatnonzero(_partition_weights(sample_weight, matrix.shape[0],
-                                             f"partition {index}") / weight_total > 0)
+    w = _partition_weights(sample_weight, matrix.shape[0], f"partition {index}")
+    if held_out is not None:
+        w = w.copy()
+        w[held_out.rows(_labels(y, matrix.shape[0], f"partition {index}"), w)] = 0.0
+    rows = np.flatnonzero(w / weight_total > 0)
     if size < rows.shape[0]:
         rng = np.random.default_rng([seed, index])
         rows = np.sort(rng.choice(rows, size, replace=False))
     return np.ascontiguousarray(matrix[rows], dtype=np.float64)
+
+
+@attrs.frozen(eq=False)
+class HeldOut:
+    """The rows of one partition held out of training for validation, as one machine chooses
+    them (:func:`boostkit.validation.stratified_holdout` over all partitions in order): for
+    every stratum (every class of ``classes``; all rows when ``classes`` is ``None``, for
+    multi-label y), the sorted ranks of the held-out rows among the partition's rows of
+    positive weight in that stratum."""
+
+    classes: np.ndarray | None
+    ranks: tuple
+
+    def rows(self, labels: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """The held-out rows (sorted indices) of a partition of ``labels`` and ``weights``."""
+        weighted = weights > 0
+        if self.classes is None:
+            strata = [np.flatnonzero(weighted)]
+        else:
+            codes = np.searchsorted(self.classes, labels)
+            strata = [np.flatnonzero(weighted & (codes == c)) for c in range(len(self.ranks))]
+        return np.sort(np.concatenate([m[r] for m, r in zip(strata, self.ranks)]))
 
 
 # -- shards ---------------------------------------------------------------------------------------
@@ -192,6 +244,11 @@ class ShardPlan:
     initial weight, the schema of DataFrame partitions and the reweighting component (whose
     row form, ``boostkit_row_weights``, runs on the shard).
 
+    ``multilabel``: the labels are (n, L) indicator matrices of ``classes`` = 0..L-1.
+    ``target``: the shards fit margin column ``target`` against the rest (one binary model of
+    a one-vs-rest fit: the signs are that column's). ``validation``: the shards hold
+    validation rows (an ``eval_set``): they add every term to their margins, never reweight,
+    and keep their weights normalised over all validation rows (``weight_total``).
     ``keep_values``: the shards keep their rows' raw float64 values beside the bin codes
     (``Shard.values``, ``Rows.X`` of reductions), because a component reads them there (it
     says so with ``reads_values = True``).
@@ -206,7 +263,30 @@ class ShardPlan:
     allow_missing: bool
     reweighting: Any = attrs.field(eq=False)
     n_jobs: int = 1
+    multilabel: bool = False
+    target: int | None = None
+    validation: bool = False
+    #: The examples of positive weight of every class (having every label), and in all.
+    class_counts: np.ndarray | None = attrs.field(default=None, eq=False)
+    n_weighted: int = 0
+    #: The rows of every partition held out for validation (:class:`HeldOut`), or None, and
+    #: which rows the shards hold: ``None`` (all), ``"train"`` (the others), ``"held"``.
+    held_out: tuple | None = attrs.field(default=None, eq=False)
+    rows: str | None = None
     keep_values: bool = False
+
+    @property
+    def n_columns(self) -> int:
+        """C, the margin columns the shards fit: 1 for two classes or one target column."""
+        if self.target is not None or (self.classes.shape[0] == 2 and not self.multilabel):
+            return 1
+        return self.classes.shape[0]
+
+    @property
+    def fit_classes(self) -> np.ndarray:
+        """The classes of the model the shards fit: a target column's are 0 (the rest) and
+        1 (the column's class or label), as one machine codes a one-vs-rest target."""
+        return self.classes if self.target is None else np.arange(2)
 
     @property
     def n_bins(self) -> int:
@@ -268,19 +348,36 @@ def build_shard(index: int, plan: ShardPlan, X, y, sample_weight=None) -> Shard:
                             allow_missing=plan.allow_missing, features=plan.features,
                             allow_empty=True)
     n = matrix.shape[0]
-    coding = LabelCoding(plan.classes, np.empty((0,) if plan.classes.shape[0] == 2 else
-                                                (0, plan.classes.shape[0])), None, False)
-    target = encode_like(coding, _labels(y, n, name), n, name=f"y ({name})")
-    w = _partition_weights(sample_weight, n, name) / plan.weight_total
-    d1 = w if target.y.ndim == 1 else np.repeat(w[:, None] / target.y.shape[1],
-                                                target.y.shape[1], axis=1)
+    y, w = _labels(y, n, name), _partition_weights(sample_weight, n, name)
+    if plan.rows is not None:  # the training rows, or the held-out rows, of the partition
+        held = plan.held_out[index].rows(y, w)
+        keep = held if plan.rows == "held" else np.setdiff1d(np.arange(n), held,
+                                                             assume_unique=True)
+        matrix, y, w, n = matrix[keep], y[keep], w[keep], keep.shape[0]
+    n_classes = plan.classes.shape[0]
+    coding = LabelCoding(plan.classes, np.empty((0,) if n_classes == 2 and not plan.multilabel
+                                                else (0, n_classes)), None, plan.multilabel)
+    signs, labels = _shard_targets(encode_like(coding, y, n, name=f"y ({name})"), plan.target)
+    w = w / plan.weight_total
+    # A validation shard keeps one weight per example, the weight it scores the model with.
+    d1 = w if signs.ndim == 1 or plan.validation else np.repeat(w[:, None] / signs.shape[1],
+                                                                 signs.shape[1], axis=1)
     d1 = np.ascontiguousarray(d1)
     codes = encode_bins(matrix, plan.thresholds, plan.missing_bin, plan.max_bins)
-    return Shard(index=index, codes=codes, y=target.y, is_pos=(target.y > 0).astype(np.uint8),
-                 labels=target.labels, initial_weights=d1,
-                 bin_counts=count_bins(codes, w, plan.n_bins), margin=np.zeros(target.y.shape),
+    return Shard(index=index, codes=codes, y=signs, is_pos=(signs > 0).astype(np.uint8),
+                 labels=labels, initial_weights=d1,
+                 bin_counts=count_bins(codes, w, plan.n_bins), margin=np.zeros(signs.shape),
                  weights=d1.copy(), plan=plan, n_weighted=int(np.count_nonzero(w)),
                  values=matrix if plan.keep_values else None)
+
+
+def _shard_targets(coding: LabelCoding, target: int | None) -> tuple[np.ndarray, Any]:
+    """``(signs, labels)`` a shard fits: the coding's, or column ``target``'s against the
+    rest as binary signs, with labels 0/1 (as one machine codes the one-vs-rest target)."""
+    if target is None:
+        return coding.y, coding.labels
+    signs = np.ascontiguousarray(coding.y[:, target])
+    return signs, (signs > 0).astype(np.intp)
 
 
 @attrs.frozen
@@ -411,6 +508,10 @@ def _apply(shard: Shard, term: ShardTerm) -> tuple[float, float, float]:
     if change.shape != shard.margin.shape:
         raise HookError(f"shard {shard.index}: the term's values give shape {change.shape}, "
                         f"expected {shard.margin.shape}")
+    if shard.plan.validation:  # the model's margins on validation rows: no weights to update
+        shard.margin += change
+        shard.n_applied += 1
+        return 0.0, 0.0, 0.0
     previous_scale = shard.log_scale
     training_error, weighted_error, _, _ = add_contribution(
         shard.margin.ravel(), change.ravel(), shard.y.ravel(), shard.initial_weights.ravel(),
@@ -423,8 +524,11 @@ def _apply(shard: Shard, term: ShardTerm) -> tuple[float, float, float]:
 
 
 def _report(shard: Shard, errors: tuple[float, float, float], counts: bool) -> ShardReport:
-    hist = histogram(shard.codes, shard.weights, shard.is_pos, shard.plan.n_bins,
-                     shard.plan.n_jobs, labels=shard.labels)[:, shard.plan.sent_bins]
+    if shard.plan.validation:  # validation rows are scored, never proposed from: no histogram
+        hist = shard.weights.sum(keepdims=True)[None, :]
+    else:
+        hist = histogram(shard.codes, shard.weights, shard.is_pos, shard.plan.n_bins,
+                         shard.plan.n_jobs, labels=shard.labels)[:, shard.plan.sent_bins]
     return ShardReport(
         index=shard.index, n_applied=shard.n_applied, n_rows=shard.n_rows,
         training_error=errors[0], weighted_error=errors[1], previous_scale=errors[2],
@@ -553,6 +657,9 @@ class Shards:
     implement it. Every method takes and returns small values; rows never come back."""
 
     n_shards: int
+    #: Whether the transport can hold rows out of training for validation: ``samples`` takes
+    #: ``held_out`` and ``twin`` is implemented.
+    holds_out: bool = False
 
     def summaries(self, *, categorical_features, allow_missing: bool,
                   missing_hint: str) -> list[PartitionSummary]:
@@ -560,8 +667,14 @@ class Shards:
         raise NotImplementedError
 
     def samples(self, sizes: np.ndarray, seed: int, features: FeatureSchema,
-                weight_total: float) -> np.ndarray:
-        """The rows :func:`partition_sample` draws from every partition, stacked in order."""
+                weight_total: float, held_out: Sequence[HeldOut] | None = None) -> np.ndarray:
+        """The rows :func:`partition_sample` draws from every partition, stacked in order
+        (given ``held_out``, partition k's labels and ``held_out[k]`` too)."""
+        raise NotImplementedError
+
+    def twin(self) -> Shards:
+        """A transport over the same partitions with shards of its own (the held-out
+        validation rows' shards are built from the training partitions)."""
         raise NotImplementedError
 
     def build(self, plan: ShardPlan) -> list[ShardReport]:
@@ -592,10 +705,16 @@ class LocalShards(Shards):
                                   allow_missing=allow_missing, missing_hint=missing_hint)
                 for k, (X, y, w) in enumerate(self.partitions)]
 
-    def samples(self, sizes, seed, features, weight_total):
+    holds_out = True
+
+    def samples(self, sizes, seed, features, weight_total, held_out=None):
         return np.concatenate([partition_sample(k, X, w, int(sizes[k]), seed, features,
-                                                weight_total)
-                               for k, (X, _, w) in enumerate(self.partitions)])
+                                                weight_total, y,
+                                                None if held_out is None else held_out[k])
+                               for k, (X, y, w) in enumerate(self.partitions)])
+
+    def twin(self) -> LocalShards:
+        return LocalShards(self.partitions)
 
     def _shard(self, k: int) -> Shard:
         if self.shards[k] is None:
@@ -670,6 +789,11 @@ def _step_all(shards: Shards, first: int, new_terms: list[ShardTerm], terms: lis
         answers = shards.step(calls)
         calls = {}
         for k, answer in answers.items():
+            if isinstance(answer, ShardBehind) and answer.n_applied > len(terms):
+                raise HookError(
+                    f"shard {k} holds {answer.n_applied} terms, more than the fit's "
+                    f"{len(terms)}: it is not this fit's shard (a transport that builds shards "
+                    "again, for another class's model, must give every build keys of its own)")
             if isinstance(answer, ShardBehind):
                 calls[k] = (answer.n_applied, terms[answer.n_applied:], *extra)
                 stats.replays += 1
@@ -683,13 +807,18 @@ def _step_all(shards: Shards, first: int, new_terms: list[ShardTerm], terms: lis
                     f"{len(terms)}: they are being lost faster than they can be rebuilt")
 
 
-def _class_weights(summaries: Sequence[PartitionSummary]) -> tuple[np.ndarray, np.ndarray]:
-    """The classes of all partitions (sorted) and the total initial weight of each."""
+def _class_weights(summaries: Sequence[PartitionSummary]
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The classes of all partitions (sorted), the total initial weight of each and its
+    number of examples of positive weight."""
     classes = np.unique(np.concatenate([s.classes for s in summaries]))
     weight = np.zeros(classes.shape[0])
+    counts = np.zeros(classes.shape[0], dtype=np.int64)
     for s in summaries:
-        weight[np.searchsorted(classes, s.classes)] += s.class_weights
-    return classes, weight
+        at = np.searchsorted(classes, s.classes)
+        weight[at] += s.class_weights
+        counts[at] += s.class_counts
+    return classes, weight, counts
 
 
 def _check_table(table, hypothesis, n_columns: int, owner: str) -> np.ndarray:
@@ -703,14 +832,105 @@ def _check_table(table, hypothesis, n_columns: int, owner: str) -> np.ndarray:
 
 
 #: Hooks about rows that a distributed fit never calls; a recipe that answers one is refused.
-_ROW_HOOKS = ("boostkit_initial_weights", "boostkit_validation_fraction",
-              "boostkit_validation_score")
+_ROW_HOOKS = ("boostkit_initial_weights",)
+
+
+def plan_shards(booster, recipe, components, shards: Shards, rng, n_jobs: int,
+                fraction: float | None = None) -> ShardPlan:
+    """Check the shards' partitions against ``booster``'s recipe and find the plan every shard
+    is built with: the bin edges from a row sample of every partition (its seed drawn from the
+    fit's generator ``rng``), the classes (or labels) of all partitions, the total weight.
+
+    Given a validation ``fraction``, the plan also holds the rows held out for validation
+    (:class:`HeldOut`, drawn by ``rng`` first, as one machine draws them), and the bin edges
+    are those of the other rows.
+    """
+    allow_missing = handles_missing_values(components)
+    summaries = shards.summaries(categorical_features=booster.categorical_features,
+                                 allow_missing=allow_missing,
+                                 missing_hint=_missing_hint(recipe.name, components))
+    features = FeatureSchema.union([s.features for s in summaries])
+    check_categorical_input(recipe.name, components, features)
+    if (features.n_categories > booster.max_bins).any():
+        j = int(np.argmax(features.n_categories > booster.max_bins))
+        raise DataError(f"categorical column {features.column(j)} has "
+                        f"{features.n_categories[j]} categories, more than max_bins = "
+                        f"{booster.max_bins}: group rare categories, or treat it as numeric")
+    multilabel = _multilabel(summaries)
+    classes, class_weight, class_counts = _class_weights(summaries)
+    if not multilabel:
+        if classes.shape[0] < 2:
+            raise DataError(f"y has only one class ({classes.tolist()}) over all partitions; a "
+                            "classifier needs at least two classes")
+        if (class_weight <= 0).any():
+            raise DataError(f"class(es) {classes[class_weight <= 0].tolist()} have total "
+                            "sample_weight 0: give them positive weight, or remove their "
+                            "examples")
+    n_weighted = [s.n_weighted for s in summaries]
+    weight_total = math.fsum(s.weight_total for s in summaries)
+    held_out = None if fraction is None else _held_out(summaries, classes, multilabel,
+                                                       fraction, rng)
+    if held_out is not None:
+        n_weighted = [n - sum(r.shape[0] for r in h.ranks) for n, h in zip(n_weighted, held_out)]
+    sizes = sample_sizes(n_weighted, BIN_SAMPLE)
+    # The fit's generator draws the sample's seed only when rows are left out, as one
+    # machine draws its bin sample only then: small data get the single-machine fit exactly.
+    seed = int(rng.integers(2**63)) if (sizes < n_weighted).any() else 0
+    missing = np.logical_or.reduce([s.missing for s in summaries])
+    sample = (shards.samples(sizes, seed, features, weight_total) if held_out is None
+              else shards.samples(sizes, seed, features, weight_total, held_out))
+    thresholds = bin_thresholds(sample, booster.max_bins, features.n_categories, missing)
+    return ShardPlan(thresholds=thresholds,
+                     missing_bin=int(booster.max_bins) if missing.any() else None,
+                     max_bins=booster.max_bins, classes=classes, weight_total=weight_total,
+                     features=features, allow_missing=allow_missing,
+                     reweighting=next(c for r, c in components if r == "reweighting"),
+                     n_jobs=n_jobs, multilabel=multilabel, class_counts=class_counts,
+                     n_weighted=sum(n_weighted), held_out=held_out,
+                     keep_values=any(getattr(c, "reads_values", False) for _, c in components))
+
+
+def _held_out(summaries: Sequence[PartitionSummary], classes: np.ndarray, multilabel: bool,
+              fraction: float, rng) -> tuple[HeldOut, ...]:
+    """The rows of every partition that one machine holds out for validation: the strata
+    (classes; all rows for multi-label y) counted over the partitions in order, the positions
+    in each stratum drawn as :func:`boostkit.validation.stratified_holdout` draws them, and
+    each partition given the ranks that fall among its rows."""
+    if multilabel:
+        per_partition = np.array([[s.n_weighted] for s in summaries], dtype=np.int64)
+    else:
+        per_partition = np.zeros((len(summaries), classes.shape[0]), dtype=np.int64)
+        for p, s in enumerate(summaries):
+            per_partition[p, np.searchsorted(classes, s.classes)] = s.class_counts
+    positions = holdout_positions(per_partition.sum(axis=0), fraction, rng)
+    ends = np.cumsum(per_partition, axis=0)
+    starts = ends - per_partition
+    return tuple(
+        HeldOut(None if multilabel else classes, tuple(
+            (pos[(pos >= a) & (pos < b)] - a).astype(np.int64)
+            for pos, a, b in zip(positions, starts[p], ends[p])))
+        for p in range(len(summaries)))
+
+
+def _multilabel(summaries: Sequence[PartitionSummary]) -> bool:
+    """Whether the partitions' ``y`` are indicator matrices (all of them, of one width)."""
+    kinds = {(s.multilabel, s.classes.shape[0] if s.multilabel else 0) for s in summaries}
+    if len(kinds) > 1:
+        raise DataError("the partitions' y differ in kind: "
+                        + ", ".join(f"partition {k}: " + (f"an indicator matrix of "
+                                                          f"{s.classes.shape[0]} labels"
+                                                          if s.multilabel else "1-D labels")
+                                    for k, s in enumerate(summaries))
+                        + "; every partition's y must be 1-D labels, or indicator matrices of "
+                        "the same columns")
+    return summaries[0].multilabel
 
 
 class ShardPlane(DataPlane):
     """The data plane of a distributed fit (:mod:`boostkit.plane`): the rows live in shards
     reached through ``shards`` (a :class:`Shards` transport), and a round is a map over the
-    shards and a reduce on the driver (see the module notes). :meth:`open` sets it up."""
+    shards and a reduce on the driver (see the module notes). :meth:`build` sets it up from
+    a plan (:func:`plan_shards`)."""
 
     has_rows = False
 
@@ -722,65 +942,22 @@ class ShardPlane(DataPlane):
         self.model_terms: list[ShardTerm] = []  # the model's terms as they now stand
 
     @classmethod
-    def open(cls, booster, recipe, components, shards: Shards, rng, n_jobs: int) -> ShardPlane:
-        """Check the shards' partitions against ``booster``'s recipe, bin them with edges from
-        a row sample of every partition (its seed drawn from the fit's generator ``rng``), and
-        build the shards (round 0)."""
-        allow_missing = handles_missing_values(components)
-        summaries = shards.summaries(categorical_features=booster.categorical_features,
-                                     allow_missing=allow_missing,
-                                     missing_hint=_missing_hint(recipe.name, components))
-        features = FeatureSchema.union([s.features for s in summaries])
-        check_categorical_input(recipe.name, components, features)
-        if (features.n_categories > booster.max_bins).any():
-            j = int(np.argmax(features.n_categories > booster.max_bins))
-            raise DataError(f"categorical column {features.column(j)} has "
-                            f"{features.n_categories[j]} categories, more than max_bins = "
-                            f"{booster.max_bins}: group rare categories, or treat it as numeric")
-        classes, class_weight = _class_weights(summaries)
-        if classes.shape[0] < 2:
-            raise DataError(f"y has only one class ({classes.tolist()}) over all partitions; a "
-                            "classifier needs at least two classes")
-        if (class_weight <= 0).any():
-            raise DataError(f"class(es) {classes[class_weight <= 0].tolist()} have total "
-                            "sample_weight 0: give them positive weight, or remove their examples")
-        n_columns = 1 if classes.shape[0] == 2 else classes.shape[0]
-        blockers = binary_only_components(components) if n_columns > 1 else []
-        if blockers:
-            role, component = blockers[0]
-            raise RecipeError(f"y has {n_columns} classes, and recipe {recipe.name!r} is "
-                              f"binary-only: {role} {component.name!r} does not provide "
-                              "'multiclass' (one-vs-rest is not distributed)")
-        n_weighted = [s.n_weighted for s in summaries]
-        weight_total = math.fsum(s.weight_total for s in summaries)
-        sizes = sample_sizes(n_weighted, BIN_SAMPLE)
-        # The fit's generator draws the sample's seed only when rows are left out, as one
-        # machine draws its bin sample only then: small data get the single-machine fit exactly.
-        seed = int(rng.integers(2**63)) if (sizes < n_weighted).any() else 0
-        missing = np.logical_or.reduce([s.missing for s in summaries])
-        thresholds = bin_thresholds(shards.samples(sizes, seed, features, weight_total),
-                                    booster.max_bins, features.n_categories, missing)
-        missing_bin = int(booster.max_bins) if missing.any() else None
-        plan = ShardPlan(thresholds=thresholds, missing_bin=missing_bin,
-                         max_bins=booster.max_bins, classes=classes, weight_total=weight_total,
-                         features=features, allow_missing=allow_missing,
-                         reweighting=next(c for r, c in components if r == "reweighting"),
-                         n_jobs=n_jobs,
-                         keep_values=any(getattr(c, "reads_values", False)
-                                         for _, c in components))
+    def build(cls, shards: Shards, plan: ShardPlan, components, stats: FitStats) -> ShardPlane:
+        """Build the shards of ``plan`` (round 0): every shard from its partition."""
         reports = shards.build(plan)
         bin_counts = np.sum([r.bin_counts for r in sorted(reports, key=lambda r: r.index)],
                             axis=0)
+        thresholds = plan.thresholds
         data = ShardedData(
-            n_samples=sum(s.n_rows for s in summaries), n_features=features.n_features,
-            n_columns=n_columns, n_weighted=sum(r.n_weighted for r in reports), classes=classes,
-            features=features, weight_total=weight_total,
+            n_samples=sum(r.n_rows for r in reports), n_features=plan.features.n_features,
+            n_columns=plan.n_columns, n_weighted=sum(r.n_weighted for r in reports),
+            classes=plan.fit_classes, features=plan.features, weight_total=plan.weight_total,
+            multilabel=plan.multilabel and plan.target is None,
             binned=BinnedData(codes=None, thresholds=thresholds,
                               n_bins=np.array([t.shape[0] + 1 for t in thresholds],
                                               dtype=np.int64),
                               bin_counts=bin_counts, split_mask=valid_splits(bin_counts),
-                              missing_bin=missing_bin, categorical=features.categorical))
-        stats = FitStats()
+                              missing_bin=plan.missing_bin, categorical=plan.features.categorical))
         stats.bytes_in += sum(_nbytes(r) for r in reports)
         return cls(shards, plan, data, reduce_reports(reports, 0.0, plan), stats, components)
 
@@ -828,27 +1005,83 @@ class ShardPlane(DataPlane):
         self.sums = reduce_reports(
             _step_all(self.shards, state.round - 1, [self.terms[-1]], self.terms, self.stats),
             previous.log_total, self.plan)
-        self.stats.rounds = state.round
+        self.stats.rounds += 1
         return Advance(self.sums.training_error, self.sums.weighted_error,
                        self.sums.log_potential)
 
 
-def fit_on_shards(booster, shards: Shards) -> tuple[BoostModel, FitStats]:
-    """Fit ``booster`` (a :class:`boostkit.Booster`: its recipe, rounds, bins, seed, observers
-    and callbacks) on the data behind ``shards``; returns the model and what the fit moved.
-
-    The fit is the engine's one loop (:func:`boostkit.engine.run_rounds`) over a
-    :class:`ShardPlane`: the same hooks as :meth:`boostkit.Booster.fit` answer on the driver,
-    from sums over the shards; the model is an ordinary :class:`boostkit.BoostModel`.
+@attrs.frozen
+class ValidationSums:
+    """The reduction a validation shard answers after every round: the weighted sums of its
+    rows' validation error and of every :data:`boostkit.validation.MEAN_METRICS` score (each a
+    weighted mean: the part's score times its weight), which the driver adds over the shards.
     """
+
+    def __call__(self, rows: Rows) -> np.ndarray:
+        total = float(rows.weights.sum())
+        if not total > 0:
+            return np.zeros(1 + len(MEAN_METRICS))
+        part = ValidationData(X=None, y=rows.y, sample_weight=rows.weights / total,
+                              margin=rows.margin, labels=rows.labels)
+        return total * np.array([part.error, *(part.score(m) for m in MEAN_METRICS)])
+
+
+class ShardValidation:
+    """The validation rows of a distributed fit (``state.validation``), on shards of their
+    own: built from the ``eval_set``'s partitions, or from the training partitions' held-out
+    rows. Each shard keeps the model's margins on its rows and adds every term the training
+    shards get; the validation error and the scores of
+    :data:`boostkit.validation.MEAN_METRICS` are sums over the shards (:class:`ValidationSums`),
+    computed in the step that adds the term. Nothing but those sums comes back.
+
+    ``weight`` is the validation rows' total weight in units of the plan's ``weight_total``,
+    which normalises their weights over all the validation shards.
+    """
+
+    rows = None  # their indices in the training data stay on the shards
+
+    def __init__(self, shards: Shards, weight: float):
+        self.shards, self.weight = shards, weight
+        self._reduce = ShardReduce(ValidationSums(), math.log(weight))
+        self._sums: np.ndarray | None = None
+
+    @classmethod
+    def build(cls, shards: Shards, plan: ShardPlan, stats: FitStats) -> ShardValidation:
+        """The validation shards of ``plan`` (with ``validation=True``), at round 0."""
+        reports = sorted(shards.build(plan), key=lambda r: r.index)
+        stats.bytes_in += sum(_nbytes(r) for r in reports)
+        return cls(shards, math.fsum(r.weight_total for r in reports))
+
+    def add_term(self, state, candidate, calibrated) -> None:
+        """Add the term the training shards just got (the plane's last) to the validation
+        margins, and sum the round's validation error and scores."""
+        terms = state.plane.terms
+        answers = _step_all(self.shards, len(terms) - 1, [terms[-1]], terms, state.plane.stats,
+                            self._reduce)
+        self._sums = add_reductions(a.value for a in answers)
+
+    @property
+    def error(self) -> float:
+        """As :attr:`boostkit.validation.ValidationData.error`, summed over the shards."""
+        return float(self._sums[0])
+
+    def score(self, metric: str) -> float:
+        """``metric`` of the validation margins, one of
+        :data:`boostkit.validation.MEAN_METRICS`, summed over the shards."""
+        if metric not in MEAN_METRICS:
+            raise HookError(f"metric {metric!r} cannot score validation rows on shards: it "
+                            "compares or counts examples across all of them; a distributed "
+                            f"fit scores {', '.join(MEAN_METRICS)} (weighted means over the "
+                            "examples)")
+        return float(self._sums[1 + MEAN_METRICS.index(metric)])
+
+
+def _fit_manager(booster):
+    """``(recipe, components and observers, plugin manager)`` of one fit of ``booster``,
+    checked for a distributed fit before any data is read."""
     recipe = booster.recipe()
     components = get_registry().instantiate(recipe)
     check_distributed(recipe.name, components)
-    if booster.multiclass == "one-vs-rest":
-        raise RecipeError("multiclass='one-vs-rest' is not distributed: fit the recipe natively "
-                          "on the (example, class) pairs (multiclass='native')")
-    if not (isinstance(booster.max_bins, (int, np.integer)) and 2 <= booster.max_bins <= MAX_BINS):
-        raise DataError(f"max_bins must be an integer in [2, {MAX_BINS}], got {booster.max_bins!r}")
     observers = [*booster.observers, *([RoundLog(booster.verbose)] if booster.verbose else [])]
     pm = _round_manager(recipe, components, observers)
     owners = [*components, *(("observer", o) for o in observers)]
@@ -859,9 +1092,110 @@ def fit_on_shards(booster, shards: Shards) -> tuple[BoostModel, FitStats]:
                 f"recipe {recipe.name!r} cannot run distributed: {impls[0].plugin_name} "
                 f"implements {name}, which needs the rows on the driver (a distributed fit "
                 "never calls it)")
+    return recipe, owners, pm
+
+
+def _eval_total(eval_shards: Shards, booster, plan: ShardPlan) -> float:
+    """The total sample weight of the ``eval_set``'s partitions, checked (its rows are
+    checked again, against the training classes and columns, as its shards are built)."""
+    summaries = eval_shards.summaries(categorical_features=booster.categorical_features,
+                                      allow_missing=plan.allow_missing, missing_hint="")
+    if any(s.multilabel != plan.multilabel for s in summaries):
+        raise DataError("eval_set y must be of the training y's kind: "
+                        + ("a multi-label indicator matrix" if plan.multilabel
+                           else "1-D labels"))
+    total = math.fsum(s.weight_total for s in summaries)
+    if not total > 0:
+        raise DataError("eval_set sample weights sum to 0: the validation examples cannot "
+                        "score the model")
+    return total
+
+
+def fit_on_shards(booster, shards: Shards, eval_shards: Shards | None = None
+                  ) -> tuple[BoostModel | OneVsRestModel, FitStats]:
+    """Fit ``booster`` (a :class:`boostkit.Booster`: its recipe, rounds, bins, seed, observers
+    and callbacks) on the data behind ``shards``; returns the model and what the fit moved.
+
+    The fit is the engine's one loop (:func:`boostkit.engine.run_rounds`) over a
+    :class:`ShardPlane`: the same hooks as :meth:`boostkit.Booster.fit` answer on the driver,
+    from sums over the shards; the model is an ordinary :class:`boostkit.BoostModel`.
+
+    ``eval_shards``, a transport over the ``eval_set``'s partitions (``(X_val, y_val[,
+    sample_weight_val])``, as ``shards`` over the training data), gives the fit validation rows
+    that stay on their own shards (:class:`ShardValidation`): the validation error and scores
+    are recorded every round, and the ``validation`` stopping rule stops early and names the
+    best round, as on one machine. Without it, a component answering
+    ``boostkit_validation_fraction`` makes the shards hold out the rows one machine holds out
+    (:class:`HeldOut`), on validation shards built from the same partitions (``shards.twin()``).
+
+    With C > 1 margin columns and ``booster.multiclass`` ``"one-vs-rest"`` (or ``"auto"`` for a
+    binary-only recipe) the classes are fitted one after the other over the same partitions,
+    the shards (and validation shards) rebuilt for each class with its column as the target,
+    and combined into a :class:`boostkit.multiclass.OneVsRestModel`, as one machine does.
+    """
+    recipe, owners, pm = _fit_manager(booster)
+    if not (isinstance(booster.max_bins, (int, np.integer)) and 2 <= booster.max_bins <= MAX_BINS):
+        raise DataError(f"max_bins must be an integer in [2, {MAX_BINS}], got {booster.max_bins!r}")
+    fraction = None if eval_shards is not None else validation_fraction(pm.hook, owners)
+    if fraction is not None and not shards.holds_out:
+        raise RecipeError(
+            f"recipe {recipe.name!r} holds out a share of the training rows for validation "
+            f"(boostkit_validation_fraction, from "
+            f"{_implementers(owners, 'boostkit_validation_fraction')}), and the transport "
+            f"{type(shards).__name__} cannot hold rows out (it does not take held_out in "
+            "samples, or build twin shards): pass the validation rows as an eval_set")
     n_jobs = booster.n_jobs if booster.n_jobs > 0 else numba.config.NUMBA_NUM_THREADS
     rng = np.random.default_rng(booster.random_state)
-    plane = ShardPlane.open(booster, recipe, owners, shards, rng, n_jobs)
-    model = run_rounds(pm, recipe, owners, plane, None, booster.n_rounds, rng, n_jobs,
-                       booster.callbacks)
-    return model, plane.stats
+    plan = plan_shards(booster, recipe, owners, shards, rng, n_jobs, fraction)
+    eval_total = None if eval_shards is None else _eval_total(eval_shards, booster, plan)
+    stats = FitStats()
+    if plan.n_columns > 1 and booster._one_vs_rest(recipe, owners, plan):
+        if fraction is not None:
+            raise RecipeError(
+                "multiclass='one-vs-rest' with validation rows held out of the training rows "
+                "is not distributed: one machine holds rows out of all classes, then again of "
+                "the other rows for every class's binary fit, and the shards draw only the "
+                "first; pass the validation rows as an eval_set")
+        if is_ranker(owners):
+            raise RecipeError(
+                f"multiclass='one-vs-rest' over the ranking recipe {recipe.name!r} is not "
+                "distributed: each class's offset b_l = 1/2 ln(sum_{y=+1} w e^{-F} / "
+                "sum_{y=-1} w e^{F}) is a log-sum-exp of the model's margins over all "
+                "training rows, which the shards do not compute")
+        if plan.multilabel:
+            check_label_columns(plan.class_counts < plan.n_weighted, plan.class_counts > 0)
+        binary = attrs.evolve(booster, multiclass="native")
+        models = []
+        for column in range(plan.n_columns):
+            if column:  # every class's fit gets its own components, as on one machine
+                recipe, owners, pm = _fit_manager(binary)
+            models.append(_run(pm, recipe, owners, binary, attrs.evolve(
+                plan, target=column, reweighting=next(c for r, c in owners
+                                                      if r == "reweighting")),
+                shards, eval_shards, eval_total, copy.deepcopy(rng), n_jobs, stats))
+        return OneVsRestModel(classes=plan.classes, models=models,
+                              multilabel=plan.multilabel), stats
+    if fraction is not None:  # the held-out rows' shards, from the training partitions
+        eval_shards = shards.twin()
+    return _run(pm, recipe, owners, booster, plan, shards, eval_shards, eval_total, rng, n_jobs,
+                stats), stats
+
+
+def _run(pm, recipe, owners, booster, plan: ShardPlan, shards: Shards,
+         eval_shards: Shards | None, eval_total: float | None, rng, n_jobs: int,
+         stats: FitStats) -> BoostModel:
+    """One model's fit: its validation shards (the ``eval_set``'s, weighing ``eval_total``, or
+    the held-out rows of the plan's partitions) and training shards built from ``plan``, then
+    the engine's loop over them."""
+    validation = None
+    if eval_shards is not None:
+        held = plan.held_out is not None
+        validation = ShardValidation.build(eval_shards, attrs.evolve(
+            plan, validation=True, rows="held" if held else None,
+            weight_total=plan.weight_total if held else eval_total), stats)
+        if held:  # the training rows' D_1: their weights normalised over them alone
+            plan = attrs.evolve(plan, rows="train",
+                                weight_total=plan.weight_total * (1.0 - validation.weight))
+    plane = ShardPlane.build(shards, plan, owners, stats)
+    return run_rounds(pm, recipe, owners, plane, validation, booster.n_rounds, rng, n_jobs,
+                      booster.callbacks)
