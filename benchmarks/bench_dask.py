@@ -13,7 +13,11 @@ through this process. Measured in one run, every fit with one thread per worker:
   the median of ``--repeats`` such differences (its setup, seconds, would drown a round);
 * bytes moved per round (``fit_stats_``: terms out, histograms back);
 * the driver's peak traced memory (tracemalloc) during a distributed fit at a tenth of the rows
-  and at all of them: it must not grow with the number of rows.
+  and at all of them: it must not grow with the number of rows;
+* a tree recipe (``--tree-recipe``, default ``weightboost``: depth-2 entropy trees, grown on
+  the shards level by level, one reduction per level below the root): its per-round time on
+  the workers and in one process on the same rows, and its bytes per round (``--tree-rounds``
+  rounds; ``--skip-tree`` leaves it out).
 
 Run:  python benchmarks/bench_dask.py                          (~5 minutes, ~6 GB of memory)
       python benchmarks/bench_dask.py --rows 1000000 --rounds 15   (smoke)
@@ -73,9 +77,9 @@ class RoundClock:
         return statistics.median(gaps[1:]) if gaps.size > 1 else float("nan")
 
 
-def distributed_fit(client, X, y, rounds):
+def distributed_fit(client, X, y, rounds, recipe="adaboost"):
     clock = RoundClock()
-    booster = boostkit.dask.Booster("adaboost", n_rounds=rounds, callbacks=[clock])
+    booster = boostkit.dask.Booster(recipe, n_rounds=rounds, callbacks=[clock])
     start = time.perf_counter()
     model = booster.fit(X, y, client=client)
     return model, clock.per_round(), time.perf_counter() - start, booster.fit_stats_
@@ -118,6 +122,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--skip-lightgbm", action="store_true")
+    parser.add_argument("--tree-recipe", default="weightboost")
+    parser.add_argument("--tree-rounds", type=int, default=10)
+    parser.add_argument("--skip-tree", action="store_true")
     args = parser.parse_args()
     n, d = args.rows, args.features
 
@@ -132,6 +139,11 @@ def main() -> None:
         peak_full = driver_peak(client, X, y)
         lgb_round = (float("nan") if args.skip_lightgbm
                      else lightgbm_per_round(client, X, y, args.rounds, args.repeats))
+        if not args.skip_tree:
+            distributed_fit(client, small_X, small_y, 3, args.tree_recipe)  # warm the JIT
+            tree_model, tree_round, _, tree_stats = distributed_fit(client, X, y,
+                                                                    args.tree_rounds,
+                                                                    args.tree_recipe)
 
     # One process, the same rows, materialised here for the comparison only.
     parts = [partition(k, rows, d, args.seed) for k, rows in
@@ -149,6 +161,14 @@ def main() -> None:
     X_test, y_test = partition(args.partitions + 1, 200_000, d, args.seed)  # rows never fitted
     accuracy = {name: float(np.mean(m.predict(X_test) == y_test))
                 for name, m in (("distributed", model), ("one process", local))}
+    if not args.skip_tree:
+        boostkit.Booster(args.tree_recipe, n_rounds=3).fit(X_local[:10_000], y_local[:10_000])
+        clock = RoundClock()
+        tree_local = boostkit.Booster(args.tree_recipe, n_rounds=args.tree_rounds,
+                                      callbacks=[clock]).fit(X_local, y_local)
+        tree_local_round = clock.per_round()
+        tree_accuracy = [float(np.mean(m.predict(X_test) == y_test))
+                         for m in (tree_model, tree_local)]
 
     print(f"adaboost (stumps), {n:,} x {d}, {args.partitions} partitions, {args.rounds} rounds, "
           f"1 thread per worker")
@@ -170,6 +190,22 @@ def main() -> None:
           f"{boostkit.data.BIN_SAMPLE:,} rows the bin edges come from different row samples); "
           f"accuracy on 200 000 new rows {accuracy['distributed']:.4f} distributed, "
           f"{accuracy['one process']:.4f} one process")
+    if args.skip_tree:
+        return
+    print()
+    print(f"{args.tree_recipe} (depth-2 trees, one reduction per level below the root), "
+          f"{args.tree_rounds} rounds")
+    print(f"{'fit':<42} {'per round':>12} {'ratio':>8}")
+    print(f"{'boostkit.dask, ' + str(args.workers) + ' workers':<42} "
+          f"{tree_round * 1e3:>9.1f} ms {1.0:>8.2f}")
+    print(f"{'boostkit, one process':<42} {tree_local_round * 1e3:>9.1f} ms "
+          f"{tree_local_round / tree_round:>8.2f}")
+    print(f"bytes per round: {tree_stats.bytes_per_round / 1e3:.1f} kB "
+          f"({tree_stats.bytes_out / max(tree_stats.rounds, 1) / 1e3:.1f} kB out: terms and "
+          f"reductions, {tree_stats.bytes_in / max(tree_stats.rounds, 1) / 1e3:.1f} kB back: "
+          "histograms and the levels' sums)")
+    print(f"accuracy on 200 000 new rows {tree_accuracy[0]:.4f} distributed, "
+          f"{tree_accuracy[1]:.4f} one process")
 
 
 if __name__ == "__main__":
