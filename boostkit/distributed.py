@@ -58,7 +58,8 @@ from .kernels.boosting import add_contribution
 from .model import BoostModel
 from .multiclass import OneVsRestModel, check_label_columns
 from .observers import RoundLog
-from .plane import Advance, DataPlane, Rows, add_reductions, combine_reductions, row_weights
+from .plane import (WEIGHT_SUM_TOLERANCE, Advance, DataPlane, Rows, add_reductions,
+                    check_sign_totals, combine_reductions, row_weights, sign_potential)
 from .plugins import get_registry
 from .splits import histogram, valid_splits
 from .validation import MEAN_METRICS, ValidationData, holdout_positions
@@ -242,7 +243,8 @@ class HeldOut:
 class ShardPlan:
     """What every shard of one fit is built with: the bin edges, the label coding, the total
     initial weight, the schema of DataFrame partitions and the reweighting component (whose
-    row form, ``boostkit_row_weights``, runs on the shard).
+    row forms, ``boostkit_row_weights`` and a start ``boostkit_row_initial_weights``, run on
+    the shard).
 
     ``multilabel``: the labels are (n, L) indicator matrices of ``classes`` = 0..L-1.
     ``target``: the shards fit margin column ``target`` against the rest (one binary model of
@@ -325,6 +327,10 @@ class Shard:
     n_weighted: int = 0  # examples of positive initial weight
     #: (training_error, weighted_error, previous_scale) of the last term applied.
     last_errors: tuple = (0.0, 0.0, 0.0)
+    #: Whether ``weights`` are normalised apart over each sign (``RowWeights(by_sign=True)``),
+    #: and then the last term's weighted error on the negative and the positive rows.
+    by_sign: bool = False
+    last_sign_errors: np.ndarray | None = None
     #: The raw values ``(n, d)`` when the plan keeps them (``ShardPlan.keep_values``), else None.
     values: np.ndarray | None = None
 
@@ -362,6 +368,8 @@ def build_shard(index: int, plan: ShardPlan, X, y, sample_weight=None) -> Shard:
     # A validation shard keeps one weight per example, the weight it scores the model with.
     d1 = w if signs.ndim == 1 or plan.validation else np.repeat(w[:, None] / signs.shape[1],
                                                                  signs.shape[1], axis=1)
+    if not plan.validation:
+        d1 = _row_start(plan, index, signs, labels, w, d1)
     d1 = np.ascontiguousarray(d1)
     codes = encode_bins(matrix, plan.thresholds, plan.missing_bin, plan.max_bins)
     return Shard(index=index, codes=codes, y=signs, is_pos=(signs > 0).astype(np.uint8),
@@ -369,6 +377,29 @@ def build_shard(index: int, plan: ShardPlan, X, y, sample_weight=None) -> Shard:
                  bin_counts=count_bins(codes, w, plan.n_bins), margin=np.zeros(signs.shape),
                  weights=d1.copy(), plan=plan, n_weighted=int(np.count_nonzero(w)),
                  values=matrix if plan.keep_values else None)
+
+
+def _row_start(plan: ShardPlan, index: int, signs: np.ndarray, labels, w: np.ndarray,
+               default: np.ndarray) -> np.ndarray:
+    """D_1 of a shard's rows: the reweighting's row form of it (``boostkit_row_initial_weights``,
+    checked), or ``default``."""
+    owner = (f"boostkit_row_initial_weights of reweighting {plan.reweighting.name!r} on "
+             f"shard {index}")
+    try:
+        answer = _shard_hook(plan).boostkit_row_initial_weights(y=signs, labels=labels,
+                                                                sample_weight=w)
+    except Exception as exc:
+        raise HookError(f"{owner} failed: {type(exc).__name__}: {exc}") from exc
+    if answer is None:
+        return default
+    if (not isinstance(answer, np.ndarray) or answer.dtype != np.float64
+            or answer.shape != signs.shape or not np.isfinite(answer).all()
+            or (answer < 0).any()):
+        raise HookError(f"{owner} returned {type(answer).__name__} "
+                        f"{getattr(answer, 'dtype', '')} of shape "
+                        f"{getattr(answer, 'shape', None)}, expected {signs.shape[0]} rows' "
+                        f"finite non-negative float64 weights of shape {signs.shape}")
+    return answer
 
 
 def _shard_targets(coding: LabelCoding, target: int | None) -> tuple[np.ndarray, Any]:
@@ -410,6 +441,8 @@ class ShardReduce:
 
     reduction: Any = attrs.field(eq=False)
     log_total: float
+    #: The logs of each sign's total weight when the weights are normalised by sign.
+    log_sign_totals: np.ndarray | None = attrs.field(default=None, eq=False)
 
 
 @attrs.frozen
@@ -431,6 +464,9 @@ class ShardReport:
     weights sum to ``weight_total * exp(log_scale)``; ``histogram`` is their class histogram
     (in units of ``exp(log_scale)``) over the plan's ``sent_bins`` only. ``bin_counts`` comes
     with the first report only; ``n_weighted`` counts the examples of positive initial weight.
+    Weights normalised by sign (``RowWeights(by_sign=True)``) add ``sign_totals``, the new
+    weights of the negative and the positive rows, and, when the weights the last term was
+    measured under were so normalised, ``sign_errors``: its weighted error on each sign.
     """
 
     index: int
@@ -445,6 +481,8 @@ class ShardReport:
     histogram: np.ndarray = attrs.field(eq=False)
     bin_counts: np.ndarray | None = attrs.field(default=None, eq=False)
     n_weighted: int = 0
+    sign_totals: np.ndarray | None = attrs.field(default=None, eq=False)
+    sign_errors: np.ndarray | None = attrs.field(default=None, eq=False)
 
 
 @attrs.frozen
@@ -513,14 +551,26 @@ def _apply(shard: Shard, term: ShardTerm) -> tuple[float, float, float]:
         shard.n_applied += 1
         return 0.0, 0.0, 0.0
     previous_scale = shard.log_scale
+    shard.last_sign_errors = _sign_errors(shard, change) if shard.by_sign else None
     training_error, weighted_error, _, _ = add_contribution(
         shard.margin.ravel(), change.ravel(), shard.y.ravel(), shard.initial_weights.ravel(),
         shard.weights.ravel())
     answer = _shard_weights(shard)
     shard.weights = answer.weights.reshape(shard.margin.shape)
     shard.log_scale, shard.log_potential = answer.log_scale, answer.log_potential
+    shard.by_sign = answer.by_sign
     shard.n_applied += 1
     return training_error, weighted_error, previous_scale
+
+
+def _sign_errors(shard: Shard, change: np.ndarray) -> np.ndarray:
+    """The weighted error of a term's values ``change`` on the shard's negative and positive
+    rows (as :func:`boostkit.kernels.boosting.add_contribution` counts it: y c < 0, and half
+    of c = 0), under the shard's current weights."""
+    yc = shard.y * change
+    wrong = shard.weights * ((yc < 0.0) + 0.5 * (change == 0.0))
+    positive = shard.is_pos.astype(bool)
+    return np.array([wrong[~positive].sum(), wrong[positive].sum()])
 
 
 def _report(shard: Shard, errors: tuple[float, float, float], counts: bool) -> ShardReport:
@@ -536,7 +586,10 @@ def _report(shard: Shard, errors: tuple[float, float, float], counts: bool) -> S
         # pass over the examples is saved.
         weight_total=float(hist[0].sum()), log_scale=shard.log_scale,
         log_potential=shard.log_potential, histogram=hist,
-        bin_counts=shard.bin_counts if counts else None, n_weighted=shard.n_weighted)
+        bin_counts=shard.bin_counts if counts else None, n_weighted=shard.n_weighted,
+        # Feature 0's histogram again: each sign's weight, in its last axis.
+        sign_totals=hist[0].reshape(-1, 2).sum(axis=0) if shard.by_sign else None,
+        sign_errors=shard.last_sign_errors)
 
 
 def initial_report(shard: Shard) -> ShardReport:
@@ -545,9 +598,13 @@ def initial_report(shard: Shard) -> ShardReport:
 
 
 def _reduced(shard: Shard, reduce: ShardReduce) -> ShardReduced:
+    if shard.by_sign:  # each sign normalised to 1/2 by its total over all shards
+        weights = shard.weights * (0.5 * np.exp(shard.log_scale - reduce.log_sign_totals))[
+            shard.is_pos]
+    else:
+        weights = shard.weights * math.exp(shard.log_scale - reduce.log_total)
     rows = Rows(codes=shard.codes, y=shard.y, is_pos=shard.is_pos, labels=shard.labels,
-                initial_weights=shard.initial_weights,
-                weights=shard.weights * math.exp(shard.log_scale - reduce.log_total),
+                initial_weights=shard.initial_weights, weights=weights,
                 margin=shard.margin, n_jobs=shard.plan.n_jobs, X=shard.values)
     try:
         value = reduce.reduction(rows)
@@ -595,6 +652,9 @@ class RoundSums:
     training_error: float
     weighted_error: float
     log_potential: float | None
+    #: The logs of the negative and the positive rows' total weights, when the weights are
+    #: normalised by sign (``RowWeights(by_sign=True)``: each sign to 1/2), else None.
+    log_sign_totals: np.ndarray | None = attrs.field(default=None, eq=False)
 
 
 def _logsumexp(values: Sequence[float]) -> float:
@@ -606,28 +666,51 @@ def _logsumexp(values: Sequence[float]) -> float:
 
 
 def reduce_reports(reports: Sequence[ShardReport], previous_log_total: float,
-                   plan: ShardPlan) -> RoundSums:
+                   plan: ShardPlan, *, previous_log_sign_totals: np.ndarray | None = None,
+                   initial_sign_totals: np.ndarray | None = None) -> RoundSums:
     """Sum the shards' reports in shard order, in float64: the histogram of the normalised
     weights D_{t+1} (all ``plan.n_bins`` bins), the training error, the round's weighted error
-    under D_t (whose normaliser was ``previous_log_total``) and the potential."""
+    under D_t (whose normaliser was ``previous_log_total``, or ``previous_log_sign_totals``
+    for weights normalised by sign) and the potential.
+
+    Weights normalised by sign (reports with ``sign_totals``) are normalised apart over the
+    negative and the positive rows, each to 1/2, and their potential is the pairs'
+    (:func:`boostkit.plane.sign_potential`, from ``initial_sign_totals``, D_1's weight of each
+    sign)."""
     reports = sorted(reports, key=lambda r: r.index)
     log_total = _logsumexp([r.log_scale + math.log(r.weight_total) if r.weight_total > 0
                             else -math.inf for r in reports])
     if not math.isfinite(log_total):
         raise HookError("the reweighting left no example of any shard with positive weight")
+    log_signs = None
+    if reports[0].sign_totals is not None:
+        log_signs = np.array([_logsumexp([
+            r.log_scale + math.log(r.sign_totals[s]) if r.sign_totals[s] > 0 else -math.inf
+            for r in reports]) for s in (0, 1)])
+        check_sign_totals(np.isfinite(log_signs).astype(float),
+                          f"the reweighting {plan.reweighting.name!r}")
     sent = np.zeros_like(reports[0].histogram)
     weighted_error = training_error = 0.0
     for r in reports:
         if r.weight_total > 0:
-            sent += r.histogram * math.exp(r.log_scale - log_total)
+            # The last axis is the sign: each sign's weights over that sign's total, halved.
+            sent += r.histogram * (math.exp(r.log_scale - log_total) if log_signs is None
+                                   else 0.5 * np.exp(r.log_scale - log_signs))
         training_error += r.training_error
-        if r.weighted_error > 0:
+        if r.sign_errors is not None:
+            weighted_error += float(r.sign_errors @ (
+                0.5 * np.exp(r.previous_scale - previous_log_sign_totals)))
+        elif r.weighted_error > 0:
             weighted_error += r.weighted_error * math.exp(r.previous_scale - previous_log_total)
     potentials = [r.log_potential for r in reports]
-    log_potential = None if any(p is None for p in potentials) else _logsumexp(potentials)
+    if log_signs is not None:
+        log_potential = sign_potential(log_signs, initial_sign_totals)
+    else:
+        log_potential = None if any(p is None for p in potentials) else _logsumexp(potentials)
     hist = np.zeros((sent.shape[0], plan.n_bins) + sent.shape[2:])
     hist[:, plan.sent_bins] = sent
-    return RoundSums(hist, log_total, training_error, weighted_error, log_potential)
+    return RoundSums(hist, log_total, training_error, weighted_error, log_potential,
+                     log_sign_totals=log_signs)
 
 
 @attrs.define(eq=False)
@@ -940,6 +1023,8 @@ class ShardPlane(DataPlane):
         self.sums, self.stats, self.components = sums, stats, components
         self.terms: list[ShardTerm] = []  # every round's, as the shards applied (and replay) it
         self.model_terms: list[ShardTerm] = []  # the model's terms as they now stand
+        # D_1's weight of the negative and the positive rows (sums' histogram at round 0).
+        self.initial_sign_totals = sums.histogram[0].reshape(-1, 2).sum(axis=0)
 
     @classmethod
     def build(cls, shards: Shards, plan: ShardPlan, components, stats: FitStats) -> ShardPlane:
@@ -959,14 +1044,23 @@ class ShardPlane(DataPlane):
                               bin_counts=bin_counts, split_mask=valid_splits(bin_counts),
                               missing_bin=plan.missing_bin, categorical=plan.features.categorical))
         stats.bytes_in += sum(_nbytes(r) for r in reports)
-        return cls(shards, plan, data, reduce_reports(reports, 0.0, plan), stats, components)
+        sums = reduce_reports(reports, 0.0, plan)
+        if _shard_hook(plan).boostkit_row_initial_weights.get_hookimpls():
+            total = math.exp(sums.log_total)
+            if abs(total - 1.0) > WEIGHT_SUM_TOLERANCE:
+                raise HookError(
+                    f"boostkit_row_initial_weights of reweighting {plan.reweighting.name!r} "
+                    f"gave the rows of all shards initial weights that sum to {total!r}, "
+                    f"expected a distribution (summing to 1 within {WEIGHT_SUM_TOLERANCE:g})")
+        return cls(shards, plan, data, sums, stats, components)
 
     def start(self, state) -> None:
         """Nothing to do on the driver: the shards were built at round 0."""
 
     def reduce(self, state, reduction):
         answers = _step_all(self.shards, len(self.terms), [], self.terms, self.stats,
-                            ShardReduce(reduction, self.sums.log_total))
+                            ShardReduce(reduction, self.sums.log_total,
+                                        self.sums.log_sign_totals))
         return combine_reductions(reduction, [a.value for a in answers])
 
     def class_histogram(self, state) -> np.ndarray:
@@ -1004,7 +1098,8 @@ class ShardPlane(DataPlane):
         previous = self.sums
         self.sums = reduce_reports(
             _step_all(self.shards, state.round - 1, [self.terms[-1]], self.terms, self.stats),
-            previous.log_total, self.plan)
+            previous.log_total, self.plan, previous_log_sign_totals=previous.log_sign_totals,
+            initial_sign_totals=self.initial_sign_totals)
         self.stats.rounds += 1
         return Advance(self.sums.training_error, self.sums.weighted_error,
                        self.sums.log_potential)
@@ -1085,13 +1180,20 @@ def _fit_manager(booster):
     observers = [*booster.observers, *([RoundLog(booster.verbose)] if booster.verbose else [])]
     pm = _round_manager(recipe, components, observers)
     owners = [*components, *(("observer", o) for o in observers)]
+    # The reweighting's start given row by row runs on the shards, in place of its D_1.
+    reweighting = next(c for r, c in owners if r == "reweighting")
+    row_start = any(impl.plugin is reweighting
+                    for impl in pm.hook.boostkit_row_initial_weights.get_hookimpls())
     for name in _ROW_HOOKS:
-        impls = getattr(pm.hook, name).get_hookimpls()
+        impls = [impl for impl in getattr(pm.hook, name).get_hookimpls()
+                 if not (row_start and name == "boostkit_initial_weights"
+                         and impl.plugin is reweighting)]
         if impls:
             raise RecipeError(
                 f"recipe {recipe.name!r} cannot run distributed: {impls[0].plugin_name} "
                 f"implements {name}, which needs the rows on the driver (a distributed fit "
-                "never calls it)")
+                "never calls it; only the reweighting's row form of D_1, "
+                "boostkit_row_initial_weights, runs on the shards)")
     return recipe, owners, pm
 
 

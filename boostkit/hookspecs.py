@@ -140,6 +140,32 @@ class RoundSpecs:
                 return d1
         """
 
+    @hookspec(firstresult=True)
+    def boostkit_row_initial_weights(self, y, labels, sample_weight):
+        """Return D_1 of some rows, where they live, or ``None`` for the engine's default.
+
+        The row form of :meth:`boostkit_initial_weights`, for a start that gives each row's
+        weight from that row alone (SAMME's, on its true-label pair): called once on every
+        shard of a distributed fit, when the shard is built from its partition, on the
+        component that implements it. ``y`` holds the rows' signs (``(n,)``, or ``(n, C)``
+        over (example, class) pairs), ``labels`` their class indices (``None`` for a
+        multi-label matrix) and ``sample_weight`` their sample weights normalised over *all*
+        the fit's rows (``(n,)``). Return a float64 array of ``y``'s shape, finite and
+        non-negative; over all the rows the answers must sum to 1 (the engine checks both).
+        A component that implements it implements :meth:`boostkit_initial_weights` too, the
+        same start on all the rows in this process.
+
+        Example (SAMME's ``samme-weights``)::
+
+            @boostkit.hookimpl
+            def boostkit_row_initial_weights(self, y, labels, sample_weight):
+                if y.ndim == 1:
+                    return None
+                d1 = np.zeros(y.shape)
+                d1[np.arange(y.shape[0]), labels] = sample_weight
+                return d1
+        """
+
     @hookspec
     def boostkit_fit_start(self, state):
         """Called once before the first round; reset any per-fit state here.
