@@ -135,7 +135,7 @@ class SammeAlpha(boostkit.Calibration):
 
     name = "samme-alpha"
     needs = frozenset({"cells", SINGLE_LABEL})
-    provides = frozenset({"running-margin", "multiclass", "class-error"})
+    provides = frozenset({"running-margin", "multiclass", "class-error", DISTRIBUTED})
     smoothing: float | None = attrs.field(default=0.0, validator=check_smoothing)
     learning_rate: float = attrs.field(
         default=1.0, converter=float,
@@ -193,7 +193,8 @@ class SammeAlpha(boostkit.Calibration):
         values = coded[:, 1] if data.n_columns == 1 else coded
         # take copies whole rows: several times faster than indexing by the n cells.
         return boostkit.Calibrated(
-            boostkit.CellContribution(values), np.take(values, candidate.cells, axis=0), (alpha,),
+            boostkit.CellContribution(values),
+            np.take(values, candidate.cells, axis=0) if candidate.has_rows else None, (alpha,),
             extra={"class_error": eps, "n_classes": n_classes},
         )
 
@@ -227,6 +228,10 @@ class SammeWeights(ExponentialReweighting):
     the true-label pairs is D_1(i) exp(-F_t(x_i, y_i)), SAMME's weights (Zhu et al. 2009,
     Algorithm 2, step 2(d); module docstring). With two classes it is ``exponential``.
 
+    Every data plane (``"distributed"``, with ``floor`` 0): the start is also given row by row
+    (``boostkit_row_initial_weights``, each shard's true-label pairs when it is built), and the
+    weights are ``exponential``'s row form, which is 0 off the true-label pairs since D_1 is.
+
     ``floor`` > 0 (scikit-learn's is float64 eps) gives scikit-learn's ``AdaBoostClassifier``
     weights instead: multiplied each round, D_{t+1}(i) = D_t(i) e^{alpha_t [h_t(x_i) != y_i]}
     normalised, then raised to at least ``floor`` (rows of initial weight 0 stay 0). Once
@@ -240,11 +245,25 @@ class SammeWeights(ExponentialReweighting):
 
     name = "samme-weights"
     needs = frozenset({SINGLE_LABEL})
-    # Not "distributed": its D_1 lives on the true-label pairs (boostkit_initial_weights).
-    provides = frozenset({"potential", "multiclass"})
     floor: float = attrs.field(default=0.0, converter=float,
                                validator=[attrs.validators.ge(0.0), attrs.validators.lt(1.0)])
     _margins: np.ndarray | None = attrs.field(default=None, init=False, repr=False, eq=False)
+
+    @property
+    def provides(self) -> frozenset[str]:
+        # Floored weights remember the floor from round to round: no function of the margins,
+        # so no row form.
+        distributed = {DISTRIBUTED} if self.floor == 0 else set()
+        return frozenset({"potential", "multiclass"} | distributed)
+
+    @property
+    def distributed_refusal(self) -> str | None:
+        """Why this reweighting cannot run on shards, or ``None`` when it can."""
+        if self.floor == 0:
+            return None
+        return (f"with floor={self.floor:g} multiplies each round's weights and raises them to "
+                "the floor after normalising them over all rows, so its weights are no function "
+                "of the margins (no row form); floor=0 (the default) distributes")
 
     @boostkit.hookimpl
     def boostkit_fit_start(self, state):
@@ -298,15 +317,19 @@ class SammeWeights(ExponentialReweighting):
 
     @boostkit.hookimpl
     def boostkit_initial_weights(self, data):
-        if data.n_columns == 1:
+        return self.boostkit_row_initial_weights(data.y, data.labels, data.sample_weight)
+
+    @boostkit.hookimpl
+    def boostkit_row_initial_weights(self, y, labels, sample_weight):
+        if y.ndim == 1:
             return None
-        if data.labels is None:
+        if labels is None:
             raise ValueError(
                 f"{self.name} needs single-label classes (one true class per example), got a "
                 "multi-label indicator matrix; use adaboost-mh for multi-label data"
             )
-        d1 = np.zeros(data.y.shape)
-        d1[np.arange(data.n_samples), data.labels] = data.sample_weight
+        d1 = np.zeros(y.shape)
+        d1[np.arange(y.shape[0]), labels] = sample_weight
         return d1
 
 
@@ -322,7 +345,7 @@ class SammeNoEdge(boostkit.Stopping):
 
     name = "samme-no-edge"
     needs = frozenset({"class-error"})
-    provides = frozenset({"multiclass"})
+    provides = frozenset({"multiclass", DISTRIBUTED})
 
     @boostkit.hookimpl
     def boostkit_should_stop(self, state, record):

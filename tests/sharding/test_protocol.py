@@ -276,7 +276,8 @@ def test_bin_cells_refuse_what_is_not_a_cell_table(table):
 
 
 @pytest.mark.parametrize("recipe, culprit", [("pav-adaboost", "proposal 'cmass'"),
-                                             ("samme", "calibration 'samme-alpha'")])
+                                             ("rankboost-pairs",
+                                              "reweighting 'preference-pairs'")])
 def test_a_recipe_that_cannot_distribute_is_refused_naming_the_component(cancer, recipe, culprit):
     X, y = cancer
     with pytest.raises(RecipeError, match=f"cannot run distributed: {culprit}"):
