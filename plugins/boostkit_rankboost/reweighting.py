@@ -15,6 +15,8 @@ import attrs
 import numpy as np
 
 import boostkit
+from boostkit.capabilities import DISTRIBUTED
+from boostkit.losses import get_loss, shard_weights
 
 from .kernels import bipartite_weights, pair_weights
 from .preferences import (
@@ -26,9 +28,9 @@ from .preferences import (
 
 
 def _check_both_classes(state, name: str) -> None:
-    data = state.data
-    pos = data.is_pos.astype(bool)
-    if data.sample_weight[pos].sum() <= 0 or data.sample_weight[~pos].sum() <= 0:
+    # D_1's weight of each class, from the class histogram: every row is in a bin of feature 0.
+    neg, pos = state.class_histogram()[0].sum(axis=0)
+    if pos <= 0 or neg <= 0:
         raise ValueError(
             f"{name}: RankBoost ranks positives above negatives and needs positive sample "
             "weight on both classes"
@@ -46,10 +48,15 @@ class BipartiteReweighting(boostkit.Reweighting):
     (Yoder 2011, "Bounds and alpha": r = sum_x h(x) s(x) v(x) sum_{x'} v(x')). The weights are v / 2
     and the potential log(sum v_1(x0) e^{F(x0)}) + log(sum v_1(x1) e^{-F(x1)})
     (:func:`boostkit_rankboost.kernels.bipartite_weights`).
+
+    Every data plane (``"distributed"``): the row form gives d1(i) exp(-y_i F(x_i)) for some
+    rows, normalised within each class by the engine over all rows (``RowWeights(by_sign=True)``:
+    each class's total, summed over the shards), which also computes the pairs' potential from
+    the classes' totals. In this process the whole-rows kernel answers.
     """
 
     name = "bipartite"
-    provides = frozenset({"potential", "pairwise-loss"})
+    provides = frozenset({"potential", "pairwise-loss", DISTRIBUTED})
 
     @boostkit.hookimpl
     def boostkit_fit_start(self, state):
@@ -61,6 +68,13 @@ class BipartiteReweighting(boostkit.Reweighting):
         out = np.empty(data.n_samples)
         log_potential = bipartite_weights(state.margin, data.is_pos, data.sample_weight, out)
         return boostkit.Weights(out, float(log_potential))
+
+    @boostkit.hookimpl
+    def boostkit_row_weights(self, margin, y, initial_weights, n_jobs):
+        # v(x0) ~ v_1(x0) e^{F(x0)} and v(x1) ~ v_1(x1) e^{-F(x1)}: d1 e^{-yF} in log scale,
+        # each class normalised apart over all rows.
+        answer = shard_weights(get_loss("exponential"), margin, y, initial_weights, n_jobs)
+        return boostkit.RowWeights(answer.weights, answer.log_scale, by_sign=True)
 
 
 @attrs.define
