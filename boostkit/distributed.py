@@ -56,7 +56,7 @@ from .engine import (_component, _implementers, _missing_hint, _owner, _round_ma
                      run_rounds, validation_fraction)
 from .kernels.boosting import add_contribution
 from .model import BoostModel
-from .multiclass import OneVsRestModel, check_label_columns
+from .multiclass import OneVsRestModel, check_label_columns, exponential_offset_terms
 from .observers import RoundLog
 from .plane import (WEIGHT_SUM_TOLERANCE, Advance, DataPlane, Rows, add_reductions,
                     check_sign_totals, combine_reductions, row_weights, sign_potential)
@@ -76,6 +76,7 @@ __all__ = [
     "FitStats",
     "HeldOut",
     "LocalShards",
+    "OffsetTerms",
     "ShardPlane",
     "ShardReduce",
     "ShardReduced",
@@ -1121,6 +1122,20 @@ class ValidationSums:
         return total * np.array([part.error, *(part.score(m) for m in MEAN_METRICS)])
 
 
+@attrs.frozen
+class OffsetTerms:
+    """The reduction of a ranker's one-vs-rest offset
+    (:func:`boostkit.multiclass.exponential_offset`) over the training rows: each shard's
+    :func:`boostkit.multiclass.exponential_offset_terms` of its final margins and D_1, combined
+    by log-sum-exp."""
+
+    def __call__(self, rows: Rows) -> np.ndarray:
+        return np.array(exponential_offset_terms(rows.margin, rows.y, rows.initial_weights))
+
+    def combine(self, answers: list) -> np.ndarray:
+        return np.array([_logsumexp([a[0] for a in answers]), _logsumexp([a[1] for a in answers])])
+
+
 class ShardValidation:
     """The validation rows of a distributed fit (``state.validation``), on shards of their
     own: built from the ``eval_set``'s partitions, or from the training partitions' held-out
@@ -1258,37 +1273,43 @@ def fit_on_shards(booster, shards: Shards, eval_shards: Shards | None = None
                 "is not distributed: one machine holds rows out of all classes, then again of "
                 "the other rows for every class's binary fit, and the shards draw only the "
                 "first; pass the validation rows as an eval_set")
-        if is_ranker(owners):
+        ranker = is_ranker(owners)
+        if ranker and pm.hook.boostkit_best_round.get_hookimpls():
             raise RecipeError(
-                f"multiclass='one-vs-rest' over the ranking recipe {recipe.name!r} is not "
-                "distributed: each class's offset b_l = 1/2 ln(sum_{y=+1} w e^{-F} / "
-                "sum_{y=-1} w e^{F}) is a log-sum-exp of the model's margins over all "
-                "training rows, which the shards do not compute")
+                f"multiclass='one-vs-rest' over the ranking recipe {recipe.name!r} with "
+                f"{_implementers(owners, 'boostkit_best_round')} (it names a best round) is "
+                "not distributed: each class's offset b_l is computed from the model's margins "
+                "on the training rows, and the shards hold the margins of every round, not of "
+                "the best one")
         if plan.multilabel:
             check_label_columns(plan.class_counts < plan.n_weighted, plan.class_counts > 0)
         binary = attrs.evolve(booster, multiclass="native")
-        models = []
+        models, offsets = [], []
         for column in range(plan.n_columns):
             if column:  # every class's fit gets its own components, as on one machine
                 recipe, owners, pm = _fit_manager(binary)
-            models.append(_run(pm, recipe, owners, binary, attrs.evolve(
+            model, plane = _run(pm, recipe, owners, binary, attrs.evolve(
                 plan, target=column, reweighting=next(c for r, c in owners
                                                       if r == "reweighting")),
-                shards, eval_shards, eval_total, copy.deepcopy(rng), n_jobs, stats))
-        return OneVsRestModel(classes=plan.classes, models=models,
-                              multilabel=plan.multilabel), stats
+                shards, eval_shards, eval_total, copy.deepcopy(rng), n_jobs, stats)
+            models.append(model)
+            if ranker:  # F_l + b_l, the ranker's margins read as AdaBoost's (multiclass.py)
+                log_positive, log_negative = plane.reduce(None, OffsetTerms())
+                offsets.append(0.5 * (log_positive - log_negative))
+        return OneVsRestModel(classes=plan.classes, models=models, multilabel=plan.multilabel,
+                              offsets=offsets or None), stats
     if fraction is not None:  # the held-out rows' shards, from the training partitions
         eval_shards = shards.twin()
     return _run(pm, recipe, owners, booster, plan, shards, eval_shards, eval_total, rng, n_jobs,
-                stats), stats
+                stats)[0], stats
 
 
 def _run(pm, recipe, owners, booster, plan: ShardPlan, shards: Shards,
          eval_shards: Shards | None, eval_total: float | None, rng, n_jobs: int,
-         stats: FitStats) -> BoostModel:
+         stats: FitStats) -> tuple[BoostModel, ShardPlane]:
     """One model's fit: its validation shards (the ``eval_set``'s, weighing ``eval_total``, or
     the held-out rows of the plan's partitions) and training shards built from ``plan``, then
-    the engine's loop over them."""
+    the engine's loop over them; the model, and the plane (its shards hold the final margins)."""
     validation = None
     if eval_shards is not None:
         held = plan.held_out is not None
@@ -1300,4 +1321,4 @@ def _run(pm, recipe, owners, booster, plan: ShardPlan, shards: Shards,
                                 weight_total=plan.weight_total * (1.0 - validation.weight))
     plane = ShardPlane.build(shards, plan, owners, stats)
     return run_rounds(pm, recipe, owners, plane, validation, booster.n_rounds, rng, n_jobs,
-                      booster.callbacks)
+                      booster.callbacks), plane

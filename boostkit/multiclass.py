@@ -40,10 +40,13 @@ from .model import (BoostModel, _check_shared_schema, _Pickler, _saved_classes, 
 from .plugins import get_registry
 from .registry import Recipe
 
-__all__ = ["OneVsRestModel", "check_label_columns", "fit_one_vs_rest", "exponential_offset"]
+__all__ = ["OneVsRestModel", "check_label_columns", "exponential_offset",
+           "exponential_offset_terms", "fit_one_vs_rest"]
 
 
 def _log_sum_exp(values: np.ndarray) -> float:
+    if values.shape[0] == 0:
+        return -np.inf
     top = values.max()
     return float(top + np.log(np.exp(values - top).sum()))
 
@@ -58,11 +61,20 @@ def exponential_offset(margin: np.ndarray, y: np.ndarray, weights: np.ndarray) -
     read as an AdaBoost margin. Computed in log space, so that margins of any size give a
     finite b. ``y`` holds +-1; both signs need positive weight.
     """
+    log_positive, log_negative = exponential_offset_terms(margin, y, weights)
+    return 0.5 * (log_positive - log_negative)
+
+
+def exponential_offset_terms(margin: np.ndarray, y: np.ndarray, weights: np.ndarray
+                             ) -> tuple[float, float]:
+    """``(log sum_{y=+1} w e^{-F}, log sum_{y=-1} w e^{F})`` over the examples of positive
+    weight (``-inf`` for a sign without any), of which :func:`exponential_offset` is half the
+    difference: over rows split into parts, the log-sum-exp of the parts' terms."""
     kept = weights > 0
     margin, y, log_w = margin[kept], y[kept], np.log(weights[kept])
     positive = y > 0
-    return 0.5 * (_log_sum_exp(log_w[positive] - margin[positive])
-                  - _log_sum_exp(log_w[~positive] + margin[~positive]))
+    return (_log_sum_exp(log_w[positive] - margin[positive]),
+            _log_sum_exp(log_w[~positive] + margin[~positive]))
 
 
 def check_label_columns(has_negative, has_positive) -> None:

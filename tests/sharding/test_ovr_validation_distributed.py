@@ -291,7 +291,8 @@ def _ranking_exponential():
                  "provides": exponential.provides | {PAIRWISE_LOSS}})
 
 
-def test_one_vs_rest_over_a_ranker_is_refused_with_the_reason(contraceptive):
+@pytest.fixture
+def ranking_exponential():
     ranking = _ranking_exponential()
 
     class Plugin:
@@ -300,14 +301,32 @@ def test_one_vs_rest_over_a_ranker_is_refused_with_the_reason(contraceptive):
             registry.add_component(ranking)
 
     boostkit.register_plugin(Plugin(), name="ranking-exponential-test")
-    try:
-        X, y = contraceptive
-        booster = boostkit.Booster("adaboost", n_rounds=3, multiclass="one-vs-rest",
-                                   reweighting="ranking-exponential-test")
-        with pytest.raises(RecipeError, match="offset b_l .* over all training rows"):
-            dist.fit_on_shards(booster, _shards(X, y, "2"))
-    finally:
-        boostkit.unregister_plugin("ranking-exponential-test")
+    yield ranking.name
+    boostkit.unregister_plugin("ranking-exponential-test")
+
+
+@pytest.mark.parametrize("split", ["1", "uneven"])
+def test_one_vs_rest_over_a_ranker_has_the_single_machine_offsets(contraceptive,
+                                                                  ranking_exponential, split):
+    X, y = contraceptive
+    booster = boostkit.Booster("adaboost", n_rounds=12, multiclass="one-vs-rest",
+                               reweighting=ranking_exponential)
+    ref = booster.fit(X, y)
+    assert ref.offsets is not None
+    model, _ = dist.fit_on_shards(booster, _shards(X, y, split))
+    for r, m in zip(ref.models, model.models):
+        assert_same_model(r, m)
+    np.testing.assert_allclose(model.offsets, ref.offsets, rtol=0, atol=TOL)
+    np.testing.assert_array_equal(model.predict(X), ref.predict(X))
+
+
+def test_one_vs_rest_over_a_ranker_with_a_best_round_is_refused(contraceptive,
+                                                                 ranking_exponential):
+    X, y = contraceptive
+    booster = boostkit.Booster("adaboost", n_rounds=3, multiclass="one-vs-rest",
+                               reweighting=ranking_exponential, stopping=_validation_stopping())
+    with pytest.raises(RecipeError, match="names a best round.*not of the best one"):
+        dist.fit_on_shards(booster, _shards(X, y, "2"), _shards(X, y, "1"))
 
 
 # -- multi-label y --------------------------------------------------------------------------------
