@@ -25,7 +25,7 @@ from ..kernels.staged import staged_threshold_errors
 from ..model import ThresholdRun, margin_labels, model_file_size
 from ..multiclass import OneVsRestModel
 
-__all__ = ["learning_curve", "model_bytes", "errors_by_round", "recorded_training_errors"]
+__all__ = ["errors_by_round", "learning_curve", "model_bytes", "recorded_training_errors"]
 
 
 def model_bytes(model) -> int | None:
@@ -84,7 +84,7 @@ def _staged_terms(model) -> tuple:
 def recorded_training_errors(model) -> list[float] | None:
     """The fit's own training error after each of the model's rounds, from its records
     (:attr:`boostkit.RoundRecord.training_error`: the initial weight D_1 of the training
-    examples -- or (example, class) pairs for C > 2 margin columns -- with y F_t(x) <= 0); for a
+    examples -- or (example, class) pairs for several margin columns -- with y F_t(x) <= 0); for a
     one-vs-rest model, the mean of its class models' (a class model that stopped early keeps
     its last). ``None`` when the records do not describe the model's rounds one for one (a fit
     that back-fitted terms, a model with an offset term)."""
@@ -110,7 +110,8 @@ def errors_by_round(model, X: np.ndarray, targets: np.ndarray) -> np.ndarray:
     """
     schema = (model.models[0] if isinstance(model, OneVsRestModel) else model).features
     X = np.asarray(X if schema is None else schema.transform(X))  # as the model reads X
-    if X.ndim != 2 or X.shape[0] == 0 or X.shape[1] != model.n_features or X.dtype.kind not in "biuf":
+    if (X.ndim != 2 or X.shape[0] == 0 or X.shape[1] != model.n_features
+            or X.dtype.kind not in "biuf"):
         raise ValueError(f"X must be a numeric array of shape (m, {model.n_features}), m >= 1, "
                          f"got {X.dtype} of shape {X.shape}")
     targets = np.asarray(targets)
@@ -130,8 +131,8 @@ def errors_by_round(model, X: np.ndarray, targets: np.ndarray) -> np.ndarray:
     positions = np.arange(n_columns if n_columns > 1 else 2)
     # blocks of consecutive threshold terms go to the kernel; the others one by one
     compiled = term >= 0
-    bounds = np.flatnonzero(np.diff(compiled)) + 1
-    for start, stop in zip([0, *bounds.tolist()], [*bounds.tolist(), term.size]):
+    bounds = (np.flatnonzero(np.diff(compiled)) + 1).tolist()
+    for start, stop in zip([0, *bounds], [*bounds, term.size]) if term.size else ():
         if compiled[start]:
             index = term[start:stop]
             features, thresholds, missing_left, values = (array[index] for array in arrays)

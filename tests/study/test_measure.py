@@ -13,7 +13,8 @@ import boostkit
 from boostkit import ComponentSpec, get_registry
 from boostkit.model import margin_labels
 from boostkit.multiclass import OneVsRestModel
-from boostkit.study.measure import learning_curve, model_bytes, errors_by_round, recorded_training_errors
+from boostkit.study.measure import (errors_by_round, learning_curve, model_bytes,
+                                    recorded_training_errors)
 
 
 def staged_errors(model, X, targets):
@@ -150,6 +151,12 @@ def test_the_errors_counted_by_hand():
     model = boostkit.Booster("adaboost", n_rounds=1).fit(X, y)  # one stump: no error
     assert learning_curve(model, X[2:], y[2:]) == [(1, 0.0, 0.0)]
     assert learning_curve(model, X[1:], np.array([1, 1, 0])) == [(1, 0.0, 2 / 3)]  # rows 1, 3
+
+
+def test_a_model_without_terms_has_an_empty_curve():
+    model, X, targets, train, test = fitted("binary stumps", n_rounds=3)
+    empty = attrs.evolve(model, hypotheses=(), contributions=(), records=())
+    assert learning_curve(empty, X[test], targets[test]) == []
 
 
 @pytest.mark.parametrize("case", ["binary stumps", "one-vs-rest", "native multiclass",
