@@ -140,6 +140,16 @@ def test_samme_starts_every_shard_on_its_true_label_pairs(contraceptive):
     assert (np.count_nonzero(on_shards, axis=1) == 1).all()
 
 
+def test_a_perfect_labelling_stops_samme_on_shards_as_on_one_machine():
+    X = np.arange(40, dtype=np.float64)[:, None]
+    y = np.repeat([0, 1], 20)
+    booster = boostkit.Booster("samme", n_rounds=10)
+    ref = booster.fit(X, y)
+    model, _ = dist.fit_on_shards(booster, dist.LocalShards(_parts(X, y, [0, 15, 40])))
+    assert ref.stop_reason == "perfect-fit" and ref.records[0].extra["class_error"] == 0.0
+    assert_same_records(ref, model)
+
+
 @attrs.define
 class HalfStart(SammeWeights):
     """SAMME's weights from a start whose row form forgets half of the weight."""
