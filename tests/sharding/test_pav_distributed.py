@@ -136,6 +136,28 @@ def test_a_lost_shard_is_replayed_replacements_included(cancer, spambase, refere
     assert_same_model(reference[recipe], model, X)
 
 
+@pytest.mark.parametrize("recipe", [*BACK_FITTING, "optimal-linear-adaboost"])
+def test_sample_weights_with_zeros_on_shards(cancer, spambase, recipe):
+    X, y = _data(recipe, cancer, spambase)
+    w = np.random.default_rng(1).integers(0, 3, len(y)).astype(float)  # a third weigh 0
+    booster = boostkit.Booster(recipe, n_rounds=12)
+    bounds = [0, 100, 350, len(y)]
+    model, _ = dist.fit_on_shards(booster, dist.LocalShards(
+        [(X[a:b], y[a:b], w[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]))
+    assert_same_model(booster.fit(X, y, sample_weight=w), model, X)
+
+
+def test_one_vs_rest_over_shards_fits_each_class_as_one_machine():
+    data = load("contraceptive")
+    booster = boostkit.Booster("pav-adaboost-finite", n_rounds=12, multiclass="one-vs-rest")
+    model, _ = dist.fit_on_shards(booster, dist.LocalShards(
+        _parts(data.X, data.y, _even(len(data.y), 2))))
+    ref = booster.fit(data.X, data.y)
+    assert len(model.models) == len(ref.models) == 3
+    for a, b in zip(ref.models, model.models):
+        assert_same_model(a, b, data.X)
+
+
 def test_the_shards_keep_raw_values_only_for_a_component_that_reads_them(cancer):
     X, y = cancer
     for recipe, params, kept in [("pav-adaboost-finite", {}, True),
