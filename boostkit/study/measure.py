@@ -126,7 +126,8 @@ def errors_by_round(model, X: np.ndarray, targets: np.ndarray) -> np.ndarray:
     targets = np.ascontiguousarray(targets.reshape(n_rows, -1), dtype=np.int64)
     term, columns, ends, arrays, loose, offsets = _staged_terms(model)
     offsets = np.zeros(n_columns) if offsets is None else np.asarray(offsets, dtype=np.float64)
-    margin = np.zeros((n_rows, n_columns))
+    X_columns = np.ascontiguousarray(X.T)
+    margin = np.zeros((n_columns, n_rows))  # by column, as the kernel reads it
     errors = np.zeros(ends.max() + 1 if ends.size else 0, dtype=np.int64)
     positions = np.arange(n_columns if n_columns > 1 else 2)
     # blocks of consecutive threshold terms go to the kernel; the others one by one
@@ -136,20 +137,21 @@ def errors_by_round(model, X: np.ndarray, targets: np.ndarray) -> np.ndarray:
         if compiled[start]:
             index = term[start:stop]
             features, thresholds, missing_left, values = (array[index] for array in arrays)
-            staged_threshold_errors(X, features, thresholds, missing_left, values,
+            staged_threshold_errors(X_columns, features, thresholds, missing_left, values,
                                     columns[start:stop], ends[start:stop], offsets, targets,
                                     multilabel, margin, errors)
             continue
         for k in range(start, stop):
             h, c = loose[k]
-            if columns[k] < 0:  # the model's own margin: (m,) for one column, (m, C) for several
-                current = margin[:, 0].copy() if n_columns == 1 else margin
-                margin += np.reshape(c.values(Candidate(h, X), current), (n_rows, -1))
-            else:
-                margin[:, columns[k]] += c.values(Candidate(h, X), margin[:, columns[k]].copy())
+            if columns[k] >= 0:  # a one-vs-rest class model's margin
+                margin[columns[k]] += c.values(Candidate(h, X), margin[columns[k]].copy())
+            elif n_columns == 1:
+                margin[0] += c.values(Candidate(h, X), margin[0].copy())
+            else:  # the model's (m, C) margin
+                margin += c.values(Candidate(h, X), margin.T.copy()).T
             if ends[k] >= 0:
-                labels = margin_labels(margin[:, 0] + offsets[0] if n_columns == 1
-                                       else margin + offsets, positions, multilabel)
+                labels = margin_labels(margin[0] + offsets[0] if n_columns == 1
+                                       else (margin + offsets[:, None]).T, positions, multilabel)
                 errors[ends[k]] += np.count_nonzero(labels.reshape(n_rows, -1) != targets)
     return errors / (n_rows * (n_columns if multilabel else 1))
 

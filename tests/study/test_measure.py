@@ -11,6 +11,7 @@ import pytest
 
 import boostkit
 from boostkit import ComponentSpec, get_registry
+from boostkit.kernels.staged import staged_threshold_errors
 from boostkit.model import margin_labels
 from boostkit.multiclass import OneVsRestModel
 from boostkit.study.measure import (errors_by_round, learning_curve, model_bytes,
@@ -57,6 +58,9 @@ CASES = {
     # terms whose contribution reads the running margin: evaluated by their values
     "margin-dependent terms": ("weightboost", {}, 2, False),
     "margin-dependent one-vs-rest": ("weightboost", {"multiclass": "one-vs-rest"}, 3, False),
+    # several margin columns, terms evaluated by their values
+    "multinomial": ("multinomial-logitboost", {}, 3, False),
+    "boostexter": ("boostexter", {}, 3, False),
     "rankboost one-vs-rest (offsets)": ("rankboost", {"multiclass": "one-vs-rest"}, 3, False),
 }
 
@@ -199,3 +203,19 @@ def test_bad_input_is_named():
         errors_by_round(model, X[:0], targets[:0])
     with pytest.raises(ValueError, match="targets must have shape"):
         errors_by_round(model, X, targets[:-1])
+
+
+def test_margins_equal_but_for_rounding_are_tied():
+    """0.3 and 0.1 + 0.2 differ in the last bit: predict's rule takes the first class."""
+    X_columns = np.zeros((1, 1))
+    values = np.array([[[0.3, 0.1], [0.3, 0.1]], [[0.0, 0.2], [0.0, 0.2]]])
+    margin = np.zeros((2, 1))
+    assert margin_labels(np.array([[0.3, 0.1 + 0.2]]), np.arange(2)).tolist() == [0]
+    for target, wrong in ((0, 0), (1, 1)):
+        margin[:] = 0.0
+        errors = np.zeros(1, dtype=np.int64)
+        staged_threshold_errors(X_columns, np.zeros(2, dtype=np.int64), np.zeros(2),
+                                np.zeros(2, dtype=np.bool_), values,
+                                np.full(2, -1, dtype=np.int64), np.array([-1, 0]), np.zeros(2),
+                                np.array([[target]]), False, margin, errors)
+        assert margin[:, 0].tolist() == [0.3, 0.1 + 0.2] and errors.tolist() == [wrong]
