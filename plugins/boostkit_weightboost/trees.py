@@ -621,11 +621,11 @@ class TreeLearner(boostkit.Proposal):
         each row routed down the tree so far by its bin codes), as a data-parallel tree
         learner (LightGBM's) sums one level's histograms over its workers. Of two children
         that may both be split, only the smaller is summed; the other's sums are their
-        parent's minus its sibling's, as on the rows (half the bytes).
-        Each node is split as the tree grown over the rows splits it (:meth:`_best_split`, the
-        same sums up to rounding), and the nodes are numbered as there (depth first, the left
-        child first), so the tree is the same. The candidate carries the tree's
-        :class:`TreeCells` and its leaves' class weights.
+        parent's minus its sibling's, as on the rows (half the bytes). Each node is split as
+        the tree grown over the rows splits it (:meth:`_best_split`, the same sums up to
+        rounding), and the nodes are numbered as there (depth first, the left child first),
+        so the tree is the same. The candidate carries the tree's :class:`TreeCells` and its
+        leaves' class weights.
         """
         binned = state.data.binned
         loss = partition_loss(state, self.criterion)
