@@ -27,6 +27,11 @@ Missing values and categorical columns (``BinnedData.ordered`` False): every nod
 missing values go (the heavier side when the node holds none of its feature) and may split a
 categorical column into two groups of categories; :class:`DecisionTree` routes them so at
 prediction. The regression tree (:func:`fit_regression_tree`) stays numeric and refuses both.
+
+Every data plane (:mod:`boostkit.plane`): where the rows are not in this process (a
+distributed fit's shards), the same tree is grown level by level from sums over all the rows,
+one ``state.reduce`` per level below the root (:class:`LevelSums`), and the shards find its
+leaves from their bin codes (:class:`TreeCells`); see :meth:`TreeLearner._propose_by_levels`.
 """
 
 from __future__ import annotations
