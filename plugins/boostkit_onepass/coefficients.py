@@ -22,12 +22,14 @@ def sign_alpha(eps: float, smoothing: float) -> float:
 
 def cell_outputs(state, candidate, owner: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(scores, y, weights)`` of a candidate without rows, one entry per cell and class:
-    the cell's score h_j (``cell_score_table``), the class's sign and its weight in the cell
+    the cell's score h_j (the hypothesis's ``cell_score_table``, or the proposal's
+    ``info["cell_scores"]`` where h is constant on each cell of the training rows only, a
+    count feature's bins), the class's sign and its weight in the cell
     (``state.cell_weights``). Sums over them are the sums over the rows that the cells hold."""
-    table = candidate.hypothesis.cell_score_table()
+    table = candidate.info.get("cell_scores", candidate.hypothesis.cell_score_table())
     if table is None:
         raise ValueError(f"{owner}: a candidate without rows needs a base classifier with a "
-                         f"score per cell (cell_score_table), and "
+                         f"score per cell (cell_score_table, or info['cell_scores']), and "
                          f"{candidate.hypothesis.name!r} has none")
     table = np.asarray(table, dtype=np.float64)
     wneg, wpos = state.cell_weights(candidate)
@@ -67,7 +69,7 @@ class OnePassAlpha(boostkit.Calibration):
 
     Every data plane (``"distributed"``): on a candidate without rows (a distributed fit's) the
     sum runs over its cells, each class's weight in a cell counting as one example with the
-    cell's score (:func:`cell_outputs`; the hypothesis needs ``cell_score_table``).
+    cell's score (:func:`cell_outputs`), by Newton's method over the cells for counts.
     """
 
     name = "onepass-alpha"

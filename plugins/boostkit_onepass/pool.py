@@ -56,25 +56,34 @@ def pool_order(n_features: int, negations: bool, order: str, rng: np.random.Gene
 
 
 @attrs.frozen
-class SignBins:
-    """A reduction over the rows (``state.reduce``): per feature and bin, the number of rows
-    with x <= 0 and with x > 0, ``(d, n_bins, 2)``, from their raw values and bin codes."""
+class ColumnBins:
+    """A reduction over the rows (``state.reduce``): the least and the greatest raw value of
+    every feature in every bin, ``(d, n_bins)`` each (inf and -inf where a bin is empty), and
+    how many values are neither -1 nor +1; combined over the parts of the rows by
+    :meth:`combine` (least, greatest, sum)."""
 
     n_bins: int
 
-    def __call__(self, rows) -> np.ndarray:
+    def __call__(self, rows) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         codes, X = rows.codes, rows.X
-        out = np.empty((codes.shape[0], self.n_bins, 2))
+        least = np.full((codes.shape[0], self.n_bins), np.inf)
+        greatest = np.full((codes.shape[0], self.n_bins), -np.inf)
         for j in range(codes.shape[0]):
-            out[j] = np.bincount(2 * codes[j].astype(np.intp) + (X[:, j] > 0.0),
-                                 minlength=2 * self.n_bins).reshape(self.n_bins, 2)
-        return out
+            np.minimum.at(least[j], codes[j], X[:, j])
+            np.maximum.at(greatest[j], codes[j], X[:, j])
+        return least, greatest, np.array([np.count_nonzero((X != 1.0) & (X != -1.0))])
+
+    @staticmethod
+    def combine(answers) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return (np.minimum.reduce([a[0] for a in answers]),
+                np.maximum.reduce([a[1] for a in answers]), sum(a[2] for a in answers))
 
 
-def sign_tables(counts: np.ndarray, features) -> np.ndarray:
+def sign_tables(least: np.ndarray, greatest: np.ndarray, features) -> np.ndarray:
     """``(d, n_bins)`` uint8: the cell (1 for x > 0) of every bin of every feature, from the
-    :class:`SignBins` counts; a bin holding rows on both sides of 0 is refused, naming it."""
-    straddling = (counts[..., 0] > 0) & (counts[..., 1] > 0)
+    :class:`ColumnBins` ranges; a bin holding values on both sides of 0 is refused, naming
+    it."""
+    straddling = (least <= 0.0) & (greatest > 0.0)
     if straddling.any():
         j, b = (int(i) for i in np.argwhere(straddling)[0])
         raise boostkit.DataError(
@@ -83,34 +92,69 @@ def sign_tables(counts: np.ndarray, features) -> np.ndarray:
             "read from them: bin the data so that 0 is a bin edge (more max_bins, or fewer "
             "distinct values), or fit in memory"
         )
-    return (counts[..., 1] > 0).astype(np.uint8)
+    return (least > 0.0).astype(np.uint8)
 
 
-class BinnedSignPool:
-    """:class:`FeaturePool`'s sign classifiers, in the same order, for a fit whose rows live
-    elsewhere (shards): each classifier's cells (x > 0) are read from its feature's bin codes
-    (``bin_cells``, :func:`sign_tables`) and its cell sums from ``state.class_histogram()``."""
+def bin_values(least: np.ndarray, greatest: np.ndarray, features) -> np.ndarray:
+    """``(d, n_bins)``: the one value of every bin of every feature (0 where a bin is empty),
+    from the :class:`ColumnBins` ranges; a bin holding several values is refused, naming it."""
+    several = greatest > least
+    if several.any():
+        j, b = (int(i) for i in np.argwhere(several)[0])
+        raise boostkit.DataError(
+            f"column {boostkit.feature_label(features, j)} has several training values in its "
+            f"bin {b} ({least[j, b]:g} to {greatest[j, b]:g}), so where the rows live only as "
+            "bin codes a count classifier's Newton alpha cannot be found from the bins' sums: "
+            "term counts need at most max_bins distinct values per column, or fit in memory"
+        )
+    return np.where(np.isfinite(least), least, 0.0)
 
-    def __init__(self, state, *, negations: bool, order: str, rng: np.random.Generator):
+
+class BinnedPool:
+    """:class:`FeaturePool`'s classifiers, in the same order, for a fit whose rows live
+    elsewhere (shards), from the bins: a sign classifier's cells (x > 0) are read from its
+    feature's bin codes (``bin_cells``, :func:`sign_tables`), a count classifier's cells are
+    its feature's bins, each holding one value (``info["cell_scores"]``, :func:`bin_values`);
+    their cell sums come from ``state.class_histogram()``, and the shards evaluate the terms
+    on their raw values. ``base="auto"`` is resolved as :func:`resolve_base` does, from the
+    count of values that are not +-1."""
+
+    def __init__(self, state, *, base: str, negations: bool, order: str,
+                 rng: np.random.Generator):
         data = state.data
+        least, greatest, not_sign = state.reduce(ColumnBins(data.binned.max_bins))
+        self.base = base if base != "auto" else ("count" if int(not_sign[0]) else "sign")
+        if self.base == "count" and negations:
+            raise ValueError(
+                "negations apply to sign classifiers only: a count classifier's voting weight "
+                "already takes either sign"
+            )
         self._state = state
         self._features, self._polarities, self.order = pool_order(data.n_features, negations,
                                                                   order, rng)
-        self._tables = sign_tables(state.reduce(SignBins(data.binned.max_bins)), data.features)
+        self._tables = (sign_tables(least, greatest, data.features) if self.base == "sign"
+                        else bin_values(least, greatest, data.features))
         self.position = 0
 
     def __len__(self) -> int:
         return self.order.shape[0]
 
     def next(self) -> boostkit.Candidate | None:
-        """The next sign classifier with its cells and cell sums, or ``None`` when spent."""
+        """The next classifier with its cells and cell sums, or ``None`` when spent."""
         if self.position >= len(self):
             return None
         entry = self.order[self.position]
         self.position += 1
         feature = int(self._features[entry])
-        table = self._tables[feature]
         hist = self._state.class_histogram()[feature]  # (bins, 2): negatives, positives
+        if self.base == "count":
+            values = self._tables[feature, :hist.shape[0]]
+            return boostkit.Candidate(
+                FeatureCount(feature),
+                bin_cells=boostkit.BinCells(feature, np.arange(hist.shape[0], dtype=np.uint8)),
+                cell_wneg=hist[:, 0].copy(), cell_wpos=hist[:, 1].copy(),
+                info={"cell_scores": values})
+        table = self._tables[feature]
         present = table[:hist.shape[0]].astype(bool)
         wneg = np.array([hist[~present, 0].sum(), hist[present, 0].sum()])
         wpos = np.array([hist[~present, 1].sum(), hist[present, 1].sum()])
@@ -184,18 +228,21 @@ class OrderedPool(boostkit.Proposal):
         ``"random"`` (drawn from the fit's seeded generator) or ``"given"`` (feature order, as
         in the construction of section 3.2).
 
-    Every data plane with ``base="sign"`` (``"distributed"``): where the rows live elsewhere
-    (shards) the same order's classifiers read their cells from the bin codes
-    (:class:`BinnedSignPool`; the shards keep the raw values, ``reads_values``, to find which
-    bins hold x > 0). Term counts (``"count"``, or ``"auto"``, which may choose them) are
-    refused there: their alpha is Newton's method over every row's y h (section 4).
+    Every data plane (``"distributed"``): where the rows live elsewhere (shards) the same
+    order's classifiers come from the bins (:class:`BinnedPool`): a sign classifier's cells are
+    the bins of x > 0, a count classifier's the bins of its feature, each holding one value
+    (so at most ``max_bins`` distinct values per column), from one reduction over the raw
+    values, which the shards keep (``reads_values``) and evaluate the terms on.
     """
 
     name = "ordered-pool"
     base: str = attrs.field(default="auto", validator=one_of(BASES))
     negations: bool = attrs.field(default=False, converter=bool)
     order: str = attrs.field(default="random", validator=one_of(ORDERS))
-    _pool: FeaturePool | BinnedSignPool | None = attrs.field(init=False, default=None)
+    _pool: FeaturePool | BinnedPool | None = attrs.field(init=False, default=None)
+
+    #: The shards of a distributed fit keep the raw values: the terms are evaluated on them.
+    reads_values = True
 
     @property
     def provides(self) -> frozenset[str]:
@@ -203,21 +250,7 @@ class OrderedPool(boostkit.Proposal):
         if self.base == "sign":
             return frozenset({"real-scores", "sign-scores", "cells", "two-cells", "sparse-input",
                               DISTRIBUTED})
-        return frozenset({"real-scores", "sparse-input"})
-
-    @property
-    def reads_values(self) -> bool:
-        """Whether the shards of a distributed fit keep the raw values (to find x > 0)."""
-        return self.base == "sign"
-
-    @property
-    def distributed_refusal(self) -> str | None:
-        """Why this proposal cannot run on shards, or ``None`` when it can."""
-        if self.base == "sign":
-            return None
-        return (f"with base={self.base!r} may propose term counts h = x_j, whose one-pass "
-                "alpha is Newton's method over every row's y h, not a sum over cells; "
-                "base='sign' (x_j > 0 ? +1 : -1, the feature itself when it is +-1) distributes")
+        return frozenset({"real-scores", "sparse-input", DISTRIBUTED})
 
     def __attrs_post_init__(self):
         if self.base == "count" and self.negations:
@@ -225,9 +258,9 @@ class OrderedPool(boostkit.Proposal):
 
     @boostkit.hookimpl
     def boostkit_fit_start(self, state):
-        if state.data.X is None:  # the rows live elsewhere: sign classifiers over the bins
-            self._pool = BinnedSignPool(state, negations=self.negations, order=self.order,
-                                        rng=state.rng)
+        if state.data.X is None:  # the rows live elsewhere: the classifiers over the bins
+            self._pool = BinnedPool(state, base=self.base, negations=self.negations,
+                                    order=self.order, rng=state.rng)
         else:
             self._pool = FeaturePool(state.data.X, base=self.base, negations=self.negations,
                                      order=self.order, rng=state.rng)

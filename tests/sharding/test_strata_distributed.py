@@ -44,6 +44,15 @@ def signs():
     return X, np.where(X[:, :8].sum(axis=1) + rng.normal(size=600) > 0, 1, -1)
 
 
+@pytest.fixture(scope="module")
+def counts():
+    """Term counts, the first 6 columns voting for the label and the next 6 against."""
+    rng = np.random.default_rng(1)
+    X = rng.poisson(0.6, size=(600, 25)).astype(np.float64)
+    return X, np.where(X[:, :6].sum(axis=1) - X[:, 6:12].sum(axis=1)
+                       + rng.normal(size=600) > 0, 1, -1)
+
+
 #: recipe -> (Booster keyword arguments, dataset fixture)
 CASES = {
     "samme": (dict(algorithm="samme", n_rounds=25), "contraceptive"),
@@ -52,10 +61,11 @@ CASES = {
     "ada2boost": (dict(algorithm="ada2boost", n_rounds=30,
                        reweighting=("stratification", {"pn_records": False})), "cancer"),
     "rankboost": (dict(algorithm="rankboost", n_rounds=30), "cancer"),
-    "opab": (dict(algorithm="opab", proposal=("ordered-pool", {"base": "sign"}), n_rounds=40,
-                  random_state=3), "signs"),
+    "opab": (dict(algorithm="opab", n_rounds=40, random_state=3), "signs"),
+    "opab-counts": (dict(algorithm="opab", n_rounds=40, random_state=3), "counts"),
     "picky-adaboost": (dict(algorithm="picky-adaboost proposal=ordered-pool(base=sign)"
                             "+picky(gamma_bar=0.05)", n_rounds=40, random_state=3), "signs"),
+    "picky-counts": (dict(algorithm="picky-adaboost", n_rounds=40, random_state=3), "counts"),
 }
 
 
@@ -263,6 +273,14 @@ def test_reductions_see_the_weights_normalised_by_sign(cancer):
     np.testing.assert_allclose(seen["shards"], seen["local"], rtol=1e-12)
 
 
+def test_counts_of_several_values_in_a_bin_are_refused_naming_the_column(counts):
+    X, y = counts
+    booster = boostkit.Booster("opab", max_bins=3, n_rounds=3)
+    with pytest.raises(boostkit.DataError, match=r"column x\[\d+\] has several training "
+                                                 r"values in its bin 2 \(2 to \d\)"):
+        dist.fit_on_shards(booster, dist.LocalShards(_parts(X, y, _even(len(y), 2))))
+
+
 def test_by_sign_weights_take_no_potential_of_their_own():
     with pytest.raises(ValueError, match="by_sign=True.*no log_potential"):
         boostkit.RowWeights(np.ones(3), 0.0, -1.0, by_sign=True)
@@ -276,10 +294,7 @@ def test_by_sign_weights_take_no_potential_of_their_own():
      "floor=0 .* distributes"),
     ("rankboost-pairs", {}, "reweighting 'preference-pairs' has no row form"),
     ("rankboost-features", {}, "proposal 'feature-ranker'"),
-    ("opab", {}, r"proposal 'ordered-pool' with base='auto' may propose term counts .* "
-                 "base='sign' .* distributes"),
-    ("picky-adaboost", {"proposal": ("ordered-pool", {"base": "count"})},
-     "proposal 'ordered-pool' with base='count'"),
+    ("popbm", {}, "proposal 'popbm-pool'"),
 ])
 def test_what_cannot_run_on_shards_is_refused_with_its_reason(cancer, recipe, overrides,
                                                              reason):
