@@ -201,3 +201,31 @@ def test_pav_without_ordered_cells_is_refused_on_a_candidate_without_rows():
                                    bin_cells=boostkit.BinCells(0, np.zeros(4, dtype=np.uint8)))
     with pytest.raises(ValueError, match="quantile bins of every training score"):
         PavCalibration().boostkit_calibrate(state=None, candidate=candidate)
+
+
+def test_a_term_replaced_without_rows_needs_no_removed_values():
+    contribution = boostkit.CellContribution(np.zeros(2))
+    assert boostkit.Calibrated(contribution, None, (0.0,), replaces=0).replaces == 0
+    with pytest.raises(ValueError, match="replaces needs removed_values"):
+        boostkit.Calibrated(contribution, np.zeros(3), (0.0,), replaces=0)
+    with pytest.raises(ValueError, match="give replaces with them"):
+        boostkit.Calibrated(contribution, np.zeros(3), (0.0,), removed_values=np.zeros(3))
+
+
+def test_a_candidate_without_rows_says_so():
+    from boostkit_pav import NaiveBayesScore
+
+    hypothesis = NaiveBayesScore(0.0, np.ones(2), 0.0)
+    with pytest.raises(TypeError, match="rows_elsewhere=True"):
+        boostkit.Candidate(hypothesis)
+    assert not boostkit.Candidate(hypothesis, rows_elsewhere=True).has_rows
+
+
+def test_reductions_that_are_not_sums_combine_their_own_way():
+    from boostkit.plane import combine_reductions
+    from boostkit_pav.calibrations import ScoreRange
+
+    answers = [np.array([-1.0, 2.0, -np.inf]), np.array([3.0, -5.0, 0.5])]
+    np.testing.assert_array_equal(combine_reductions(ScoreRange(None), answers), [3.0, 2.0, 0.5])
+    np.testing.assert_array_equal(combine_reductions(lambda rows: None, answers),
+                                  [2.0, -3.0, -np.inf])
