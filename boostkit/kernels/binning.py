@@ -298,7 +298,7 @@ def _code_sorted_column(sorted_values, sorted_rows, f, weighted, max_bins,
             bin_counts[f, code] += 1
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _bin_column(X, f, weighted, max_bins, n_categories, missing_code, thresholds,
                 n_thresholds, codes, bin_counts, values, rows, values_tmp, rows_tmp, distinct,
                 counts):

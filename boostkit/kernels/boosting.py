@@ -39,7 +39,7 @@ def interleaved_sum(a):
     return (s0 + s1) + (s2 + s3)
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _add_block(margin, contribution, y, d1, weights, out, start, stop):
     # out[i] = margin[i] + contribution[i] over [start, stop) (``out`` may be ``margin``: the
     # update in place), and the block's (training error, weighted error, least margin, whether
@@ -312,7 +312,7 @@ def sign_error(scores, y, weights):
     return eps, bad
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _cell_sign_error_block(cells, table, y, weights, start, stop):
     cells = cells[start:stop]
     y = y[start:stop]

@@ -94,7 +94,7 @@ def _accumulate_group(codes, weights, is_pos, group, f, start, stop):
         group[column + np.uintp(3 * _CODES) + np.uintp(r3[i])] += w
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _groups_shape(d, n_columns):
     # The shape of the group histograms of d features and n_columns columns (_fill_groups).
     return (d + _GROUP - 1) // _GROUP, n_columns * _GROUP * _CODES
@@ -150,7 +150,7 @@ def _add_into(total, part):
         total[i] += part[i]
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _groups_to_out(groups, out):
     # out[f, b, c] = the sum of feature f, bin b, column c in the group histograms.
     d, n_bins, n_columns = out.shape
@@ -178,7 +178,7 @@ def class_histogram(codes, weights, is_pos, out):
 _DIRECT_ROWS = 4096
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _accumulate_direct(codes, weights, is_pos, out, start, stop):
     # out[f, code, column] += weight over examples [start, stop), four features per pass, in
     # the examples' order (the group layout's sums, bit for bit).
@@ -206,7 +206,7 @@ def _accumulate_direct(codes, weights, is_pos, out, start, stop):
             hist[row[i], is_pos[i]] += weights[i]
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def class_histogram_block(codes, weights, is_pos, out, start, stop):
     """Fill ``out`` (``(d, n_bins, n_columns)``) with the histogram of examples ``[start, stop)``:
     :func:`class_histogram` of one block of examples (``is_pos`` holds column indices below

@@ -285,11 +285,11 @@ def lowest_error_cut(hist, valid, tolerance, scores, sides):
     m = n_bins - 1
     right = np.empty((4, m, 2))
     lowest = np.empty(d)  # each feature's lowest valid error (inf: none; NaN: a NaN)
-    f = 0
-    while f + 4 <= d:
-        _error_cuts_of_four(hist, f, valid, right, scores, lowest)
-        f += 4
-    while f < d:
+    # A range's index, not a counter from the constant 0: numba would first type the call with
+    # f the literal 0 and compile _error_cuts_of_four twice (cold start, docs/performance.md).
+    for group in range(d // 4):
+        _error_cuts_of_four(hist, 4 * group, valid, right, scores, lowest)
+    for f in range(d - d % 4, d):
         r = right[0]
         sn = sp = 0.0
         for b in range(m, 0, -1):
@@ -305,7 +305,6 @@ def lowest_error_cut(hist, valid, tolerance, scores, sides):
             scores[f, b] = e
             low = _min_or_nan(e if valid[f, b] else np.inf, low)
         lowest[f] = low
-        f += 1
     k = _first_near_lowest(scores, valid, tolerance, lowest)
     if k >= 0:
         f, c = k // m, k % m
