@@ -306,7 +306,7 @@ class DaskShards(dist.Shards):
     def step(self, calls):
         # One task per worker, over the shards it holds (a shard whose holder is unknown gets
         # a task of its own, placed by Dask).
-        self.round = max(first + len(terms) for first, terms in calls.values())
+        self.round = max(call[0] + len(call[1]) for call in calls.values())
         groups: dict = {}
         for k in calls:
             holder = self.holders[k][0] if self.holders[k] else f"shard-{k}"
