@@ -1,0 +1,76 @@
+"""The cold start: the one-line notice before compiling, and what a fit compiles.
+
+Each test runs Python in a subprocess with its own numba cache directory (``NUMBA_CACHE_DIR``),
+empty at first, so that numba really compiles: the notice is printed exactly once by a process
+that compiles boostkit's kernels, and not at all by one that finds them in the cache.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numba
+import pytest
+
+from boostkit.kernels.compile_notice import MESSAGE
+
+pytestmark = pytest.mark.skipif(numba.config.DISABLE_JIT, reason="nothing compiles without the JIT")
+
+# One small kernel, then a function of the caller's own (module __main__), which is not
+# boostkit's and must not print the notice in a process that has not printed it.
+SMALL_KERNEL = """
+import numba, numpy as np
+from boostkit.kernels.boosting import sum_and_min
+assert sum_and_min(np.arange(5.0)) == (10.0, 0.0)
+numba.njit(lambda x: x + 1)(1)
+"""
+
+FIT = """
+import boostkit
+from boostkit.datasets import load
+data = load("breast_cancer_wisconsin", dropna=True)
+model = boostkit.Booster("adaboost", n_rounds=3).fit(data.X, data.y)
+print(model.predict(data.X).sum())
+"""
+
+
+def run_python(code: str, cache_dir) -> subprocess.CompletedProcess:
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir), NUMBA_NUM_THREADS="1",
+               OMP_NUM_THREADS="1")
+    completed = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                               text=True)
+    assert completed.returncode == 0, completed.stderr
+    return completed
+
+
+@pytest.fixture(scope="module")
+def filled_cache(tmp_path_factory):
+    """A cache directory that a first process (returned with it) filled with its kernels."""
+    cache_dir = tmp_path_factory.mktemp("numba-cache")
+    return cache_dir, run_python(SMALL_KERNEL, cache_dir)
+
+
+def test_the_notice_is_printed_once_by_a_compiling_process_and_not_from_a_warm_cache(
+        filled_cache):
+    cache_dir, cold = filled_cache
+    assert cold.stderr.count(MESSAGE) == 1, cold.stderr
+    assert any(cache_dir.rglob("*.nbi")), "the kernels were not cached"
+    warm = run_python(SMALL_KERNEL, cache_dir)
+    assert MESSAGE not in warm.stderr, warm.stderr
+
+
+def test_a_process_compiling_only_its_own_functions_prints_no_notice(filled_cache):
+    cache_dir, _ = filled_cache
+    own = run_python("import boostkit, numba\nnumba.njit(lambda x: 2 * x)(3.0)", cache_dir)
+    assert MESSAGE not in own.stderr, own.stderr
+
+
+@pytest.mark.slow
+def test_a_first_fit_prints_the_notice_once_and_the_second_process_none(tmp_path):
+    cold = run_python(FIT, tmp_path)
+    assert cold.stderr.count(MESSAGE) == 1, cold.stderr
+    warm = run_python(FIT, tmp_path)
+    assert MESSAGE not in warm.stderr, warm.stderr
+    assert warm.stdout == cold.stdout
