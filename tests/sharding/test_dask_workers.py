@@ -167,6 +167,53 @@ def test_workers_killed_every_three_rounds_finish_the_same_model_or_stop_clearly
         print(f"fit {len(outcomes)}: {outcomes[-1]} after {out['kills']} kills", flush=True)
 
 
+#: A fit with the plugin on a LocalCluster whose worker process loads only the first-party
+#: plugins (BOOSTKIT_PLUGINS in its environment): the error that refuses it, as JSON.
+REFUSED_SCRIPT = r"""
+import json
+
+import dask.array as da
+from distributed import Client, LocalCluster
+
+import boostkit
+import boostkit.dask
+from boostkit.datasets import load
+from boostkit.errors import PluginLoadError
+
+if __name__ == "__main__":
+    data = load("breast_cancer_wisconsin", dropna=True)
+    first_party = ",".join(name for name, distribution, _ in boostkit.dask.plugin_set()
+                           if distribution == "boostkit")
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                      dashboard_address=None, silence_logs=50,
+                      env={"BOOSTKIT_PLUGINS": first_party}) as cluster, Client(cluster) as client:
+        booster = boostkit.dask.Booster("huber-subspace-boost", n_rounds=5)
+        try:
+            booster.fit(da.from_array(data.X, chunks=(200, 9)), da.from_array(data.y, chunks=200),
+                        client=client)
+        except PluginLoadError as exc:
+            print(json.dumps({"error": str(exc), "fitted": booster.fit_stats_ is not None}))
+"""
+
+
+@pytest.mark.slow
+def test_a_worker_process_without_the_drivers_plugin_is_refused(site, tmp_path):
+    script = tmp_path / "refused_fit.py"
+    script.write_text(REFUSED_SCRIPT)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BOOSTKIT_")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH")]))
+    completed = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                               env=env, timeout=600)
+    assert completed.returncode == 0, completed.stderr
+    out = json.loads(completed.stdout.strip().splitlines()[-1])
+    assert "refused: plugin 'example-distributed' (boostkit-example-distributed 0.1.0) is not " \
+           "loaded on the worker" in out["error"]
+    assert "'boostkit-example-distributed==0.1.0' on every worker" in out["error"]
+    assert out["error"].endswith("the fit was refused before reading any data, and no model "
+                                 "was returned")
+    assert not out["fitted"]
+
+
 def _cluster(n_workers=1):
     return LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=False,
                         dashboard_address=None, silence_logs=50)
