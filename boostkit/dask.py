@@ -31,9 +31,10 @@ plugin, and the fit stops with that error.
 **No wait without a bound.** The driver waits for its tasks a second at a time, and between two
 looks asks the scheduler how many workers it has. A cluster with no worker for
 ``Booster.no_worker_timeout`` seconds, a scheduler that does not answer for as long or that the
-client lost, a step that waits longer than ``Booster.task_timeout``, or a task killed with its
-workers again and again ends the fit with a :class:`ClusterError` saying so; a fit that raises
-returns no model and sets no fitted attribute. While workers come back, the fit goes on.
+client lost, a step none of whose tasks finishes for ``Booster.task_timeout`` seconds, or a
+task killed with its workers again and again ends the fit with a :class:`ClusterError` saying
+so; a fit that raises returns no model and sets no fitted attribute. While workers come back,
+the fit goes on.
 """
 
 from __future__ import annotations
@@ -68,8 +69,9 @@ TASK_TIMEOUT = 600.0
 
 class ClusterError(BoostkitError, RuntimeError):
     """The Dask cluster could not finish a fit: it had no worker, or the driver lost its
-    scheduler, for longer than the fit's bound; a step waited past ``task_timeout``; or a task
-    was lost with its workers too often. The fit returned no model."""
+    scheduler, for longer than the fit's bound; no task of a step finished for
+    ``task_timeout``; or a task was lost with its workers too often. The fit returned no
+    model."""
 
 
 def _dask():
@@ -187,6 +189,7 @@ def _checked(expected: tuple, fn, *args, **kwargs):
 
 def _driver_plugins_class():
     """:class:`DriverPlugins`, built on first use: it subclasses distributed's WorkerPlugin."""
+    _dask()  # the dask extra, or the error that says how to install it
     from distributed.diagnostics.plugin import WorkerPlugin
 
     class DriverPlugins(WorkerPlugin):
@@ -328,7 +331,7 @@ class DaskShards(dist.Shards):
         """The futures' results (a task's error is raised here), waiting a bounded time."""
         _, _, _, distributed = _dask()
         waiting = list(futures.values())
-        started = time.monotonic()
+        finished, finished_at = 0, time.monotonic()
         no_worker_since = silent_since = None
         while True:
             try:
@@ -350,9 +353,14 @@ class DaskShards(dist.Shards):
                 raise PluginLoadError(f"{exc}; {self._progress()}; no model was "
                                       "returned") from None
             now = time.monotonic()
-            if self.task_timeout is not None and now - started > self.task_timeout:
-                raise self._stopped(f"a step's tasks did not finish within task_timeout = "
-                                    f"{self.task_timeout:g} s")
+            done = sum(f.done() for f in waiting)  # a lost worker's finished task is undone
+            if done > finished:
+                finished_at = now
+            finished = done
+            if self.task_timeout is not None and now - finished_at > self.task_timeout:
+                raise self._stopped(f"no task of the step finished for task_timeout = "
+                                    f"{self.task_timeout:g} s ({finished} of {len(waiting)} "
+                                    "finished)")
             n_workers = self._n_workers()
             silent_since = (silent_since or now) if n_workers is None else None
             no_worker_since = (no_worker_since or now) if n_workers == 0 else None
@@ -445,8 +453,10 @@ class Booster(_LocalBooster):
     Two bounds on the waits, in seconds: ``no_worker_timeout`` (default 60) is the longest the
     cluster may have no worker, or its scheduler not answer, before the fit stops; while
     workers come back, it goes on. ``task_timeout`` (default 600; ``None``: no bound) is the
-    longest one step (a round, with any rebuilding of lost shards; or building the shards) may
-    wait for its tasks. Past either the fit raises :class:`ClusterError` and returns no model.
+    longest the fit waits for the next of a step's tasks to finish (a step: the partitions'
+    summaries, the bin sample, building the shards, or a round with any rebuilding of lost
+    shards), however long the step takes while its tasks finish. Past either the fit raises
+    :class:`ClusterError` and returns no model.
     """
 
     no_worker_timeout: float = attrs.field(

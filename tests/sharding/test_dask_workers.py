@@ -14,6 +14,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -24,6 +25,7 @@ from distributed import Client, LocalCluster  # noqa: E402
 
 import boostkit  # noqa: E402
 import boostkit.dask  # noqa: E402
+import boostkit.distributed  # noqa: E402
 from boostkit.datasets import load  # noqa: E402
 from boostkit.errors import DataError, PluginLoadError  # noqa: E402
 from plugin_install import install_distribution  # noqa: E402
@@ -255,6 +257,25 @@ def test_a_closed_cluster_says_that_the_scheduler_is_lost(cancer):
         with pytest.raises(boostkit.dask.ClusterError,
                            match=r"the driver lost the Dask scheduler.*the fit stopped after "
                                  r"round 2; no model was returned"):
+            booster.fit(X, y, client=client)
+    assert booster.fit_stats_ is None
+
+
+def test_a_step_whose_tasks_stall_stops_after_task_timeout(cancer, monkeypatch):
+    X, y = cancer
+    step_shards = boostkit.distributed.step_shards
+
+    def stalling(shards, calls):
+        if calls[0][0] == 1:  # round 2: the task does not finish in time
+            time.sleep(4.0)
+        return step_shards(shards, calls)
+
+    monkeypatch.setattr(boostkit.distributed, "step_shards", stalling)
+    with _cluster() as cluster, Client(cluster) as client:
+        booster = boostkit.dask.Booster("adaboost", n_rounds=5, task_timeout=1.0)
+        with pytest.raises(boostkit.dask.ClusterError,
+                           match=r"no task of the step finished for task_timeout = 1 s \(0 of 1 "
+                                 r"finished\); the fit stopped after round 1; no model"):
             booster.fit(X, y, client=client)
     assert booster.fit_stats_ is None
 
