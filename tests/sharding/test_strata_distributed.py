@@ -315,7 +315,7 @@ def test_on_a_dask_cluster_of_two_worker_processes(request):
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                       dashboard_address=None, silence_logs=40) as cluster, Client(cluster) as c:
-        for name in ("samme", "ada2boost", "rankboost"):
+        for name in ("samme", "ada2boost", "rankboost", "opab-counts", "picky-adaboost"):
             booster, X, y = _case(request, name)
             ref = booster.fit(X, y)
             kwargs = CASES[name][0]
