@@ -209,7 +209,7 @@ def partition_sample(index: int, X, sample_weight, size: int, seed: int,
     w = _partition_weights(sample_weight, matrix.shape[0], f"partition {index}")
     if held_out is not None:
         w = w.copy()
-        w[held_out.rows(_labels(y, matrix.shape[0], f"partition {index}"), w)] = 0.0
+        w[held_out.dropped(_labels(y, matrix.shape[0], f"partition {index}"), w)] = 0.0
     rows = np.flatnonzero(w / weight_total > 0)
     if size < rows.shape[0]:
         rng = np.random.default_rng([seed, index])
@@ -223,20 +223,42 @@ class HeldOut:
     them (:func:`boostkit.validation.stratified_holdout` over all partitions in order): for
     every stratum (every class of ``classes``; all rows when ``classes`` is ``None``, for
     multi-label y), the sorted ranks of the held-out rows among the partition's rows of
-    positive weight in that stratum."""
+    positive weight in that stratum.
+
+    A one-vs-rest class's binary fit holds rows out again, of the rows left by a first
+    holdout (``within``), in two strata: the rows not of class ``target``, then its rows.
+    """
 
     classes: np.ndarray | None
     ranks: tuple
+    target: int | None = None
+    within: HeldOut | None = None
+
+    @property
+    def n_dropped(self) -> int:
+        """The partition's rows that are not training rows (held out here, or before)."""
+        before = 0 if self.within is None else self.within.n_dropped
+        return before + sum(r.shape[0] for r in self.ranks)
 
     def rows(self, labels: np.ndarray, weights: np.ndarray) -> np.ndarray:
         """The held-out rows (sorted indices) of a partition of ``labels`` and ``weights``."""
         weighted = weights > 0
+        if self.within is not None:
+            weighted[self.within.rows(labels, weights)] = False
         if self.classes is None:
-            strata = [np.flatnonzero(weighted)]
+            strata = [weighted]
         else:
             codes = np.searchsorted(self.classes, labels)
-            strata = [np.flatnonzero(weighted & (codes == c)) for c in range(len(self.ranks))]
-        return np.sort(np.concatenate([m[r] for m, r in zip(strata, self.ranks)]))
+            strata = ([weighted & (codes == c) for c in range(len(self.ranks))]
+                      if self.target is None else
+                      [weighted & (codes != self.target), weighted & (codes == self.target)])
+        return np.sort(np.concatenate([np.flatnonzero(m)[r] for m, r in zip(strata, self.ranks)]))
+
+    def dropped(self, labels: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """The rows that are not training rows: these, and those held out before them."""
+        rows = self.rows(labels, weights)
+        return rows if self.within is None else np.union1d(rows, self.within.dropped(labels,
+                                                                                     weights))
 
 
 # -- shards ---------------------------------------------------------------------------------------
@@ -276,6 +298,12 @@ class ShardPlan:
     #: which rows the shards hold: ``None`` (all), ``"train"`` (the others), ``"held"``.
     held_out: tuple | None = attrs.field(default=None, eq=False)
     rows: str | None = None
+    #: What the partitions' summaries said, to find other plans' bins and held-out rows:
+    #: every partition's rows of positive weight in each stratum (:func:`_strata_counts`) and
+    #: in all, and the columns with a missing value.
+    strata_counts: np.ndarray | None = attrs.field(default=None, eq=False)
+    partition_weighted: tuple = ()
+    missing: np.ndarray | None = attrs.field(default=None, eq=False)
     keep_values: bool = False
 
     @property
@@ -357,9 +385,9 @@ def build_shard(index: int, plan: ShardPlan, X, y, sample_weight=None) -> Shard:
     n = matrix.shape[0]
     y, w = _labels(y, n, name), _partition_weights(sample_weight, n, name)
     if plan.rows is not None:  # the training rows, or the held-out rows, of the partition
-        held = plan.held_out[index].rows(y, w)
-        keep = held if plan.rows == "held" else np.setdiff1d(np.arange(n), held,
-                                                             assume_unique=True)
+        held_out = plan.held_out[index]
+        keep = (held_out.rows(y, w) if plan.rows == "held"
+                else np.setdiff1d(np.arange(n), held_out.dropped(y, w), assume_unique=True))
         matrix, y, w, n = matrix[keep], y[keep], w[keep], keep.shape[0]
     n_classes = plan.classes.shape[0]
     coding = LabelCoding(plan.classes, np.empty((0,) if n_classes == 2 and not plan.multilabel
@@ -950,50 +978,75 @@ def plan_shards(booster, recipe, components, shards: Shards, rng, n_jobs: int,
             raise DataError(f"class(es) {classes[class_weight <= 0].tolist()} have total "
                             "sample_weight 0: give them positive weight, or remove their "
                             "examples")
-    n_weighted = [s.n_weighted for s in summaries]
-    weight_total = math.fsum(s.weight_total for s in summaries)
-    held_out = None if fraction is None else _held_out(summaries, classes, multilabel,
-                                                       fraction, rng)
-    if held_out is not None:
-        n_weighted = [n - sum(r.shape[0] for r in h.ranks) for n, h in zip(n_weighted, held_out)]
+    partition_weighted = tuple(s.n_weighted for s in summaries)
+    strata = _strata_counts(summaries, classes, multilabel)
+    held_out = (None if fraction is None
+                else _split_positions(holdout_positions(strata.sum(axis=0), fraction, rng),
+                                      strata, None if multilabel else classes))
+    missing = np.logical_or.reduce([s.missing for s in summaries])
+    plan = ShardPlan(thresholds=(), missing_bin=int(booster.max_bins) if missing.any() else None,
+                     max_bins=booster.max_bins, classes=classes,
+                     weight_total=math.fsum(s.weight_total for s in summaries),
+                     features=features, allow_missing=allow_missing,
+                     reweighting=next(c for r, c in components if r == "reweighting"),
+                     n_jobs=n_jobs, multilabel=multilabel, class_counts=class_counts,
+                     n_weighted=sum(partition_weighted), held_out=held_out,
+                     keep_values=any(getattr(c, "reads_values", False) for _, c in components),
+                     strata_counts=strata, partition_weighted=partition_weighted,
+                     missing=missing)
+    return attrs.evolve(plan, thresholds=_bin_edges(plan, shards, rng))
+
+
+def _bin_edges(plan: ShardPlan, shards: Shards, rng) -> tuple:
+    """The bin edges of the plan's training rows (those not held out), from a row sample of
+    every partition (all of them when they are few)."""
+    n_weighted = np.array(plan.partition_weighted, dtype=np.int64)
+    if plan.held_out is not None:
+        n_weighted -= [h.n_dropped for h in plan.held_out]
     sizes = sample_sizes(n_weighted, BIN_SAMPLE)
     # The fit's generator draws the sample's seed only when rows are left out, as one
     # machine draws its bin sample only then: small data get the single-machine fit exactly.
     seed = int(rng.integers(2**63)) if (sizes < n_weighted).any() else 0
-    missing = np.logical_or.reduce([s.missing for s in summaries])
-    sample = (shards.samples(sizes, seed, features, weight_total) if held_out is None
-              else shards.samples(sizes, seed, features, weight_total, held_out))
-    thresholds = bin_thresholds(sample, booster.max_bins, features.n_categories, missing)
-    return ShardPlan(thresholds=thresholds,
-                     missing_bin=int(booster.max_bins) if missing.any() else None,
-                     max_bins=booster.max_bins, classes=classes, weight_total=weight_total,
-                     features=features, allow_missing=allow_missing,
-                     reweighting=next(c for r, c in components if r == "reweighting"),
-                     n_jobs=n_jobs, multilabel=multilabel, class_counts=class_counts,
-                     n_weighted=sum(n_weighted), held_out=held_out,
-                     keep_values=any(getattr(c, "reads_values", False) for _, c in components))
+    args = (sizes, seed, plan.features, plan.weight_total)
+    sample = (shards.samples(*args) if plan.held_out is None
+              else shards.samples(*args, plan.held_out))
+    return bin_thresholds(sample, plan.max_bins, plan.features.n_categories, plan.missing)
 
 
-def _held_out(summaries: Sequence[PartitionSummary], classes: np.ndarray, multilabel: bool,
-              fraction: float, rng) -> tuple[HeldOut, ...]:
-    """The rows of every partition that one machine holds out for validation: the strata
-    (classes; all rows for multi-label y) counted over the partitions in order, the positions
-    in each stratum drawn as :func:`boostkit.validation.stratified_holdout` draws them, and
-    each partition given the ranks that fall among its rows."""
+def _strata_counts(summaries: Sequence[PartitionSummary], classes: np.ndarray,
+                   multilabel: bool) -> np.ndarray:
+    """``(P, S)``: every partition's rows of positive weight in each of one machine's holdout
+    strata (the classes; one stratum of all rows for multi-label y)."""
     if multilabel:
-        per_partition = np.array([[s.n_weighted] for s in summaries], dtype=np.int64)
-    else:
-        per_partition = np.zeros((len(summaries), classes.shape[0]), dtype=np.int64)
-        for p, s in enumerate(summaries):
-            per_partition[p, np.searchsorted(classes, s.classes)] = s.class_counts
-    positions = holdout_positions(per_partition.sum(axis=0), fraction, rng)
-    ends = np.cumsum(per_partition, axis=0)
-    starts = ends - per_partition
+        return np.array([[s.n_weighted] for s in summaries], dtype=np.int64)
+    counts = np.zeros((len(summaries), classes.shape[0]), dtype=np.int64)
+    for p, s in enumerate(summaries):
+        counts[p, np.searchsorted(classes, s.classes)] = s.class_counts
+    return counts
+
+
+def _split_positions(positions: Sequence[np.ndarray], strata: np.ndarray, classes, *,
+                     target: int | None = None, within: tuple | None = None
+                     ) -> tuple[HeldOut, ...]:
+    """The held-out positions of every stratum, over the rows of all partitions in order
+    (:func:`boostkit.validation.holdout_positions`), given to each partition as the ranks that
+    fall among its ``strata[p]`` rows (:class:`HeldOut`)."""
+    ends = np.cumsum(strata, axis=0)
+    starts = ends - strata
     return tuple(
-        HeldOut(None if multilabel else classes, tuple(
-            (pos[(pos >= a) & (pos < b)] - a).astype(np.int64)
-            for pos, a, b in zip(positions, starts[p], ends[p])))
-        for p in range(len(summaries)))
+        HeldOut(classes, tuple((pos[(pos >= a) & (pos < b)] - a).astype(np.int64)
+                               for pos, a, b in zip(positions, starts[p], ends[p])),
+                target, None if within is None else within[p])
+        for p in range(strata.shape[0]))
+
+
+def _class_holdout(plan: ShardPlan, column: int, fraction: float, rng) -> tuple[HeldOut, ...]:
+    """The rows class ``column``'s binary fit holds out, as one machine's one-vs-rest does:
+    of the rows the first holdout left, stratified by the class against the rest."""
+    left = plan.strata_counts - np.array([[r.shape[0] for r in h.ranks] for h in plan.held_out])
+    strata = np.column_stack([left.sum(axis=1) - left[:, column], left[:, column]])
+    return _split_positions(holdout_positions(strata.sum(axis=0), fraction, rng), strata,
+                            plan.classes, target=column, within=plan.held_out)
 
 
 def _multilabel(summaries: Sequence[PartitionSummary]) -> bool:
@@ -1267,12 +1320,13 @@ def fit_on_shards(booster, shards: Shards, eval_shards: Shards | None = None
     eval_total = None if eval_shards is None else _eval_total(eval_shards, booster, plan)
     stats = FitStats()
     if plan.n_columns > 1 and booster._one_vs_rest(recipe, owners, plan):
-        if fraction is not None:
+        if fraction is not None and plan.multilabel:
             raise RecipeError(
-                "multiclass='one-vs-rest' with validation rows held out of the training rows "
-                "is not distributed: one machine holds rows out of all classes, then again of "
-                "the other rows for every class's binary fit, and the shards draw only the "
-                "first; pass the validation rows as an eval_set")
+                "multiclass='one-vs-rest' of a multi-label y with validation rows held out of "
+                "the training rows is not distributed: every label's binary fit holds rows out "
+                "again, stratified by its label, of the rows the first holdout left, and how "
+                "many of those have each label is not known without one more pass over the "
+                "partitions; pass the validation rows as an eval_set")
         ranker = is_ranker(owners)
         if ranker and pm.hook.boostkit_best_round.get_hookimpls():
             raise RecipeError(
@@ -1283,15 +1337,29 @@ def fit_on_shards(booster, shards: Shards, eval_shards: Shards | None = None
                 "the best one")
         if plan.multilabel:
             check_label_columns(plan.class_counts < plan.n_weighted, plan.class_counts > 0)
+        if fraction is not None:
+            # One machine holds rows out of all classes first (and then leaves them unused),
+            # then every class's binary fit holds rows out of the others (_class_holdout).
+            eval_shards = shards.twin()
+            first = ShardValidation.build(eval_shards, attrs.evolve(
+                plan, validation=True, rows="held"), stats).weight
         binary = attrs.evolve(booster, multiclass="native")
         models, offsets = [], []
         for column in range(plan.n_columns):
             if column:  # every class's fit gets its own components, as on one machine
                 recipe, owners, pm = _fit_manager(binary)
-            model, plane = _run(pm, recipe, owners, binary, attrs.evolve(
-                plan, target=column, reweighting=next(c for r, c in owners
-                                                      if r == "reweighting")),
-                shards, eval_shards, eval_total, copy.deepcopy(rng), n_jobs, stats)
+            class_plan = attrs.evolve(plan, target=column, reweighting=next(
+                c for r, c in owners if r == "reweighting"))
+            class_rng = copy.deepcopy(rng)
+            if fraction is not None:  # the class's own generator, as its binary fit's
+                class_rng = np.random.default_rng(booster.random_state)
+                class_plan = attrs.evolve(
+                    class_plan, held_out=_class_holdout(plan, column, fraction, class_rng),
+                    weight_total=plan.weight_total * (1.0 - first))
+                class_plan = attrs.evolve(class_plan,
+                                          thresholds=_bin_edges(class_plan, shards, class_rng))
+            model, plane = _run(pm, recipe, owners, binary, class_plan, shards, eval_shards,
+                                eval_total, class_rng, n_jobs, stats)
             models.append(model)
             if ranker:  # F_l + b_l, the ranker's margins read as AdaBoost's (multiclass.py)
                 log_positive, log_negative = plane.reduce(None, OffsetTerms())

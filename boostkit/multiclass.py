@@ -109,7 +109,8 @@ def fit_one_vs_rest(booster, sample_weight, eval_set, data: TrainingData) -> One
         check_label_columns(data.y.min(axis=0) < 0, data.y.max(axis=0) > 0)
     # The validated examples are passed on (each binary fit then only re-reads them), those of
     # weight 0 already removed: the weights given, of the rows kept.
-    weights = sample_weight if data.rows is None else np.asarray(sample_weight)[data.rows]
+    weights = (sample_weight if data.rows is None or sample_weight is None
+               else np.asarray(sample_weight)[data.rows])
     binary = attrs.evolve(booster, multiclass="native", n_jobs=1)
     columns = range(data.n_columns)
 

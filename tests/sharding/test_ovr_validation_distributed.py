@@ -174,7 +174,10 @@ def test_the_held_out_rows_of_a_partition_follow_from_the_counts(contraceptive):
     parts = _parts(X, y, np.array([0, 0, 10, 600, 1473]))
     summaries = [dist.partition_summary(k, *p, None, categorical_features=None,
                                         allow_missing=False) for k, p in enumerate(parts)]
-    held = dist._held_out(summaries, classes, False, 0.2, np.random.default_rng(7))
+    strata = dist._strata_counts(summaries, classes, False)
+    positions = boostkit.validation.holdout_positions(strata.sum(axis=0), 0.2,
+                                                      np.random.default_rng(7))
+    held = dist._split_positions(positions, strata, classes)
     rows = np.concatenate([h.rows(p[1], np.ones(len(p[1]))) + a
                            for h, p, a in zip(held, parts, [0, 0, 10, 600])])
     labels = np.searchsorted(classes, y)
@@ -205,12 +208,31 @@ def test_held_out_rows_of_several_classes_and_labels_with_a_lost_shard(contracep
     assert_same_validation(ref, model)
 
 
-def test_one_vs_rest_with_held_out_rows_is_refused_with_the_reason(contraceptive):
+@pytest.mark.parametrize("weighted", [False, True])
+def test_one_vs_rest_holds_out_rows_twice_as_one_machine_does(contraceptive, weighted):
+    # Of all classes first, then of the rows left for every class's binary fit.
+    X, y = contraceptive
+    w = None
+    if weighted:
+        w = np.random.default_rng(2).exponential(size=len(y))
+        w[::11] = 0.0
+    booster = boostkit.Booster("real-adaboost", n_rounds=60, random_state=4,
+                               multiclass="one-vs-rest", stopping=_holdout(0.2, 4))
+    ref = booster.fit(X, y, w)
+    assert {m.stop_reason for m in ref.models} == {"no-validation-improvement"}
+    model, _ = dist.fit_on_shards(booster, _shards(X, y, "uneven", w))
+    assert_same_one_vs_rest(ref, model)
+    for r, m in zip(ref.models, model.models):
+        assert_same_validation(r, m)
+
+
+def test_one_vs_rest_of_labels_with_held_out_rows_is_refused_with_the_reason(contraceptive):
     X, y = contraceptive
     booster = boostkit.Booster("adaboost", n_rounds=5, multiclass="one-vs-rest",
                                stopping=_holdout())
-    with pytest.raises(RecipeError, match="holds rows out of all classes, then again"):
-        dist.fit_on_shards(booster, _shards(X, y, "2"))
+    with pytest.raises(RecipeError, match="multi-label y with validation rows held out.*one "
+                                          "more pass"):
+        dist.fit_on_shards(booster, _shards(X, _indicator(X, y), "2"))
 
 
 def test_eval_set_rows_of_another_kind_or_class_are_named(cancer, contraceptive):
