@@ -267,7 +267,7 @@ def test_a_step_whose_tasks_stall_stops_after_task_timeout(cancer, monkeypatch):
 
     def stalling(shards, calls):
         if calls[0][0] == 1:  # round 2: the task does not finish in time
-            time.sleep(4.0)
+            time.sleep(2.5)
         return step_shards(shards, calls)
 
     monkeypatch.setattr(boostkit.distributed, "step_shards", stalling)
