@@ -552,6 +552,22 @@ class Weights:
     extra: Mapping[str, Any] = attrs.field(factory=dict)
 
 
+def _log_scale(value):
+    """A log scale: a float, or a pair (negative rows', positive rows') as a float64 array."""
+    if np.ndim(value) == 0:
+        return float(value)
+    pair = np.array(value, dtype=np.float64)
+    if pair.shape != (2,):
+        raise ValueError(f"log_scale must be a number or a pair (negative, positive), got "
+                         f"{value!r}")
+    return pair
+
+
+def _finite_or_minus_inf_scale(instance, attribute, value):
+    for v in np.atleast_1d(value):
+        _finite_or_minus_inf(instance, attribute, float(v))
+
+
 def _finite_or_minus_inf(instance, attribute, value):
     if math.isnan(value) or value == math.inf:
         raise ValueError(f"{attribute.name} must be a number or -inf, got {value!r}")
@@ -574,11 +590,14 @@ class RowWeights:
     (bipartite RankBoost, Freund et al. 2003). The potential is then the pairs',
     log(W_- / D1_-) + log(W_+ / D1_+) from each sign's total weight W (``weights *
     exp(log_scale)`` summed over all rows) and total D_1, which the engine computes:
-    ``log_potential`` is ``None``.
+    ``log_potential`` is ``None``. ``log_scale`` may then be a pair, the scales of the negative
+    and of the positive rows' weights, so that neither sign underflows when the two signs'
+    largest exponents lie far apart.
     """
 
     weights: np.ndarray = attrs.field(eq=False, validator=_finite_float_array)
-    log_scale: float = attrs.field(converter=float, validator=_finite_or_minus_inf)
+    log_scale: float | np.ndarray = attrs.field(converter=_log_scale,
+                                                validator=_finite_or_minus_inf_scale)
     log_potential: float | None = attrs.field(
         default=None, converter=lambda v: None if v is None else float(v),
         validator=attrs.validators.optional(_finite_or_minus_inf))
@@ -589,6 +608,9 @@ class RowWeights:
         if self.by_sign and self.log_potential is not None:
             raise ValueError("RowWeights(by_sign=True) takes no log_potential: the engine "
                              "computes the pairs' potential from each sign's totals")
+        if not self.by_sign and np.ndim(self.log_scale):
+            raise ValueError("RowWeights: a pair of log scales (one per sign) needs "
+                             f"by_sign=True, got log_scale={self.log_scale!r}")
 
 
 #: The name of :class:`RowWeights` before one reweighting contract served every data plane;

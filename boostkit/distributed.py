@@ -245,8 +245,9 @@ class HeldOut:
         weighted = weights > 0
         if self.within is not None:
             weighted[self.within.rows(labels, weights)] = False
-        if self.classes is None:
-            strata = [weighted]
+        if self.classes is None:  # multi-label y: one stratum, or a label against the rest
+            has = None if self.target is None else np.asarray(labels)[:, self.target] > 0
+            strata = [weighted] if has is None else [weighted & ~has, weighted & has]
         else:
             codes = np.searchsorted(self.classes, labels)
             strata = ([weighted & (codes == c) for c in range(len(self.ranks))]
@@ -304,6 +305,8 @@ class ShardPlan:
     strata_counts: np.ndarray | None = attrs.field(default=None, eq=False)
     partition_weighted: tuple = ()
     missing: np.ndarray | None = attrs.field(default=None, eq=False)
+    #: ``(P, C)``: every partition's rows of positive weight of each class (having each label).
+    partition_class_counts: np.ndarray | None = attrs.field(default=None, eq=False)
     keep_values: bool = False
 
     @property
@@ -707,17 +710,19 @@ def reduce_reports(reports: Sequence[ShardReport], previous_log_total: float,
     (:func:`boostkit.plane.sign_potential`, from ``initial_sign_totals``, D_1's weight of each
     sign)."""
     reports = sorted(reports, key=lambda r: r.index)
-    log_total = _logsumexp([r.log_scale + math.log(r.weight_total) if r.weight_total > 0
-                            else -math.inf for r in reports])
-    if not math.isfinite(log_total):
-        raise HookError("the reweighting left no example of any shard with positive weight")
     log_signs = None
-    if reports[0].sign_totals is not None:
+    if reports[0].sign_totals is not None:  # a shard's log scale may be one per sign
         log_signs = np.array([_logsumexp([
-            r.log_scale + math.log(r.sign_totals[s]) if r.sign_totals[s] > 0 else -math.inf
-            for r in reports]) for s in (0, 1)])
+            float(np.broadcast_to(r.log_scale, 2)[s]) + math.log(r.sign_totals[s])
+            if r.sign_totals[s] > 0 else -math.inf for r in reports]) for s in (0, 1)])
         check_sign_totals(np.isfinite(log_signs).astype(float),
                           f"the reweighting {plan.reweighting.name!r}")
+        log_total = _logsumexp(list(log_signs))
+    else:
+        log_total = _logsumexp([r.log_scale + math.log(r.weight_total) if r.weight_total > 0
+                                else -math.inf for r in reports])
+    if not math.isfinite(log_total):
+        raise HookError("the reweighting left no example of any shard with positive weight")
     sent = np.zeros_like(reports[0].histogram)
     weighted_error = training_error = 0.0
     for r in reports:
@@ -993,7 +998,7 @@ def plan_shards(booster, recipe, components, shards: Shards, rng, n_jobs: int,
                      n_weighted=sum(partition_weighted), held_out=held_out,
                      keep_values=any(getattr(c, "reads_values", False) for _, c in components),
                      strata_counts=strata, partition_weighted=partition_weighted,
-                     missing=missing)
+                     missing=missing, partition_class_counts=_class_counts(summaries, classes))
     return attrs.evolve(plan, thresholds=_bin_edges(plan, shards, rng))
 
 
@@ -1013,16 +1018,22 @@ def _bin_edges(plan: ShardPlan, shards: Shards, rng) -> tuple:
     return bin_thresholds(sample, plan.max_bins, plan.features.n_categories, plan.missing)
 
 
+def _class_counts(summaries: Sequence[PartitionSummary], classes: np.ndarray) -> np.ndarray:
+    """``(P, C)``: every partition's rows of positive weight of each class (having each
+    label)."""
+    counts = np.zeros((len(summaries), classes.shape[0]), dtype=np.int64)
+    for p, s in enumerate(summaries):
+        counts[p, np.searchsorted(classes, s.classes)] = s.class_counts
+    return counts
+
+
 def _strata_counts(summaries: Sequence[PartitionSummary], classes: np.ndarray,
                    multilabel: bool) -> np.ndarray:
     """``(P, S)``: every partition's rows of positive weight in each of one machine's holdout
     strata (the classes; one stratum of all rows for multi-label y)."""
     if multilabel:
         return np.array([[s.n_weighted] for s in summaries], dtype=np.int64)
-    counts = np.zeros((len(summaries), classes.shape[0]), dtype=np.int64)
-    for p, s in enumerate(summaries):
-        counts[p, np.searchsorted(classes, s.classes)] = s.class_counts
-    return counts
+    return _class_counts(summaries, classes)
 
 
 def _split_positions(positions: Sequence[np.ndarray], strata: np.ndarray, classes, *,
@@ -1040,13 +1051,25 @@ def _split_positions(positions: Sequence[np.ndarray], strata: np.ndarray, classe
         for p in range(strata.shape[0]))
 
 
-def _class_holdout(plan: ShardPlan, column: int, fraction: float, rng) -> tuple[HeldOut, ...]:
+def _class_holdout(plan: ShardPlan, left: np.ndarray, column: int, fraction: float, rng
+                   ) -> tuple[HeldOut, ...]:
     """The rows class ``column``'s binary fit holds out, as one machine's one-vs-rest does:
-    of the rows the first holdout left, stratified by the class against the rest."""
-    left = plan.strata_counts - np.array([[r.shape[0] for r in h.ranks] for h in plan.held_out])
-    strata = np.column_stack([left.sum(axis=1) - left[:, column], left[:, column]])
+    of the rows the first holdout left (``left``: every partition's rows of each class, or
+    having each label), stratified by the class against the rest."""
+    rest = np.array([n - h.n_dropped for n, h in zip(plan.partition_weighted, plan.held_out)])
+    strata = np.column_stack([rest - left[:, column], left[:, column]])
     return _split_positions(holdout_positions(strata.sum(axis=0), fraction, rng), strata,
-                            plan.classes, target=column, within=plan.held_out)
+                            None if plan.multilabel else plan.classes, target=column,
+                            within=plan.held_out)
+
+
+@attrs.frozen
+class LabelCounts:
+    """The reduction of a shard's rows of positive weight having each label (the driver keeps
+    every shard's answer: the counts per partition)."""
+
+    def __call__(self, rows: Rows) -> np.ndarray:
+        return ((rows.initial_weights > 0) @ (rows.y > 0)).astype(np.int64)
 
 
 def _multilabel(summaries: Sequence[PartitionSummary]) -> bool:
@@ -1320,13 +1343,6 @@ def fit_on_shards(booster, shards: Shards, eval_shards: Shards | None = None
     eval_total = None if eval_shards is None else _eval_total(eval_shards, booster, plan)
     stats = FitStats()
     if plan.n_columns > 1 and booster._one_vs_rest(recipe, owners, plan):
-        if fraction is not None and plan.multilabel:
-            raise RecipeError(
-                "multiclass='one-vs-rest' of a multi-label y with validation rows held out of "
-                "the training rows is not distributed: every label's binary fit holds rows out "
-                "again, stratified by its label, of the rows the first holdout left, and how "
-                "many of those have each label is not known without one more pass over the "
-                "partitions; pass the validation rows as an eval_set")
         ranker = is_ranker(owners)
         if ranker and pm.hook.boostkit_best_round.get_hookimpls():
             raise RecipeError(
@@ -1335,14 +1351,21 @@ def fit_on_shards(booster, shards: Shards, eval_shards: Shards | None = None
                 "not distributed: each class's offset b_l is computed from the model's margins "
                 "on the training rows, and the shards hold the margins of every round, not of "
                 "the best one")
-        if plan.multilabel:
-            check_label_columns(plan.class_counts < plan.n_weighted, plan.class_counts > 0)
         if fraction is not None:
             # One machine holds rows out of all classes first (and then leaves them unused),
             # then every class's binary fit holds rows out of the others (_class_holdout).
             eval_shards = shards.twin()
             first = ShardValidation.build(eval_shards, attrs.evolve(
                 plan, validation=True, rows="held"), stats).weight
+            left = plan.partition_class_counts - (
+                np.array([a.value for a in _step_all(eval_shards, 0, [], [], stats,
+                                                     ShardReduce(LabelCounts(), 0.0))])
+                if plan.multilabel else  # the first holdout's rows of each label
+                np.array([[r.shape[0] for r in h.ranks] for h in plan.held_out]))
+        if plan.multilabel:  # of the rows the fits are given (left by a first holdout)
+            counts = (plan.class_counts if fraction is None else left.sum(axis=0))
+            check_label_columns(counts < plan.n_weighted - (
+                0 if fraction is None else sum(h.n_dropped for h in plan.held_out)), counts > 0)
         binary = attrs.evolve(booster, multiclass="native")
         models, offsets = [], []
         for column in range(plan.n_columns):
@@ -1354,7 +1377,8 @@ def fit_on_shards(booster, shards: Shards, eval_shards: Shards | None = None
             if fraction is not None:  # the class's own generator, as its binary fit's
                 class_rng = np.random.default_rng(booster.random_state)
                 class_plan = attrs.evolve(
-                    class_plan, held_out=_class_holdout(plan, column, fraction, class_rng),
+                    class_plan, held_out=_class_holdout(plan, left, column, fraction,
+                                                        class_rng),
                     weight_total=plan.weight_total * (1.0 - first))
                 class_plan = attrs.evolve(class_plan,
                                           thresholds=_bin_edges(class_plan, shards, class_rng))

@@ -72,9 +72,15 @@ class BipartiteReweighting(boostkit.Reweighting):
     @boostkit.hookimpl
     def boostkit_row_weights(self, margin, y, initial_weights, n_jobs):
         # v(x0) ~ v_1(x0) e^{F(x0)} and v(x1) ~ v_1(x1) e^{-F(x1)}: d1 e^{-yF} in log scale,
-        # each class normalised apart over all rows.
-        answer = shard_weights(get_loss("exponential"), margin, y, initial_weights, n_jobs)
-        return boostkit.RowWeights(answer.weights, answer.log_scale, by_sign=True)
+        # each class with its own scale (the classes' exponents may lie far apart: F has no
+        # offset to hold them together) and normalised apart over all rows.
+        weights = np.empty_like(margin)
+        log_scales = np.empty(2)
+        for side, rows in enumerate((y < 0, y > 0)):
+            answer = shard_weights(get_loss("exponential"), margin[rows], y[rows],
+                                   initial_weights[rows], n_jobs)
+            weights[rows], log_scales[side] = answer.weights, answer.log_scale
+        return boostkit.RowWeights(weights, log_scales, by_sign=True)
 
 
 @attrs.define

@@ -281,9 +281,35 @@ def test_counts_of_several_values_in_a_bin_are_refused_naming_the_column(counts)
         dist.fit_on_shards(booster, dist.LocalShards(_parts(X, y, _even(len(y), 2))))
 
 
+def test_bipartite_row_form_keeps_classes_whose_exponents_lie_far_apart():
+    """F's offset is free in RankBoost: at F ~ 400 everywhere, the negatives' exponents F(x0)
+    and the positives' -F(x1) lie 800 apart, and one scale would lose every positive."""
+    from boostkit.plane import sign_potential
+    from boostkit_rankboost import BipartiteReweighting
+    from boostkit_rankboost.kernels import bipartite_weights
+
+    rng = np.random.default_rng(5)
+    y = np.where(rng.random(300) < 0.4, 1.0, -1.0)
+    margin = 400.0 + rng.normal(size=300)
+    d1 = rng.dirichlet(np.ones(300))
+    answer = BipartiteReweighting().boostkit_row_weights(margin=margin, y=y, initial_weights=d1,
+                                                         n_jobs=1)
+    positive = y > 0
+    totals = np.array([answer.weights[~positive].sum(), answer.weights[positive].sum()])
+    expected = np.empty(300)
+    log_potential = bipartite_weights(margin, positive.astype(np.uint8), d1, expected)
+    np.testing.assert_allclose(answer.weights / (2.0 * np.where(positive, totals[1], totals[0])),
+                               expected, rtol=1e-12)
+    assert sign_potential(np.log(totals) + answer.log_scale,
+                          (d1[~positive].sum(), d1[positive].sum())) == pytest.approx(
+        log_potential, rel=1e-12)
+
+
 def test_by_sign_weights_take_no_potential_of_their_own():
     with pytest.raises(ValueError, match="by_sign=True.*no log_potential"):
         boostkit.RowWeights(np.ones(3), 0.0, -1.0, by_sign=True)
+    with pytest.raises(ValueError, match="pair of log scales .* needs by_sign=True"):
+        boostkit.RowWeights(np.ones(3), (0.0, 1.0))
 
 
 @pytest.mark.parametrize("recipe, overrides, reason", [
