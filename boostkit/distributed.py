@@ -169,7 +169,8 @@ def partition_summary(index: int, X, y, sample_weight, *, categorical_features,
                                 weight_total=float(w.sum()), classes=np.arange(has_label.shape[1]),
                                 class_weights=w @ has_label,
                                 missing=np.isnan(matrix).any(axis=0), features=features,
-                                multilabel=True, class_counts=(w > 0) @ has_label)
+                                multilabel=True,
+                                class_counts=(w > 0).astype(np.int64) @ has_label)
     if labels.dtype.kind == "f" and not np.isfinite(labels).all():
         raise DataError(f"y ({name}) contains NaN or infinite labels")
     classes, codes = np.unique(labels, return_inverse=True)
@@ -1069,7 +1070,7 @@ class LabelCounts:
     every shard's answer: the counts per partition)."""
 
     def __call__(self, rows: Rows) -> np.ndarray:
-        return ((rows.initial_weights > 0) @ (rows.y > 0)).astype(np.int64)
+        return (rows.initial_weights > 0).astype(np.int64) @ (rows.y > 0)
 
 
 def _multilabel(summaries: Sequence[PartitionSummary]) -> bool:

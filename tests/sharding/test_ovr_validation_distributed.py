@@ -226,13 +226,20 @@ def test_one_vs_rest_holds_out_rows_twice_as_one_machine_does(contraceptive, wei
         assert_same_validation(r, m)
 
 
-def test_one_vs_rest_of_labels_with_held_out_rows_is_refused_with_the_reason(contraceptive):
+@pytest.mark.parametrize("weighted", [False, True])
+def test_one_vs_rest_of_labels_holds_out_rows_twice_as_one_machine_does(contraceptive,
+                                                                         weighted):
+    # The first holdout's rows of each label counted on its shards, then each label's own.
     X, y = contraceptive
-    booster = boostkit.Booster("adaboost", n_rounds=5, multiclass="one-vs-rest",
-                               stopping=_holdout())
-    with pytest.raises(RecipeError, match="multi-label y with validation rows held out.*one "
-                                          "more pass"):
-        dist.fit_on_shards(booster, _shards(X, _indicator(X, y), "2"))
+    Y = _indicator(X, y)
+    w = np.random.default_rng(2).exponential(size=len(y)) if weighted else None
+    booster = boostkit.Booster("real-adaboost", n_rounds=40, random_state=4,
+                               multiclass="one-vs-rest", stopping=_holdout(0.2, 4))
+    ref = booster.fit(X, Y, w)
+    model, _ = dist.fit_on_shards(booster, _shards(X, Y, "uneven", w))
+    assert_same_one_vs_rest(ref, model)
+    for r, m in zip(ref.models, model.models):
+        assert_same_validation(r, m)
 
 
 def test_eval_set_rows_of_another_kind_or_class_are_named(cancer, contraceptive):
@@ -390,13 +397,16 @@ def test_multi_label_y_one_vs_rest_with_validation_shards(contraceptive):
 def test_one_vs_rest_refuses_a_label_without_positive_examples_as_one_machine_does(contraceptive):
     X, y = contraceptive
     Y = _indicator(X, y)
-    Y[:, 1] = 0
-    booster = boostkit.Booster("adaboost", n_rounds=3, multiclass="one-vs-rest")
-    with pytest.raises(DataError) as local:
-        booster.fit(X, Y)
-    with pytest.raises(DataError) as sharded:
-        dist.fit_on_shards(booster, _shards(X, Y, "2"))
-    assert str(sharded.value) == str(local.value) and "column 1 has no positive" in str(local.value)
+    for column, value, kind in [(1, 0, "no"), (2, 1, "only")]:
+        Z = Y.copy()
+        Z[:, column] = value
+        booster = boostkit.Booster("adaboost", n_rounds=3, multiclass="one-vs-rest")
+        with pytest.raises(DataError) as local:
+            booster.fit(X, Z)
+        with pytest.raises(DataError) as sharded:
+            dist.fit_on_shards(booster, _shards(X, Z, "2"))
+        assert str(sharded.value) == str(local.value)
+        assert f"column {column} has {kind} positive" in str(local.value)
 
 
 def test_partitions_with_y_of_different_kinds_are_named(contraceptive):
