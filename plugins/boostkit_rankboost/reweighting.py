@@ -28,8 +28,12 @@ from .preferences import (
 
 
 def _check_both_classes(state, name: str) -> None:
-    # D_1's weight of each class, from the class histogram: every row is in a bin of feature 0.
-    neg, pos = state.class_histogram()[0].sum(axis=0)
+    data = state.data
+    if data.is_pos is not None:  # the rows are here (sparse ones have no bins)
+        positive = data.is_pos.astype(bool)
+        neg, pos = data.sample_weight[~positive].sum(), data.sample_weight[positive].sum()
+    else:  # D_1's weight of each class over the shards: every row is in a bin of feature 0
+        neg, pos = state.class_histogram()[0].sum(axis=0)
     if pos <= 0 or neg <= 0:
         raise ValueError(
             f"{name}: RankBoost ranks positives above negatives and needs positive sample "
