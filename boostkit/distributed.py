@@ -1344,57 +1344,68 @@ def fit_on_shards(booster, shards: Shards, eval_shards: Shards | None = None
     eval_total = None if eval_shards is None else _eval_total(eval_shards, booster, plan)
     stats = FitStats()
     if plan.n_columns > 1 and booster._one_vs_rest(recipe, owners, plan):
-        ranker = is_ranker(owners)
-        if ranker and pm.hook.boostkit_best_round.get_hookimpls():
-            raise RecipeError(
-                f"multiclass='one-vs-rest' over the ranking recipe {recipe.name!r} with "
-                f"{_implementers(owners, 'boostkit_best_round')} (it names a best round) is "
-                "not distributed: each class's offset b_l is computed from the model's margins "
-                "on the training rows, and the shards hold the margins of every round, not of "
-                "the best one")
-        if fraction is not None:
-            # One machine holds rows out of all classes first (and then leaves them unused),
-            # then every class's binary fit holds rows out of the others (_class_holdout).
-            eval_shards = shards.twin()
-            first = ShardValidation.build(eval_shards, attrs.evolve(
-                plan, validation=True, rows="held"), stats).weight
-            left = plan.partition_class_counts - (
-                np.array([a.value for a in _step_all(eval_shards, 0, [], [], stats,
-                                                     ShardReduce(LabelCounts(), 0.0))])
-                if plan.multilabel else  # the first holdout's rows of each label
-                np.array([[r.shape[0] for r in h.ranks] for h in plan.held_out]))
-        if plan.multilabel:  # of the rows the fits are given (left by a first holdout)
-            counts = (plan.class_counts if fraction is None else left.sum(axis=0))
-            check_label_columns(counts < plan.n_weighted - (
-                0 if fraction is None else sum(h.n_dropped for h in plan.held_out)), counts > 0)
-        binary = attrs.evolve(booster, multiclass="native")
-        models, offsets = [], []
-        for column in range(plan.n_columns):
-            if column:  # every class's fit gets its own components, as on one machine
-                recipe, owners, pm = _fit_manager(binary)
-            class_plan = attrs.evolve(plan, target=column, reweighting=next(
-                c for r, c in owners if r == "reweighting"))
-            class_rng = copy.deepcopy(rng)
-            if fraction is not None:  # the class's own generator, as its binary fit's
-                class_rng = np.random.default_rng(booster.random_state)
-                class_plan = attrs.evolve(
-                    class_plan, held_out=_class_holdout(plan, left, column, fraction,
-                                                        class_rng),
-                    weight_total=plan.weight_total * (1.0 - first))
-                class_plan = attrs.evolve(class_plan,
-                                          thresholds=_bin_edges(class_plan, shards, class_rng))
-            model, plane = _run(pm, recipe, owners, binary, class_plan, shards, eval_shards,
-                                eval_total, class_rng, n_jobs, stats)
-            models.append(model)
-            if ranker:  # F_l + b_l, the ranker's margins read as AdaBoost's (multiclass.py)
-                log_positive, log_negative = plane.reduce(None, OffsetTerms())
-                offsets.append(0.5 * (log_positive - log_negative))
-        return OneVsRestModel(classes=plan.classes, models=models, multilabel=plan.multilabel,
-                              offsets=offsets or None), stats
+        return _fit_one_vs_rest(booster, recipe, owners, pm, plan, shards, eval_shards,
+                                eval_total, fraction, rng, n_jobs, stats), stats
     if fraction is not None:  # the held-out rows' shards, from the training partitions
         eval_shards = shards.twin()
     return _run(pm, recipe, owners, booster, plan, shards, eval_shards, eval_total, rng, n_jobs,
                 stats)[0], stats
+
+
+def _fit_one_vs_rest(booster, recipe, owners, pm, plan: ShardPlan, shards: Shards,
+                     eval_shards: Shards | None, eval_total: float | None,
+                     fraction: float | None, rng, n_jobs: int,
+                     stats: FitStats) -> OneVsRestModel:
+    """One binary model per class (per label) of ``plan``, fitted one after the other over
+    the same partitions, as :func:`boostkit.multiclass.fit_one_vs_rest` fits them on one
+    machine: the same components afresh, generator, held-out rows and offsets."""
+    ranker = is_ranker(owners)
+    if ranker and pm.hook.boostkit_best_round.get_hookimpls():
+        raise RecipeError(
+            f"multiclass='one-vs-rest' over the ranking recipe {recipe.name!r} with "
+            f"{_implementers(owners, 'boostkit_best_round')} (it names a best round) is "
+            "not distributed: each class's offset b_l is computed from the model's margins "
+            "on the training rows, and the shards hold the margins of every round, not of "
+            "the best one")
+    if fraction is not None:
+        # One machine holds rows out of all classes first (and then leaves them unused),
+        # then every class's binary fit holds rows out of the others (_class_holdout).
+        eval_shards = shards.twin()
+        first = ShardValidation.build(eval_shards, attrs.evolve(
+            plan, validation=True, rows="held"), stats).weight
+        left = plan.partition_class_counts - (
+            np.array([a.value for a in _step_all(eval_shards, 0, [], [], stats,
+                                                 ShardReduce(LabelCounts(), 0.0))])
+            if plan.multilabel else  # the first holdout's rows of each label
+            np.array([[r.shape[0] for r in h.ranks] for h in plan.held_out]))
+    if plan.multilabel:  # of the rows the fits are given (left by a first holdout)
+        counts = (plan.class_counts if fraction is None else left.sum(axis=0))
+        check_label_columns(counts < plan.n_weighted - (
+            0 if fraction is None else sum(h.n_dropped for h in plan.held_out)), counts > 0)
+    binary = attrs.evolve(booster, multiclass="native")
+    models, offsets = [], []
+    for column in range(plan.n_columns):
+        if column:  # every class's fit gets its own components, as on one machine
+            recipe, owners, pm = _fit_manager(binary)
+        class_plan = attrs.evolve(plan, target=column, reweighting=next(
+            c for r, c in owners if r == "reweighting"))
+        class_rng = copy.deepcopy(rng)
+        if fraction is not None:  # the class's own generator, as its binary fit's
+            class_rng = np.random.default_rng(booster.random_state)
+            class_plan = attrs.evolve(
+                class_plan, held_out=_class_holdout(plan, left, column, fraction,
+                                                    class_rng),
+                weight_total=plan.weight_total * (1.0 - first))
+            class_plan = attrs.evolve(class_plan,
+                                      thresholds=_bin_edges(class_plan, shards, class_rng))
+        model, plane = _run(pm, recipe, owners, binary, class_plan, shards, eval_shards,
+                            eval_total, class_rng, n_jobs, stats)
+        models.append(model)
+        if ranker:  # F_l + b_l, the ranker's margins read as AdaBoost's (multiclass.py)
+            log_positive, log_negative = plane.reduce(None, OffsetTerms())
+            offsets.append(0.5 * (log_positive - log_negative))
+    return OneVsRestModel(classes=plan.classes, models=models, multilabel=plan.multilabel,
+                          offsets=offsets or None)
 
 
 def _run(pm, recipe, owners, booster, plan: ShardPlan, shards: Shards,
