@@ -1286,6 +1286,17 @@ def _fit_manager(booster):
                 f"implements {name}, which needs the rows on the driver (a distributed fit "
                 "never calls it; only the reweighting's row form of D_1, "
                 "boostkit_row_initial_weights, runs on the shards)")
+    # A component scoring the validation rows provides "distributed" (it asks
+    # state.validation.score); an observer is not checked so, and would read the rows.
+    observers_scoring = [impl.plugin for impl in pm.hook.boostkit_validation_score.get_hookimpls()
+                         if any(impl.plugin is o for o in observers)]
+    if observers_scoring:
+        raise RecipeError(
+            f"observer {type(observers_scoring[0]).__qualname__} implements "
+            "boostkit_validation_score, which a distributed fit cannot call: the validation "
+            "rows stay on their shards, where state.validation gives only the validation error "
+            f"and score(metric) for {', '.join(MEAN_METRICS)}; score the model afterwards, or "
+            "use the validation stopping rule")
     return recipe, owners, pm
 
 

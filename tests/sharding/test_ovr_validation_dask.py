@@ -26,8 +26,9 @@ def test_eval_set_and_one_vs_rest_on_two_worker_processes():
     X, y = data.X, data.y
     Xt, yt, Xv, yv = X[:1100], y[:1100], X[1100:], y[1100:]
     stopping = [("validation", {"patience": 3})]
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None, silence_logs=40) as cluster, Client(cluster) as client:
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                           dashboard_address=None, silence_logs=40)
+    with cluster, Client(cluster) as client:
         def shards(X, y, rows):
             return boostkit.dask.DaskShards(client, da.from_array(X, chunks=(rows, X.shape[1])),
                                             da.from_array(y, chunks=rows))

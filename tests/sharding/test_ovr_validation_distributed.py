@@ -145,6 +145,18 @@ def test_held_out_rows_on_a_transport_that_cannot_hold_out_are_refused_before_an
         dist.fit_on_shards(booster, _Untouchable())
 
 
+def test_an_observer_scoring_the_validation_rows_is_refused_before_any_work():
+    class ValidationAUC:
+        @boostkit.hookimpl
+        def boostkit_validation_score(self, state):
+            return {"roc_auc": 0.5}
+
+    booster = boostkit.Booster("adaboost", n_rounds=5, observers=[ValidationAUC()])
+    with pytest.raises(RecipeError, match="observer .*ValidationAUC implements "
+                                          "boostkit_validation_score"):
+        dist.fit_on_shards(booster, _Untouchable(), _Untouchable())
+
+
 # -- validation rows held out of the training partitions ------------------------------------------
 def _holdout(fraction=0.25, patience=5, metric="log_loss"):
     return [("validation", {"patience": patience, "metric": metric,
