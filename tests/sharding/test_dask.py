@@ -147,3 +147,30 @@ def test_a_worker_killed_mid_fit_leaves_the_same_model(cancer):
     assert killed
     assert booster.fit_stats_.replays >= 1  # its shards were rebuilt and brought up to date
     assert_same_model(ref, model)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("recipe, n_rounds", [("weightboost", 12), ("pav-adaboost-finite", 12)])
+def test_a_worker_killed_mid_fit_leaves_the_same_tree_and_pav_model(cancer, recipe, n_rounds):
+    """A tree recipe (a reduction per level) and a PAV recipe (raw values kept on the shards,
+    back-fitted terms) lose a worker mid-fit: the rebuilt shards are replayed, reductions
+    included, and the model is the single-machine one."""
+    X, y = cancer
+    X = np.nan_to_num(X, nan=0.0)  # the score columns take no missing values
+    ref = boostkit.Booster(recipe, n_rounds=n_rounds).fit(X, y)
+    with _cluster(2, processes=True) as cluster, Client(cluster) as c:
+        killed = []
+
+        def kill_a_worker(state, record):
+            if record.round == 4:
+                worker = sorted(c.scheduler_info()["workers"])[0]
+                pid = c.run(os.getpid, workers=[worker])[worker]
+                os.kill(pid, signal.SIGKILL)
+                killed.append(worker)
+
+        booster = boostkit.dask.Booster(recipe, n_rounds=n_rounds, callbacks=[kill_a_worker])
+        model = booster.fit(da.from_array(X, chunks=(100, 9)), da.from_array(y, chunks=100),
+                            client=c)
+    assert killed
+    assert booster.fit_stats_.replays >= 1
+    assert_same_model(ref, model)
