@@ -18,13 +18,17 @@ from boostkit.kernels.compile_notice import MESSAGE
 
 pytestmark = pytest.mark.skipif(numba.config.DISABLE_JIT, reason="nothing compiles without the JIT")
 
-# One small kernel, then a function of the caller's own (module __main__), which is not
-# boostkit's and must not print the notice in a process that has not printed it.
+# A stump's search over a histogram of 6 features: one group of four and two features alone.
+# It compiles its group's function once, for an integer index (a counter starting from the
+# constant 0 made numba compile it a second time, for the literal 0); it prints the
+# specialisations compiled, which a warm cache loads without compiling any.
 SMALL_KERNEL = """
-import numba, numpy as np
-from boostkit.kernels.boosting import sum_and_min
-assert sum_and_min(np.arange(5.0)) == (10.0, 0.0)
-numba.njit(lambda x: x + 1)(1)
+import numpy as np
+from boostkit.kernels import splits
+hist = np.arange(6 * 5 * 2, dtype=float).reshape(6, 5, 2) % 7
+cut = splits.lowest_error_cut(hist, np.ones((6, 4), dtype=bool), 1e-9, np.empty((6, 4)),
+                              np.empty((2, 2)))
+print(cut, len(splits._error_cuts_of_four.signatures))
 """
 
 FIT = """
@@ -32,7 +36,7 @@ import boostkit
 from boostkit.datasets import load
 data = load("breast_cancer_wisconsin", dropna=True)
 model = boostkit.Booster("adaboost", n_rounds=3).fit(data.X, data.y)
-print(model.predict(data.X).sum())
+print(model.predict(data.X).tolist())
 """
 
 
@@ -59,6 +63,12 @@ def test_the_notice_is_printed_once_by_a_compiling_process_and_not_from_a_warm_c
     assert any(cache_dir.rglob("*.nbi")), "the kernels were not cached"
     warm = run_python(SMALL_KERNEL, cache_dir)
     assert MESSAGE not in warm.stderr, warm.stderr
+    assert warm.stdout.split()[0] == cold.stdout.split()[0]
+
+
+def test_a_cold_stump_search_compiles_its_group_of_four_once(filled_cache):
+    _, cold = filled_cache
+    assert cold.stdout.split()[1] == "1", cold.stdout
 
 
 def test_a_process_compiling_only_its_own_functions_prints_no_notice(filled_cache):
