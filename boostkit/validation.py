@@ -305,9 +305,19 @@ class ValidationStopping(Stopping):
     def provides(self) -> frozenset:
         """``"multiclass"``, and ``"distributed"`` for a metric of :data:`MEAN_METRICS`: the
         validation rows may then live on shards, scored by sums over them."""
+        if self.distributed_refusal:
+            return frozenset({MULTICLASS})
+        return frozenset({MULTICLASS, DISTRIBUTED})
+
+    @property
+    def distributed_refusal(self) -> str | None:
+        """Why the rule does not distribute with its metric, or ``None``."""
         if self.metric in MEAN_METRICS:
-            return frozenset({MULTICLASS, DISTRIBUTED})
-        return frozenset({MULTICLASS})
+            return None
+        return (f"scores the validation rows with {self.metric!r}, which compares or counts "
+                "rows across all the shards; on shards the rule scores "
+                f"{', '.join(MEAN_METRICS)} (weighted means over the rows, summed over the "
+                "shards)")
 
     @hookimpl
     def boostkit_validation_fraction(self):

@@ -134,7 +134,8 @@ class _Untouchable(dist.Shards):
 
 def test_a_metric_over_all_validation_rows_is_refused_before_any_work():
     booster = boostkit.Booster("adaboost", n_rounds=5, stopping=_validation_stopping("roc_auc"))
-    with pytest.raises(RecipeError, match="stopping 'validation' reads more than the round"):
+    with pytest.raises(RecipeError, match="stopping 'validation' scores the validation rows "
+                                          "with 'roc_auc', which compares or counts rows"):
         dist.fit_on_shards(booster, _Untouchable(), _Untouchable())
 
 
