@@ -889,18 +889,18 @@ def model_file_size(model) -> int:
     return offset + directory + _END_RECORD
 
 
-def write_model_file(path: str | os.PathLike, structure: dict, arrays: dict[str, np.ndarray]) -> Path:
-    """Write a model's JSON ``structure`` and ``arrays`` to ``path`` atomically (a temporary
-    file beside the target, renamed over it), so a failed save leaves nothing half-written."""
+def write_atomically(path: str | os.PathLike, write) -> Path:
+    """Write a file at ``path`` with ``write(fh)`` (a binary file object) atomically: into a
+    temporary file beside the target, synced, then renamed over it, so a failed write leaves
+    nothing half-written (and an older file of that name as it was)."""
     path = Path(path)
-    entries = _file_entries(structure, arrays)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
     try:
         with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **entries)
+            write(fh)
             fh.flush()
             os.fsync(fh.fileno())
-        # mkstemp makes the file private (0600); a model file honours the umask like any other.
+        # mkstemp makes the file private (0600); the file honours the umask like any other.
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
@@ -908,6 +908,13 @@ def write_model_file(path: str | os.PathLike, structure: dict, arrays: dict[str,
             os.unlink(tmp)
         raise
     return path
+
+
+def write_model_file(path: str | os.PathLike, structure: dict, arrays: dict[str, np.ndarray]) -> Path:
+    """Write a model's JSON ``structure`` and ``arrays`` to ``path`` atomically
+    (:func:`write_atomically`), so a failed save leaves nothing half-written."""
+    entries = _file_entries(structure, arrays)
+    return write_atomically(path, lambda fh: np.savez(fh, **entries))
 
 
 def read_model_file(path: str | os.PathLike,

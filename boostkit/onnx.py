@@ -24,8 +24,6 @@ Importing this module registers converters with ``skl2onnx`` for
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Callable
 
@@ -37,7 +35,7 @@ try:
 except ImportError as exc:  # pragma: no cover - the extra is part of the test extra
     raise ImportError("boostkit.onnx needs the onnx extra: pip install 'boostkit[onnx]'") from exc
 
-from .model import BoostModel, _umask
+from .model import BoostModel, write_atomically
 from .splits import TIE_TOLERANCE
 
 __all__ = ["ExportError", "FORMATS", "OPSET", "ML_OPSET", "export_file", "graph_input",
@@ -440,24 +438,8 @@ def export_file(model_path, output, *, format: str = "onnx") -> Path:
     from . import load_model
 
     graph = to_onnx(load_model(model_path))
-    return _write_atomically(graph.SerializeToString(), Path(output))
-
-
-def _write_atomically(blob: bytes, path: Path) -> Path:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(blob)
-            fh.flush()
-            os.fsync(fh.fileno())
-        # mkstemp makes the file private (0600); the graph honours the umask like any file.
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    return path
+    blob = graph.SerializeToString()
+    return write_atomically(output, lambda fh: fh.write(blob))
 
 
 # -- skl2onnx converters for the scikit-learn estimators ------------------------------------------
