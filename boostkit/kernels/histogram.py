@@ -100,7 +100,7 @@ def _groups_shape(d, n_columns):
     return (d + _GROUP - 1) // _GROUP, n_columns * _GROUP * _CODES
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _fill_groups(codes, weights, is_pos, groups, start, stop, first):
     # Overwrites ``groups`` (rows of _groups_shape: row r for the group of four features
     # first + r, laid out as in _accumulate_group) with the histogram of examples [start, stop);

@@ -21,7 +21,7 @@ def _cell(x, threshold, missing_left):
     return np.intp(x > threshold) | (np.intp(x != x) & np.intp(not missing_left))
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _rows(X, features, thresholds, missing_left, values, margin, start, stop):
     n_terms = features.shape[0]
     for i in range(start, stop):
