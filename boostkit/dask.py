@@ -40,6 +40,7 @@ the fit goes on.
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import math
 import time
@@ -116,8 +117,14 @@ def _column_parts(v, name: str, n_parts: int, row_chunks) -> list:
     if isinstance(v, da.Array):
         if v.ndim == 2 and v.shape[1] == 1:
             v = v[:, 0]
-        if v.ndim != 1:
-            raise DataError(f"{name} must be a 1-D Dask array, got shape {v.shape}")
+        # y may be a multi-label indicator matrix: a partition holds whole rows of it.
+        indicator = name == "y" and v.ndim == 2
+        if indicator:
+            v = v.rechunk({1: -1})
+        elif v.ndim != 1:
+            raise DataError(f"{name} must be a 1-D Dask array"
+                            f"{' (or, for y, a 2-D indicator matrix)' if name == 'y' else ''}, "
+                            f"got shape {v.shape}")
         if row_chunks is not None and not any(np.isnan(c) for c in v.chunks[0]) and (
                 tuple(v.chunks[0]) != tuple(row_chunks)):
             raise DataError(
@@ -125,7 +132,7 @@ def _column_parts(v, name: str, n_parts: int, row_chunks) -> list:
                 f"{name} {tuple(v.chunks[0])}; rechunk {name} like X "
                 f"({name}.rechunk(X.chunks[0])) so that each partition holds the same rows"
             )
-        parts = list(v.to_delayed())
+        parts = list(v.to_delayed()[:, 0] if indicator else v.to_delayed())
     elif isinstance(v, (dd.Series, dd.DataFrame)):
         parts = list(v.to_delayed())
     else:
@@ -245,8 +252,21 @@ class DaskShards(dist.Shards):
         self.shards: list = []
         self.holders: list = []
         self.round = 0  # the round being run, 0 before the first
+        self.builds = 0  # one-vs-rest builds the shards once per class
         self.expected = plugin_set()
         self._register_plugins()
+
+    #: Held-out validation rows: ``samples`` takes ``held_out`` and :meth:`twin` gives their
+    #: shards (:class:`boostkit.distributed.HeldOut`).
+    holds_out = True
+
+    def twin(self) -> DaskShards:
+        """A transport over the same partitions with shards of its own, under keys of its own
+        (the held-out validation rows' shards, built from the training partitions)."""
+        twin = copy.copy(self)
+        twin.token, twin.shards, twin.holders, twin.round, twin.builds = (
+            uuid.uuid4().hex, [], [], 0, 0)
+        return twin
 
     def _register_plugins(self) -> None:
         """Load the driver's plugins on every worker, now and on every worker that joins."""
@@ -276,20 +296,26 @@ class DaskShards(dist.Shards):
             missing_hint=missing_hint)
         return list(self._gather(dict(enumerate(futures))).values())
 
-    def samples(self, sizes, seed, features, weight_total):
+    def samples(self, sizes, seed, features, weight_total, held_out=None):
         futures = self._on_partitions(
             dist.partition_sample,
-            lambda k, x, y, w: (x, w, int(sizes[k]), seed, features, weight_total))
+            lambda k, x, y, w: (x, w, int(sizes[k]), seed, features, weight_total, y,
+                                None if held_out is None else held_out[k]))
         return np.concatenate(list(self._gather(dict(enumerate(futures))).values()))
 
     def build(self, plan):
-        # A key of this fit's own: shards are mutated in place, so no other fit may share one.
+        # Keys of this fit's and this build's own: shards are mutated in place, so no other fit
+        # may share one, and a build again (one-vs-rest's next class) must not get the last
+        # build's shards back.
+        self.close()
+        self.builds += 1
+        build = f"{self.token}-{self.builds}"
         self.shards = self._on_partitions(
             dist.build_shard, lambda k, x, y, w: (plan, x, y, w), pure=False,
-            key=lambda k: f"boostkit-shard-{self.token}-{k}")
+            key=lambda k: f"boostkit-shard-{build}-{k}")
         with self._sending():
             futures = {k: self.client.submit(_checked, self.expected, dist.initial_report, s,
-                                             key=f"boostkit-initial-{self.token}-{k}")
+                                             key=f"boostkit-initial-{build}-{k}")
                        for k, s in enumerate(self.shards)}
         reports = self._gather(futures)
         self._locate()
@@ -471,9 +497,6 @@ class Booster(_LocalBooster):
             features=None) -> BoostModel:
         """Fit on Dask collections ``X``, ``y`` (and ``sample_weight``) with ``client`` (the
         default client when ``None``); returns an ordinary :class:`boostkit.BoostModel`."""
-        if eval_set is not None:
-            raise DataError("eval_set is not supported by a distributed fit: score the model on "
-                            "held-out data afterwards (model.staged_predict)")
         if features is not None:
             raise DataError("features= is not supported by a distributed fit: pass a Dask "
                             "DataFrame with its categorical columns instead")
@@ -483,18 +506,30 @@ class Booster(_LocalBooster):
                 f"{type(X).__module__}.{type(X).__name__}: fit in-memory data with "
                 "boostkit.Booster, or wrap them (dask.array.from_array(X, chunks=...))"
             )
-        shards = DaskShards(_client(client), X, y, sample_weight,
-                            no_worker_timeout=self.no_worker_timeout,
-                            task_timeout=self.task_timeout)
+        client = _client(client)
+        bounds = dict(no_worker_timeout=self.no_worker_timeout, task_timeout=self.task_timeout)
+        eval_shards = None
+        if eval_set is not None:
+            if (not isinstance(eval_set, (tuple, list)) or len(eval_set) not in (2, 3)
+                    or not all(is_dask_collection(part) for part in eval_set)):
+                raise DataError("eval_set must be (X_val, y_val) or (X_val, y_val, "
+                                "sample_weight_val) of Dask collections chunked alike, got "
+                                f"{type(eval_set).__name__}")
+            eval_shards = DaskShards(client, *eval_set, **bounds)
+        shards = DaskShards(client, X, y, sample_weight, **bounds)
         try:
-            model, self.fit_stats_ = dist.fit_on_shards(self, shards)
+            model, self.fit_stats_ = dist.fit_on_shards(self, shards, eval_shards)
         finally:
             shards.close()
+            if eval_shards is not None:
+                eval_shards.close()
         return model
 
 
 def _n_outputs(model, method: str) -> int | None:
     """Columns of ``method``'s result: ``None`` for one value per row."""
+    if getattr(model, "multilabel", False):  # an (n, L) indicator matrix, and L margins
+        return model.classes.shape[0]
     if method == "predict" or (method == "decision_function" and model.classes.shape[0] == 2):
         return None
     return model.classes.shape[0]
