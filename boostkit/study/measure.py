@@ -11,30 +11,69 @@ Both are taken for every cell, so both must cost little beside the fit:
   (:func:`recorded_training_errors`) are the ones the fit recorded in its
   :class:`boostkit.RoundRecord` s: a staged pass over the training rows would cost about
   1/d of the fit (d features) on top of it.
-* :func:`model_bytes` -- the size of the model file ``save`` writes -- is computed from the
-  file's format (:func:`boostkit.model.model_file_size`) without writing it.
+* :func:`model_bytes` -- the size of what the model predicts with: the bytes of its terms'
+  parameters (arrays, numbers, strings), the same measure for every algorithm. The model file
+  ``save`` writes (:func:`boostkit.model.model_file_size`) also keeps every round's record, a
+  few hundred bytes of JSON a round whatever the algorithm, and sizing it exactly costs about a
+  twentieth of a stump fit: too much to take in every cell.
 """
 
 from __future__ import annotations
 
+import functools
+
+import attrs
 import numpy as np
 
 from ..components import Candidate
-from ..errors import ModelFormatError
 from ..kernels.staged import staged_threshold_errors
-from ..model import ThresholdRun, margin_labels, model_file_size
+from ..model import ThresholdRun, margin_labels
 from ..multiclass import OneVsRestModel
 
 __all__ = ["errors_by_round", "learning_curve", "model_bytes", "recorded_training_errors"]
 
 
+#: Bytes of a number or a boolean parameter: as a float64 or an int64 holds it.
+SCALAR_BYTES = 8
+
+
+@functools.lru_cache(maxsize=None)
+def _field_names(cls: type) -> tuple[str, ...]:
+    return tuple(field.name for field in attrs.fields(cls))
+
+
+def _value_bytes(value) -> int:
+    """The bytes of one parameter: an array's ``nbytes``, :data:`SCALAR_BYTES` for a number or a
+    boolean, a string's UTF-8 length, the sum over a sequence or a nested value component."""
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if value is None:
+        return 0
+    if isinstance(value, (bool, int, float, np.number, np.bool_)):
+        return SCALAR_BYTES
+    if isinstance(value, str):
+        return len(value.encode("utf-8"))
+    if isinstance(value, (tuple, list)):
+        return sum(_value_bytes(v) for v in value)
+    if attrs.has(type(value)):
+        return sum(_value_bytes(getattr(value, name)) for name in _field_names(type(value)))
+    raise TypeError(f"cannot size a parameter of type {type(value).__name__}")
+
+
 def model_bytes(model) -> int | None:
-    """The size in bytes of the file ``model.save`` writes, or ``None`` if it cannot be saved
-    without pickling (a foreign object in a component)."""
+    """The bytes of the parameters a model predicts with: every term's weak hypothesis and
+    contribution (their attrs fields: arrays by ``nbytes``, numbers and booleans
+    :data:`SCALAR_BYTES` each, strings by their UTF-8 length, nested components likewise), and
+    a one-vs-rest model's class models and offsets. ``None`` when a term holds a value of
+    another kind (a foreign estimator)."""
+    parts = model.models if isinstance(model, OneVsRestModel) else (model,)
     try:
-        return model_file_size(model)
-    except ModelFormatError:
+        total = sum(_value_bytes(h) + _value_bytes(c) for part in parts
+                    for h, c in zip(part.hypotheses, part.contributions))
+    except TypeError:
         return None
+    offsets = getattr(model, "offsets", None)
+    return total + (_value_bytes(np.asarray(offsets)) if offsets is not None else 0)
 
 
 def _staged_terms(model) -> tuple:

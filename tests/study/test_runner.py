@@ -45,7 +45,7 @@ def test_a_study_writes_every_cell_with_its_scores(sources, tmp_path):
     assert (frame["n_train"] + frame["n_test"] == 60).all()
     assert frame.loc[frame["dataset"] == "csv/three", "n_classes"].eq(3).all()
     # Every cell measures its model's size.
-    assert (frame["model_bytes"] > 1000).all()
+    assert (frame["model_bytes"] > 0).all()
     assert frame["prediction_hash"].str.len().eq(64).all()
     assert frame["recipe"].str.startswith("proposal=stump").all()
     assert frame["boostkit_version"].notna().all() and frame["data_hash"].notna().all()
