@@ -339,8 +339,9 @@ def run_study(spec: StudySpec, *, sources: Sequence | None = None, n_jobs: int =
     one cell and loads its own data from its source; only this process writes the database.
     A finished cell -- done, failed or cannot run -- is never computed again, so a study
     stopped by Ctrl-C or ``kill -9`` resumes where it stopped. A finished cell whose data or
-    recipe have changed since raises :class:`boostkit.study.store.StoreError`: its results
-    would mix two studies. ``progress`` shows a bar (or a line per cell) named
+    recipe have changed since, or a database of cells fitted with another round budget or
+    other bins, raises :class:`boostkit.study.store.StoreError`: its results would mix two
+    studies. ``progress`` shows a bar (or a line per cell) named
     ``progress_label``.
     """
     if n_jobs < 1:
@@ -363,8 +364,19 @@ def run_study(spec: StudySpec, *, sources: Sequence | None = None, n_jobs: int =
     cells = spec.cells(list(loaded), algorithms)
     settings = (spec.resampling, spec.n_rounds, spec.max_bins, spec.keep_scores)
     with ResultStore(spec.database_path) as store:
-        store.set_meta("spec", spec.summary())
         finished = store.finished()
+        # A cell's key names its data, recipe, fold and seed, not the round budget or the bins:
+        # cells fitted with others would be taken as this study's.
+        fitted_with = {"n_rounds": spec.n_rounds, "max_bins": spec.max_bins}
+        recorded = store.get_meta("fitted_with")
+        if finished and recorded is not None and recorded != fitted_with:
+            changed = ", ".join(f"{name} {recorded.get(name)} (this study: {value})"
+                                for name, value in fitted_with.items()
+                                if recorded.get(name) != value)
+            raise StoreError(f"{store.path} holds cells fitted with {changed}: its results "
+                             "would mix two studies; give a new --db")
+        store.set_meta("spec", spec.summary())
+        store.set_meta("fitted_with", fitted_with)
         for cell in cells:
             recorded = finished.get(cell.key)
             if recorded is not None and recorded != (cell.recipe, hashes[cell.dataset]):

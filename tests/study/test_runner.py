@@ -152,6 +152,19 @@ def test_changed_data_under_a_finished_cell_is_refused(sources, tmp_path):
         run_study(spec, sources=blob_sources(tmp_path / "changed", two=dict(seed=9)))
 
 
+def test_another_round_budget_on_a_finished_database_is_refused(sources, tmp_path):
+    spec = small_spec(tmp_path, algorithms=["adaboost"])
+    run_study(spec, sources=sources)
+    before, _ = values(spec.database_path)
+    longer = attrs.evolve(spec, n_rounds=spec.n_rounds + 5)
+    with pytest.raises(StoreError, match=rf"n_rounds {spec.n_rounds} \(this study: "
+                                         rf"{spec.n_rounds + 5}\)"):
+        run_study(longer, sources=sources)
+    after, _ = values(spec.database_path)
+    assert after.equals(before)  # nothing was lost or added
+    run_study(spec, sources=sources)  # the same study resumes as before
+
+
 def test_worker_processes_give_the_serial_values(sources, tmp_path):
     serial = run_study(small_spec(tmp_path / "serial"), sources=sources)
     pooled = run_study(small_spec(tmp_path / "pool"), sources=sources, n_jobs=2)
