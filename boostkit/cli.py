@@ -9,7 +9,7 @@
     the study's folds, each fit a cell of ``results.sqlite`` in ``--output`` (a rerun resumes);
     the table, ``results.csv``, ``results.md``, ``roc.json``, ``cells.csv``, ``curves.csv``
     and the figures (:mod:`boostkit.study.compare_output`). Exit status 1 when a fit failed or
-    no algorithm could run, 130 when interrupted.
+    no algorithm could run, 130 on Ctrl-C, 143 on SIGTERM (what finished is written).
 ``boostkit study --suite keel --algorithms a,b [--folds K] [--config study.toml] ...``
     Algorithms across datasets (:mod:`boostkit.study`): a :class:`boostkit.study.StudySpec`
     from the flags (over a TOML study file) run by :func:`boostkit.study.run_study` (``--n-jobs``
@@ -88,14 +88,17 @@ def _cmd_compare(args) -> int:
             f"algorithms: {', '.join(a if isinstance(a, str) else a.name for a in algorithms)}"),
             flush=True)  # before the progress starts drawing on standard error
         database = Path(args.output) / compare.DATABASE
-        results = compare.cross_validate(
-            data, algorithms, n_rounds=args.rounds, n_folds=args.folds, seed=args.seed,
-            max_bins=args.max_bins,
-            n_jobs=(os.cpu_count() or 1) if args.n_jobs == -1 else args.n_jobs,
-            progress=not args.no_progress, database=database, wrap=compare_output.wrap)
+        # SIGTERM stops the fits as Ctrl-C does: what finished is written, the status is 143.
+        with _terminate_as_interrupt() as signals:
+            results = compare.cross_validate(
+                data, algorithms, n_rounds=args.rounds, n_folds=args.folds, seed=args.seed,
+                max_bins=args.max_bins,
+                n_jobs=(os.cpu_count() or 1) if args.n_jobs == -1 else args.n_jobs,
+                progress=not args.no_progress, database=database, wrap=compare_output.wrap)
         if not any(r.done for r in results) and any(
                 r.status in ("interrupted", "not run") for r in results):
-            raise KeyboardInterrupt  # nothing finished: the previous results stay as they are
+            # Nothing finished: the previous results stay as they are.
+            raise Terminated() if signals.terminated else KeyboardInterrupt
         compare_output.print_table(results, args.folds)
         run = compare_output.describe_run(data, n_folds=args.folds, n_rounds=args.rounds,
                                           seed=args.seed, max_bins=args.max_bins)
@@ -106,7 +109,8 @@ def _cmd_compare(args) -> int:
     except (SpecError, StoreError) as exc:
         raise UsageError(str(exc)) from None
     print(f"\n{compare_output.wrap('wrote ' + ', '.join(str(p) for p in paths))}")
-    return compare_output.exit_status(results, database)
+    status = compare_output.exit_status(results, database)
+    return Terminated.status if signals.terminated and status == 130 else status
 
 
 def _cmd_study(args) -> int:
@@ -179,28 +183,38 @@ class Terminated(KeyboardInterrupt):
     status = 128 + 15
 
 
+class _Signals:
+    """What :func:`_terminate_as_interrupt` saw: whether SIGTERM came (code that catches the
+    interrupt to finish its work, as compare does, asks afterwards)."""
+
+    terminated = False
+
+
 @contextlib.contextmanager
 def _terminate_as_interrupt():
     """While inside: SIGTERM raises :class:`Terminated` in the main thread (elsewhere, and
-    where the platform has no SIGTERM handler to set, nothing changes)."""
+    where the platform has no SIGTERM handler to set, nothing changes); yields a
+    :class:`_Signals` that says whether it came."""
     import signal
     import threading
 
+    seen = _Signals()
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield seen
         return
 
     def terminate(signum, frame):
         signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends it outright
+        seen.terminated = True
         raise Terminated()
 
     try:
         previous = signal.signal(signal.SIGTERM, terminate)
     except (ValueError, OSError):
-        yield
+        yield seen
         return
     try:
-        yield
+        yield seen
     finally:
         signal.signal(signal.SIGTERM, previous)
 

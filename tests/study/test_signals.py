@@ -156,3 +156,38 @@ def test_after_a_sigkill_of_the_driver_the_workers_exit_on_their_own(study):
     status, err, written = _stop_and_check(study, signal.SIGKILL)
     assert status == -signal.SIGKILL
     _rerun_completes_the_rest(study, written)
+
+
+def test_sigterm_stops_a_compare_writes_what_finished_and_exits_143(tmp_path):
+    """``boostkit compare`` is the one-dataset study: SIGTERM stops it as Ctrl-C does, the
+    algorithms that finished are written (their cells in the database, the table and files),
+    and the status is 143; a rerun computes only the rest."""
+    held = write_blobs(tmp_path / "held.csv", n=60, d=5, seed=9)
+    gate, out = tmp_path / "gate", tmp_path / "out"
+    env = {**os.environ, "BOOSTKIT_TEST_GATE": str(gate), "NUMBA_NUM_THREADS": "1",
+           "OMP_NUM_THREADS": "1", "PYTHONPATH": os.pathsep.join(
+               [str(HERE), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    argv = [sys.executable, str(HERE / "gated_study.py"), "compare", str(held), "--algorithms",
+            "adaboost", "--recipe", "adaboost stopping+=waits-on-five-features name=gated",
+            "--folds", "2", "--rounds", "3", "--no-progress", "--no-plots", "--output", str(out)]
+    driver = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, start_new_session=True)
+    try:
+        database = out / "results.sqlite"
+        _wait_until(lambda: _cell_count(database) >= 2 or driver.poll() is not None,
+                    "adaboost's two cells written")
+        assert driver.poll() is None, driver.communicate()
+        driver.send_signal(signal.SIGTERM)
+        stdout, err = driver.communicate(timeout=BOUND)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+            driver.communicate()
+    assert driver.returncode == 143, err
+    assert "Traceback" not in err, err
+    assert _cell_count(database) == 2
+    assert (out / "results.csv").exists()
+    gate.touch()
+    rerun = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=BOUND)
+    assert rerun.returncode == 0, rerun.stderr
+    assert _cell_count(database) == 4
