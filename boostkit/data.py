@@ -13,6 +13,7 @@ import functools
 import warnings
 
 import attrs
+import numba
 import numpy as np
 
 from .errors import DataError, DataWarning
@@ -463,7 +464,11 @@ def bin_features(
         n_thresholds = np.empty(d, dtype=np.int64)
         codes = np.empty((d, n), dtype=np.uint8)
         bin_counts = np.empty((d, n_hist), dtype=np.int64)
-        binning = quantile_bins_parallel if d > 1 and n * d >= PARALLEL_BINNING else quantile_bins
+        # Columns on threads only when the fit has threads: at one thread the serial kernel does
+        # the same work, and the parallel one would cost its compile (seconds, cold) for nothing.
+        binning = (quantile_bins_parallel
+                   if d > 1 and n * d >= PARALLEL_BINNING and numba.get_num_threads() > 1
+                   else quantile_bins)
         binning(X, weighted, int(max_bins), np.asarray(n_categories, dtype=np.int64), n_hist - 1,
                 table, n_thresholds, codes, bin_counts)
         thresholds = tuple(table[f, :n_thresholds[f]].copy() for f in range(d))
