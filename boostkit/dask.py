@@ -469,12 +469,12 @@ def _client(client):
 class Booster(_LocalBooster):
     """:class:`boostkit.Booster` whose ``fit`` runs on a Dask cluster.
 
-    Same parameters; every component of the recipe must provide ``"distributed"``
-    (``stump`` with ``constant-alpha``, ``domain-partition``, ``vote-alpha`` or ``gentle-step``,
-    and the ``exponential`` or ``margin-loss`` reweighting: ``adaboost``, ``real-adaboost``,
-    ``adaboost-mh``, ``discrete-adaboost-mh``, ``gentle-adaboost``, ``madaboost``, and any mix
-    of them), or the fit is refused naming the one that does not. ``fit_stats_``
-    (:class:`boostkit.distributed.FitStats`) says what the last fit moved.
+    Same parameters; every component of the recipe must provide ``"distributed"`` (every seed
+    algorithm's but ``pav-adaboost``'s Cmass projection and Ada2Boost's PN-space records:
+    ``docs/distributed.md`` lists them), or the fit is refused before any data is read, naming
+    the one that does not and why. Several classes (natively or one-vs-rest), a multi-label
+    indicator ``y`` and an ``eval_set`` of Dask collections run on the cluster too.
+    ``fit_stats_`` (:class:`boostkit.distributed.FitStats`) says what the last fit moved.
 
     Two bounds on the waits, in seconds: ``no_worker_timeout`` (default 60) is the longest the
     cluster may have no worker, or its scheduler not answer, before the fit stops; while
@@ -496,7 +496,10 @@ class Booster(_LocalBooster):
     def fit(self, X, y, sample_weight=None, *, client=None, eval_set=None,
             features=None) -> BoostModel:
         """Fit on Dask collections ``X``, ``y`` (and ``sample_weight``) with ``client`` (the
-        default client when ``None``); returns an ordinary :class:`boostkit.BoostModel`."""
+        default client when ``None``); returns an ordinary :class:`boostkit.BoostModel` (a
+        :class:`boostkit.multiclass.OneVsRestModel` for one-vs-rest). ``eval_set``:
+        ``(X_val, y_val[, sample_weight_val])`` as Dask collections, whose rows stay on shards of
+        their own."""
         if features is not None:
             raise DataError("features= is not supported by a distributed fit: pass a Dask "
                             "DataFrame with its categorical columns instead")
