@@ -198,8 +198,15 @@ def test_a_backfitting_round_replaces_the_earlier_term(in_process_plugin, noisy_
 
 
 def test_replacing_a_missing_term_is_refused():
-    with pytest.raises(ValueError, match="give both or neither"):
+    # With rows, a replacement needs the replaced term's values; removed values need a term.
+    with pytest.raises(ValueError, match="replaces needs removed_values"):
         boostkit.Calibrated(boostkit.LinearContribution(1.0), np.zeros(3), (1.0,), replaces=0)
+    with pytest.raises(ValueError, match="give replaces with them"):
+        boostkit.Calibrated(boostkit.LinearContribution(1.0), np.zeros(3), (1.0,),
+                            removed_values=np.zeros(3))
+    # Without rows (a distributed fit) the data plane removes the old term where the rows live.
+    assert boostkit.Calibrated(boostkit.LinearContribution(1.0), None, (1.0,),
+                               replaces=0).replaces == 0
 
 
 @attrs.define
