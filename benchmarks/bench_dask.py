@@ -11,7 +11,9 @@ through this process. Measured in one run, every fit with one thread per worker:
 * ``lightgbm.dask.DaskLGBMClassifier`` with 2-leaf trees on the same Dask arrays (persisted, as
   LightGBM requires): (time of ``--rounds`` + 10 rounds - time of 10 rounds) / ``--rounds``,
   the median of ``--repeats`` such differences (its setup, seconds, would drown a round);
-* bytes moved per round (``fit_stats_``: terms out, histograms back);
+* bytes moved per round (``fit_stats_``: terms out, histograms back), and where a round's
+  time goes (``fit_stats_``: the driver's wait for the shards, the shards' own work, the round
+  trips, the driver's own work);
 * the driver's peak traced memory (tracemalloc) during a distributed fit at a tenth of the rows
   and at all of them: it must not grow with the number of rows;
 * a tree recipe (``--tree-recipe``, default ``weightboost``: depth-2 entropy trees, grown on
@@ -88,6 +90,22 @@ def distributed_fit(client, X, y, rounds, recipe="adaboost"):
     start = time.perf_counter()
     model = booster.fit(X, y, client=client)
     return model, clock.per_round(), time.perf_counter() - start, booster.fit_stats_
+
+
+def where_the_time_goes(stats, per_round: float, workers: int) -> str:
+    """A round's time split (means over the fit's rounds, ms): the driver's wait for the
+    shards' answers, the shards' own work (summed over the shards, and per worker if the
+    workers share it evenly), the rest of the wait (Dask's round trips: scheduling, transfer,
+    serialisation), and the driver's own work (the round's time but the wait: proposal,
+    calibration, reducing the histograms, records)."""
+    rounds = max(stats.rounds, 1)
+    wait = stats.step_seconds / rounds
+    work = stats.shard_seconds / rounds
+    return (f"a round, {per_round * 1e3:.1f} ms (median): the driver waits {wait * 1e3:.1f} ms "
+            f"for the shards (mean), whose own work is {work * 1e3:.1f} ms summed over the "
+            f"shards, {work / workers * 1e3:.1f} ms per worker if shared evenly; the round trips "
+            f"{(wait - work / workers) * 1e3:.1f} ms; the driver's own work "
+            f"{(per_round - wait) * 1e3:.1f} ms")
 
 
 def driver_peak(client, X, y) -> float:
@@ -225,6 +243,7 @@ def main() -> None:
     print(f"bytes per round: {stats.bytes_per_round / 1e3:.1f} kB "
           f"({stats.bytes_out / max(stats.rounds, 1):.0f} B of terms out, "
           f"{stats.bytes_in / max(stats.rounds, 1) / 1e3:.1f} kB of histograms back)")
+    print(where_the_time_goes(stats, dist_round, args.workers))
     print(f"driver peak memory: {peak_small:.1f} MB at {n // 10:,} rows, {peak_full:.1f} MB at "
           f"{n:,} rows")
     print(f"whole distributed fit: {dist_total:.1f} s (setup included)")
@@ -249,6 +268,7 @@ def main() -> None:
           f"({tree_stats.bytes_out / max(tree_stats.rounds, 1) / 1e3:.1f} kB out: terms and "
           f"reductions, {tree_stats.bytes_in / max(tree_stats.rounds, 1) / 1e3:.1f} kB back: "
           "histograms and the levels' sums)")
+    print(where_the_time_goes(tree_stats, tree_round, args.workers))
     print(f"accuracy on 200 000 new rows {tree_accuracy[0]:.4f} distributed, "
           f"{tree_accuracy[1]:.4f} one process")
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 import copy
 import math
 import pickle
+import time
 import weakref
 from typing import Any, Sequence
 
@@ -485,6 +486,7 @@ class ShardReduced:
     index: int
     n_applied: int
     value: Any = attrs.field(eq=False)
+    seconds: float = 0.0  # the shard's time on the call, terms included
 
 
 @attrs.frozen
@@ -514,6 +516,7 @@ class ShardReport:
     histogram: np.ndarray = attrs.field(eq=False)
     bin_counts: np.ndarray | None = attrs.field(default=None, eq=False)
     n_weighted: int = 0
+    seconds: float = 0.0  # the shard's time on the call: terms, weights, histogram
     sign_totals: np.ndarray | None = attrs.field(default=None, eq=False)
     sign_errors: np.ndarray | None = attrs.field(default=None, eq=False)
 
@@ -655,6 +658,7 @@ def step_shard(shard: Shard, first: int, terms: Sequence[ShardTerm],
     Answers :class:`ShardBehind` when the shard does not hold exactly ``first`` terms; a shard
     that already holds them all only reports again (a retried task changes nothing).
     """
+    started = time.perf_counter()
     if terms and shard.n_applied == first + len(terms):
         pass
     elif shard.n_applied != first:
@@ -662,9 +666,9 @@ def step_shard(shard: Shard, first: int, terms: Sequence[ShardTerm],
     else:
         for term in terms:
             shard.last_errors = _apply(shard, term)
-    if reduce is not None:
-        return _reduced(shard, reduce)
-    return _report(shard, shard.last_errors, counts=False)
+    answer = (_reduced(shard, reduce) if reduce is not None
+              else _report(shard, shard.last_errors, counts=False))
+    return attrs.evolve(answer, seconds=time.perf_counter() - started)
 
 
 def step_shards(shards: Sequence[Shard], calls: Sequence[tuple]
@@ -859,13 +863,18 @@ MAX_REPLAYS = 5
 @attrs.define
 class FitStats:
     """What a distributed fit moved: per-round bytes each way (terms out, reports back), and
-    the replays of lost shards."""
+    the replays of lost shards; and where its time went: ``step_seconds``, the driver's wait for
+    the shards' answers (steps and reductions), of which ``shard_seconds`` is the shards' own
+    work summed over the shards (their workers run it in parallel; the rest of the wait is the
+    transport's round trips)."""
 
     rounds: int = 0
     bytes_out: int = 0
     bytes_in: int = 0
     replays: int = 0
     replayed_terms: int = 0
+    step_seconds: float = 0.0
+    shard_seconds: float = 0.0
 
     @property
     def bytes_per_round(self) -> float:
@@ -904,7 +913,10 @@ def _step_all(shards: Shards, first: int, new_terms: list[ShardTerm], terms: lis
     answered: dict[int, Any] = {}
     for _ in range(MAX_REPLAYS + 1):
         stats.bytes_out += sum(_nbytes(t) for call in calls.values() for t in (*call[1], *extra))
+        started = time.perf_counter()
         answers = shards.step(calls)
+        stats.step_seconds += time.perf_counter() - started
+        stats.shard_seconds += sum(getattr(a, "seconds", 0.0) for a in answers.values())
         calls = {}
         for k, answer in answers.items():
             if isinstance(answer, ShardBehind) and answer.n_applied > len(terms):
