@@ -110,7 +110,30 @@ def bin_values(least: np.ndarray, greatest: np.ndarray, features) -> np.ndarray:
     return np.where(np.isfinite(least), least, 0.0)
 
 
-class BinnedPool:
+class _PoolWalk:
+    """A fixed order over base classifiers (``order``: entries of ``_features`` and
+    ``_polarities``), walked once from ``position``; shared by the pools below."""
+
+    def _check_negations(self, negations: bool) -> None:
+        if self.base == "count" and negations:
+            raise ValueError(
+                "negations apply to sign classifiers only: a count classifier's voting weight "
+                "already takes either sign"
+            )
+
+    def __len__(self) -> int:
+        return self.order.shape[0]
+
+    def _next_entry(self) -> tuple[int, int] | None:
+        """``(entry, feature)`` of the next classifier in the order, or ``None`` when spent."""
+        if self.position >= len(self):
+            return None
+        entry = self.order[self.position]
+        self.position += 1
+        return entry, int(self._features[entry])
+
+
+class BinnedPool(_PoolWalk):
     """:class:`FeaturePool`'s classifiers, in the same order, for a fit whose rows live
     elsewhere (shards), from the bins: a sign classifier's cells (x > 0) are read from its
     feature's bin codes (``bin_cells``, :func:`sign_tables`), a count classifier's cells are
@@ -124,11 +147,7 @@ class BinnedPool:
         data = state.data
         least, greatest, not_sign = state.reduce(ColumnBins(data.binned.max_bins))
         self.base = base if base != "auto" else ("count" if int(not_sign[0]) else "sign")
-        if self.base == "count" and negations:
-            raise ValueError(
-                "negations apply to sign classifiers only: a count classifier's voting weight "
-                "already takes either sign"
-            )
+        self._check_negations(negations)
         self._state = state
         self._features, self._polarities, self.order = pool_order(data.n_features, negations,
                                                                   order, rng)
@@ -136,16 +155,12 @@ class BinnedPool:
                         else bin_values(least, greatest, data.features))
         self.position = 0
 
-    def __len__(self) -> int:
-        return self.order.shape[0]
-
     def next(self) -> boostkit.Candidate | None:
         """The next classifier with its cells and cell sums, or ``None`` when spent."""
-        if self.position >= len(self):
+        walked = self._next_entry()
+        if walked is None:
             return None
-        entry = self.order[self.position]
-        self.position += 1
-        feature = int(self._features[entry])
+        entry, feature = walked
         hist = self._state.class_histogram()[feature]  # (bins, 2): negatives, positives
         if self.base == "count":
             values = self._tables[feature, :hist.shape[0]]
@@ -163,7 +178,7 @@ class BinnedPool:
                                   cell_wneg=wneg, cell_wpos=wpos)
 
 
-class FeaturePool:
+class FeaturePool(_PoolWalk):
     """A fixed order over the base classifiers of the features of ``X``, walked once.
 
     ``base="sign"``: h(x) = +-(x_j > 0 ? +1 : -1) (:class:`FeatureSign`); ``base="count"``:
@@ -178,26 +193,18 @@ class FeaturePool:
 
     def __init__(self, X, *, base: str, negations: bool, order: str, rng: np.random.Generator):
         self.base = resolve_base(X, base)
-        if self.base == "count" and negations:
-            raise ValueError(
-                "negations apply to sign classifiers only: a count classifier's voting weight "
-                "already takes either sign"
-            )
+        self._check_negations(negations)
         self._columns = X.tocsc() if is_sparse(X) else np.asfortranarray(X)
         self._features, self._polarities, self.order = pool_order(X.shape[1], negations, order,
                                                                   rng)
         self.position = 0
 
-    def __len__(self) -> int:
-        return self.order.shape[0]
-
     def next(self) -> boostkit.Candidate | None:
         """The next base classifier with its training output, or ``None`` when the pool is spent."""
-        if self.position >= len(self):
+        walked = self._next_entry()
+        if walked is None:
             return None
-        entry = self.order[self.position]
-        self.position += 1
-        feature = int(self._features[entry])
+        entry, feature = walked
         column = feature_column(self._columns, feature)
         if self.base == "count":
             return boostkit.Candidate(FeatureCount(feature), scores=column)
