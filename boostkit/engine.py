@@ -41,7 +41,7 @@ from .features import CATEGORICAL_FROM_DTYPE, FeatureSchema
 from .kernels.histogram import cell_class_sums, cell_pair_sums
 from .model import BoostModel
 from .observers import RoundLog
-from .plane import RowPlane, check_distribution
+from .plane import RowPlane, check_distribution, histogram_option
 from .plugins import enable_tracing, get_registry, tracing_enabled
 from .registry import ComponentSpec, Recipe, compose
 from .relay import DirectRelay
@@ -211,6 +211,10 @@ def _learning_rate(instance, attribute, value):
         raise ValueError(f"learning_rate must be None or a number in (0, 1], got {value!r}")
 
 
+def _histogram(instance, attribute, value):
+    histogram_option(value)  # refuses any other value, naming the accepted ones
+
+
 def _multiclass(instance, attribute, value):
     if value not in MULTICLASS_STRATEGIES:
         raise ValueError(
@@ -283,6 +287,14 @@ class Booster:
         split into two groups of categories; its values may be any numbers or strings, and a
         category unseen in training is read as a missing value
         (:class:`boostkit.features.FeatureSchema`).
+    histogram:
+        How the rows' class histogram is found each round: ``"exact"`` (default) sums every
+        row under D_t; ``"carried"`` (or a :class:`boostkit.plane.CarriedHistogram` with its
+        drift limits) updates last round's histogram from the rows off the last term's largest
+        cell, where the reweighting multiplies weights per (cell, sign) (``exponential``) and
+        the term is constant per cell; elsewhere, and whenever the drift bound would pass its
+        limit, it sums every row. The carried histogram agrees with the exact one to rounding
+        (within the stated bound), so a tie between stumps within that may go the other way.
     proposal, calibration, reweighting, stopping:
         Components by role, replacing those of ``algorithm``, or making the whole recipe when
         ``algorithm`` is ``None`` (:func:`boostkit.registry.compose`). A component is
@@ -313,6 +325,7 @@ class Booster:
     stopping: Any = attrs.field(default=None, kw_only=True)
     learning_rate: float | None = attrs.field(default=None, kw_only=True, validator=_learning_rate)
     categorical_features: Any = attrs.field(default=CATEGORICAL_FROM_DTYPE, kw_only=True)
+    histogram: Any = attrs.field(default="exact", kw_only=True, validator=_histogram)
 
     def recipe(self) -> Recipe:
         """The resolved recipe, with the components given by role and ``params`` applied."""
@@ -402,8 +415,9 @@ class Booster:
         previous_threads = numba.get_num_threads()
         numba.set_num_threads(n_jobs)
         try:
-            return run_rounds(pm, recipe, owners, RowPlane(data, owners, recipe_name=recipe.name),
-                              validation, self.n_rounds, rng, n_jobs, self.callbacks)
+            plane = RowPlane(data, owners, recipe_name=recipe.name, histogram=self.histogram)
+            return run_rounds(pm, recipe, owners, plane, validation, self.n_rounds, rng, n_jobs,
+                              self.callbacks)
         finally:
             numba.set_num_threads(previous_threads)
 

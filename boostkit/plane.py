@@ -36,16 +36,17 @@ import attrs
 import numpy as np
 
 from .capabilities import check_data_requirements
-from .components import Candidate, RowWeights, Weights, describe_hypothesis
+from .components import BinCells, Candidate, RowWeights, Weights, describe_hypothesis
 from .errors import HookError
 from .kernels.blocks import row_threads
 from .kernels.boosting import (add_contribution, add_contribution_blocks, all_finite_parallel,
                                sum_and_min_parallel)
+from .kernels.carried import changed_class_histogram, changed_pair_histogram, rows_off_cell
 from .plugins import get_registry
 from .splits import histogram
 
-__all__ = ["Advance", "DataPlane", "RowPlane", "Rows", "WEIGHT_SUM_TOLERANCE", "add_reductions",
-           "combine_reductions",
+__all__ = ["Advance", "CarriedHistogram", "DataPlane", "HISTOGRAM_MODES", "RowPlane", "Rows",
+           "WEIGHT_SUM_TOLERANCE", "add_reductions", "combine_reductions", "histogram_option",
            "check_array", "check_distribution", "check_row_weights", "check_sign_totals",
            "row_weights", "sign_potential"]
 
@@ -259,6 +260,86 @@ def check_distribution(weights: np.ndarray, shape: tuple, owner: str, n_jobs: in
     )
 
 
+#: The ways a :class:`RowPlane` gets each round's class histogram (``Booster(histogram=...)``):
+#: ``"exact"`` sums every row under D_t; ``"carried"`` updates the last histogram
+#: (:class:`CarriedHistogram` with its defaults).
+HISTOGRAM_MODES = ("exact", "carried")
+
+
+def _growth_limit(instance, attribute, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 1.0:
+        raise ValueError(f"CarriedHistogram: max_growth must be a number >= 1, got {value!r}")
+
+
+def _refresh_every(instance, attribute, value):
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, np.integer))
+                              or value < 1):
+        raise ValueError(f"CarriedHistogram: refresh_every must be None or a positive integer, "
+                         f"got {value!r}")
+
+
+@attrs.frozen
+class CarriedHistogram:
+    """A class histogram carried across rounds instead of summed over every row each round.
+
+    When the reweighting multiplies each row's weight by a factor of the last term's cell and
+    the row's sign (it has ``cell_log_factors``: ``exponential``), and the term's contribution
+    is a value per cell (``Contribution.cell_table``) of a hypothesis that reads one binned
+    feature (``BinCells``), next round's histogram is
+    H_{t+1} = (g_O H_t + sum_{j != O} (g_j - g_O) H_j) / Z_t, with g_j the factor of cell j
+    (per sign, and class over (example, class) pairs), O the cell with the most rows and H_j
+    the histogram of cell j's rows under D_t: only the rows off O are summed again
+    (:mod:`boostkit.kernels.carried`), as LightGBM gets a leaf's histogram from its sibling's by
+    subtraction. Z_t is the new histogram's total, as the weights are normalised.
+
+    Drift. A bin's relative rounding error is multiplied by at most
+    rho_t = max(1, max_{j != O, y} g_O[y] / g_j[y]) in round t (the bin's old weight is scaled
+    by g_O, its true weight by at least min(g_O, g_j)), plus the round's own roundings: the
+    sum over the rows off O (at most (n - 1) u, relatively, for n rows or pairs) and four
+    operations. After k carried rounds since an exact histogram of relative error e_0
+    <= (n - 1) u, every bin of the carried histogram is within
+    (prod_t rho_t) (e_0 + k (n + 4) u) of its exact weight, relatively (u = 2^-53); an empty bin
+    stays exactly empty. (The bound is a worst case: on spambase, adult, ionosphere and
+    contraceptive the carried bins stayed within 4e-11 of the exact ones over 200 rounds, on
+    mushroom within 2.7e-9.) The plane sums every row again when that product would pass ``max_growth``
+    (default 1e6), or (``refresh_every`` = K) when K - 1 rounds in a row were carried. On
+    separable data (mushroom) alpha grows and rho_t = e^{2 alpha} passes 1e6 at once, so the
+    histogram is summed anew in those rounds; without the limit it loses every digit.
+    """
+
+    max_growth: float = attrs.field(default=1e6, validator=_growth_limit)
+    refresh_every: int | None = attrs.field(default=None, validator=_refresh_every)
+
+
+def histogram_option(value) -> CarriedHistogram | None:
+    """The :class:`CarriedHistogram` of ``Booster(histogram=value)``, or ``None`` for the exact
+    histogram; a value that is none of :data:`HISTOGRAM_MODES` or a ``CarriedHistogram`` is
+    refused (``ValueError``)."""
+    if isinstance(value, CarriedHistogram):
+        return value
+    if isinstance(value, str) and value in HISTOGRAM_MODES:
+        return CarriedHistogram() if value == "carried" else None
+    raise ValueError(f"histogram must be one of {', '.join(map(repr, HISTOGRAM_MODES))} or a "
+                     f"boostkit.plane.CarriedHistogram, got {value!r}")
+
+
+@attrs.frozen(eq=False)
+class _Carry:
+    """What a round leaves for the next histogram: the rows to sum again are those off cell
+    ``kept`` (by ``table`` on feature ``feature``), under ``old_weights``; the result is the
+    histogram of ``weights``. ``kept_factors`` is g_O, ``delta`` g_j - g_O per cell, ``growth``
+    rho_t."""
+
+    weights: np.ndarray
+    old_weights: np.ndarray
+    feature: int
+    table: np.ndarray
+    kept: int
+    kept_factors: np.ndarray
+    delta: np.ndarray
+    growth: float
+
+
 class RowPlane(DataPlane):
     """The rows in this process: a :class:`boostkit.data.TrainingData`, the running margins
     and weights as arrays on ``state``, and the whole-rows hooks (``boostkit_reweight``,
@@ -266,11 +347,17 @@ class RowPlane(DataPlane):
 
     has_rows = True
 
-    def __init__(self, data, components, *, recipe_name: str):
+    def __init__(self, data, components, *, recipe_name: str, histogram="exact"):
         self.data = data
         self.components = components
         self.recipe_name = recipe_name
+        #: ``None`` (every histogram summed over all the rows) or the :class:`CarriedHistogram`.
+        self.carried = histogram_option(histogram)
         self._histogram: tuple[Any, np.ndarray] | None = None  # (weights it was summed under, H)
+        self._carry: _Carry | None = None
+        #: prod rho_t over the rounds carried since the last exact histogram, and their number.
+        self.histogram_growth = 1.0
+        self.rounds_carried = 0
 
     def start(self, state) -> None:
         from .engine import _call, _component, _initial_weights, _owner
@@ -288,15 +375,71 @@ class RowPlane(DataPlane):
         # Whole-rows reweighting when the component has one (it may use state.least_margin,
         # found in the pass that adds the contribution); else its row form.
         self._whole_rows = bool(state.hook.boostkit_reweight.get_hookimpls())
+        # A carried histogram needs a reweighting that says how it multiplies a cell's weights.
+        reweighting = next(c for role, c in self.components if role == "reweighting")
+        self._cell_log_factors = (getattr(reweighting, "cell_log_factors", None)
+                                  if self.carried is not None else None)
 
     def class_histogram(self, state) -> np.ndarray:
         # One histogram per distribution: several components may ask within a round.
         if self._histogram is None or self._histogram[0] is not state.weights:
-            binned = self.data.binned
-            self._histogram = (state.weights, histogram(
-                binned.codes, state.weights, self.data.is_pos, binned.max_bins, state.n_jobs,
-                labels=self.data.labels))
+            carry, self._carry = self._carry, None
+            if carry is not None and carry.weights is state.weights and self._may_carry(carry):
+                self._histogram = (state.weights, self._carried(carry))
+                self.histogram_growth *= carry.growth
+                self.rounds_carried += 1
+            else:
+                binned = self.data.binned
+                self._histogram = (state.weights, histogram(
+                    binned.codes, state.weights, self.data.is_pos, binned.max_bins,
+                    state.n_jobs, labels=self.data.labels))
+                self.histogram_growth, self.rounds_carried = 1.0, 0
         return self._histogram[1]
+
+    def _may_carry(self, carry: _Carry) -> bool:
+        """Whether the drift bound allows one more carried round (:class:`CarriedHistogram`)."""
+        limits = self.carried
+        return (self.histogram_growth * carry.growth <= limits.max_growth
+                and (limits.refresh_every is None
+                     or self.rounds_carried + 1 < limits.refresh_every))
+
+    def _carried(self, carry: _Carry) -> np.ndarray:
+        """H_{t+1} from H_t and the rows off the last term's largest cell, normalised."""
+        codes, previous = self.data.binned.codes, self._histogram[1]
+        rows, cells = rows_off_cell(codes[carry.feature], carry.table, carry.kept)
+        change = np.empty_like(previous)
+        changed = changed_pair_histogram if previous.ndim == 4 else changed_class_histogram
+        changed(codes, rows, cells, carry.old_weights, self.data.is_pos, carry.delta, change)
+        carried = previous * carry.kept_factors
+        carried += change
+        carried /= carried[0].sum()  # every row is in one bin of feature 0: the total, Z_t
+        return carried
+
+    def _next_carry(self, state, candidate: Candidate, calibrated, weights) -> _Carry | None:
+        """What round t leaves for a carried histogram of ``weights`` (D_{t+1}), or ``None``
+        where it cannot be carried: no histogram of D_t, a term that replaces another, cells
+        that are not a table of one feature's bins, values not constant per cell."""
+        previous, bin_cells = self._histogram, candidate.bin_cells
+        if (previous is None or previous[0] is not state.weights or calibrated.replaces is not None
+                or not isinstance(bin_cells, BinCells)):
+            return None
+        values = calibrated.contribution.cell_table(candidate.hypothesis)
+        if values is None:
+            return None
+        log_factors = np.asarray(self._cell_log_factors(np.asarray(values, dtype=np.float64)),
+                                 dtype=np.float64)
+        if log_factors.shape != values.shape + (2,) or not np.isfinite(log_factors).all():
+            return None
+        factors = np.exp(log_factors - log_factors.max())  # g up to a common scale: no overflow
+        counts = self.data.binned.bin_counts[bin_cells.feature]
+        kept = int(np.argmax(np.bincount(bin_cells.table[:counts.shape[0]], weights=counts,
+                                         minlength=factors.shape[0])))
+        others = np.delete(factors, kept, axis=0)
+        if not (others > 0.0).all() or not (factors[kept] > 0.0).all():
+            return None  # a factor underflowed: no bound on the drift
+        growth = max(1.0, float((factors[kept] / others).max(initial=1.0)))
+        return _Carry(weights, state.weights, bin_cells.feature, bin_cells.table, kept,
+                      factors[kept], factors - factors[kept], growth)
 
     def reduce(self, state, reduction):
         data = self.data
@@ -362,6 +505,8 @@ class RowPlane(DataPlane):
         check_distribution(weights.weights, shape, reweighting, n_jobs)
         if weights.log_potential is not None and math.isnan(weights.log_potential):
             raise HookError(f"{reweighting} returned log_potential NaN, expected a number or None")
+        if self._cell_log_factors is not None:
+            self._carry = self._next_carry(state, candidate, calibrated, weights.weights)
         state.weights = weights.weights
         return Advance(training_error, weighted_error, weights.log_potential, weights.extra)
 

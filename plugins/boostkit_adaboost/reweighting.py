@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import attrs
+import numpy as np
 
 import boostkit
 from boostkit.kernels.boosting import exponential_distribution
@@ -37,6 +38,15 @@ class ExponentialReweighting(boostkit.Reweighting):
             state.n_jobs, state.least_margin
         )
         return boostkit.Weights(weights.reshape(state.margin.shape), log_potential)
+
+    def cell_log_factors(self, cell_values):
+        """log g[cell, sign]: the multiplicative update D_{t+1}(i) = D_t(i) e^{-y_i c_t(x_i)} / Z_t
+        (Wilbur et al. 2005, eq. 6) for a term of value ``cell_values`` (``(n_cells,)``, or
+        ``(n_cells, C)`` per class) in each cell: ``[..., 0]`` for the negative rows (pairs),
+        ``[..., 1]`` for the positive. It declares the rule multiplicative per (cell, sign), so
+        a row plane may carry the class histogram across rounds
+        (:class:`boostkit.plane.CarriedHistogram`)."""
+        return np.stack([cell_values, -cell_values], axis=-1)
 
     @boostkit.hookimpl
     def boostkit_row_weights(self, margin, y, initial_weights, n_jobs):
