@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import hashlib
 import math
+import numbers
 from collections.abc import Callable
+from types import CellType, FunctionType
 
 import attrs
 import numba
+import numpy as np
 from numba.core.dispatcher import Dispatcher
 from numba.extending import typeof_impl
 
@@ -81,6 +84,54 @@ def _code_digest(function) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:16]
 
 
+def _python_form(function, forms: dict):
+    """``function`` as plain Python, so that calling it compiles nothing: a numba dispatcher's
+    Python function (``py_func``), run with the numba functions it reads from its globals and
+    its closure replaced by their own plain forms. ``forms`` maps the dispatchers already
+    converted to their forms (a function calling itself is converted once)."""
+    if not isinstance(function, Dispatcher):
+        return function
+    known = forms.get(id(function))
+    if known is not None:
+        return known
+    source = function.py_func
+    global_values = dict(source.__globals__)
+    closure = source.__closure__
+    if closure is not None:
+        closure = tuple(_python_cell(cell, forms) for cell in closure)
+    form = FunctionType(source.__code__, global_values, source.__name__, source.__defaults__,
+                        closure)
+    form.__kwdefaults__ = source.__kwdefaults__
+    forms[id(function)] = form
+    for name in source.__code__.co_names:
+        if isinstance(global_values.get(name), Dispatcher):
+            global_values[name] = _python_form(global_values[name], forms)
+    return form
+
+
+def _python_cell(cell, forms: dict):
+    """A closure cell holding the plain form of the numba function in ``cell``, else ``cell``."""
+    try:
+        value = cell.cell_contents
+    except ValueError:  # an empty cell
+        return cell
+    return CellType(_python_form(value, forms)) if isinstance(value, Dispatcher) else cell
+
+
+def _value_at(function, v: float, forms: dict):
+    """``function(v)`` computed in plain Python (:func:`_python_form`), which compiles nothing.
+
+    Where Python's arithmetic raises and numba's gives a value (``math.log(0.0)`` is -inf in
+    numba, a float overflow inf), or the function uses what only numba runs, the compiled
+    function gives the value (or its error), as the kernel would.
+    """
+    try:
+        with np.errstate(all="ignore"):
+            return _python_form(function, forms)(v)
+    except Exception:
+        return function(v)
+
+
 @attrs.frozen
 class MarginLoss:
     """A margin loss L(v) and its weight function w(v), v = y F, as numba functions of v.
@@ -105,11 +156,11 @@ class MarginLoss:
         round takes the log-space pass, which never overflows. They need not be bounded (an
         overflow to inf only sends the round to the log-space pass), but they must be
         exp(log_loss) and exp(log_weight) up to rounding, which is checked here at a few margins
-        in [-30, 30] (``ValueError`` naming the loss otherwise). Worth giving when the sums
-        usually stay in that range: losses whose weights are bounded (logistic, MadaBoost,
-        SavageBoost) run about as fast as the exponential reweighting with them, and several
-        times slower in log space only; not e^{-v}, whose weights leave the range as the margins
-        grow.
+        in [-30, 30] (``ValueError`` naming the loss otherwise), in plain Python as below. Worth
+        giving when the sums usually stay in that range: losses whose weights are bounded
+        (logistic, MadaBoost, SavageBoost) run about as fast as the exponential reweighting with
+        them, and several times slower in log space only; not e^{-v}, whose weights leave the
+        range as the margins grow.
     description, paper:
         What the loss is and where it comes from.
 
@@ -117,9 +168,13 @@ class MarginLoss:
     :func:`exp_nonpositive`, :func:`softplus`, :func:`log1p_unit` and :func:`log_positive` where
     possible: ``math.log`` and ``math.exp`` work, but a loop that calls the C library cannot use
     SIMD instructions. Each function is called once at construction (at v = 0), so a mistake
-    shows here rather than inside a fit. Where w = L (AdaBoost's e^{-v}), pass the same function
-    as ``log_loss`` and ``log_weight``: the weights' normaliser is then the potential, and the
-    kernel does one log-sum-exp instead of two.
+    shows here rather than inside a fit. These checks run the functions' Python code (numba's
+    ``py_func``, with the numba functions they call in Python too), so making a loss compiles
+    nothing: its functions are compiled into the kernel at its first fit. A function whose
+    Python form raises (``math.log(0.0)``, which numba gives as -inf) is checked compiled
+    instead. Where w = L (AdaBoost's e^{-v}), pass the same function as ``log_loss`` and
+    ``log_weight``: the weights' normaliser is then the potential, and the kernel does one
+    log-sum-exp instead of two.
     """
 
     name: str = attrs.field(validator=attrs.validators.instance_of(str))
@@ -143,26 +198,31 @@ class MarginLoss:
         if (self.loss is None) != (self.weight is None):
             raise TypeError(f"margin loss {self.name!r}: give both loss and weight (the fast "
                             f"pair) or neither")
+        forms: dict = {}
         for attribute in ("log_loss", "log_weight", "loss", "weight"):
             function = getattr(self, attribute)
             if function is None:
                 continue
-            value = function(0.0)
-            if not isinstance(value, float) or math.isnan(value):
+            value = _value_at(function, 0.0, forms)
+            # numba returns the float a function's branches unify to; its Python form may give
+            # an int (``return 0 if v > 0.0 else 1.0``) or a numpy float.
+            if (not isinstance(value, numbers.Real) or isinstance(value, (bool, np.bool_))
+                    or math.isnan(value)):
                 raise TypeError(f"margin loss {self.name!r}: {attribute}(0.0) must return a "
                                 f"float, got {value!r}")
         if self.loss is not None:
-            self._check_direct_forms()
+            self._check_direct_forms(forms)
 
-    def _check_direct_forms(self) -> None:
+    def _check_direct_forms(self, forms: dict) -> None:
         """Refuse direct forms that are not the log-space pair: the weights would then depend on
-        which pass the kernel takes in a round."""
+        which pass the kernel takes in a round. ``forms``: as :func:`_value_at`'s."""
         for direct, logarithm in (("loss", "log_loss"), ("weight", "log_weight")):
             for v in _CHECKED_MARGINS:
-                log_value = getattr(self, logarithm)(v)
+                log_value = float(_value_at(getattr(self, logarithm), v, forms))
                 if log_value > _LOG_CHECKED_RANGE or log_value < -_LOG_CHECKED_RANGE:
                     continue  # exp(log_value) over- or underflows: nothing to compare
-                value, expected = getattr(self, direct)(v), math.exp(log_value)
+                value = float(_value_at(getattr(self, direct), v, forms))
+                expected = math.exp(log_value)
                 if not math.isclose(value, expected, rel_tol=_DIRECT_TOLERANCE):
                     raise ValueError(
                         f"margin loss {self.name!r}: {direct}(v) must be exp({logarithm}(v)), the "

@@ -1,4 +1,5 @@
-"""The cold start: the one-line notice before compiling, and what a fit compiles.
+"""The cold start: the one-line notice before compiling, what a fit compiles, and that an import
+compiles nothing.
 
 Each test runs Python in a subprocess with its own numba cache directory (``NUMBA_CACHE_DIR``),
 empty at first, so that numba really compiles: the notice is printed exactly once by a process
@@ -37,6 +38,28 @@ from boostkit.datasets import load
 data = load("breast_cancer_wisconsin", dropna=True)
 model = boostkit.Booster("adaboost", n_rounds=3).fit(data.X, data.y)
 print(model.predict(data.X).tolist())
+"""
+
+# Every numba function compiled while boostkit is imported and its plugins are loaded (which
+# registers their margin losses, checked when they are made), one "module.name" per line.
+IMPORT = """
+from numba.core import event
+
+compiled = []
+
+class RecordCompiles(event.Listener):
+    def on_start(self, compiling):
+        function = compiling.data["dispatcher"].py_func
+        compiled.append(f"{function.__module__}.{function.__qualname__}")
+
+    def on_end(self, compiling):
+        pass
+
+event.register("numba:compile", RecordCompiles())
+import boostkit
+print("import:", *compiled)
+boostkit.get_registry()
+print("plugins:", *compiled)
 """
 
 
@@ -84,3 +107,11 @@ def test_a_first_fit_prints_the_notice_once_and_the_second_process_none(tmp_path
     warm = run_python(FIT, tmp_path)
     assert MESSAGE not in warm.stderr, warm.stderr
     assert warm.stdout == cold.stdout
+
+
+def test_a_cold_import_and_plugin_load_compile_nothing(tmp_path):
+    """Making the registered margin losses checks their functions in plain Python; a kernel is
+    compiled when a fit first calls it, never at import."""
+    cold = run_python(IMPORT, tmp_path)
+    assert cold.stdout.splitlines() == ["import:", "plugins:"], cold.stdout
+    assert MESSAGE not in cold.stderr, cold.stderr

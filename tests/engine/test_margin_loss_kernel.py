@@ -214,3 +214,58 @@ def test_the_kernel_is_compiled_once_per_loss():
     for _ in range(3):
         margin_loss_distribution(loss, margin, y, d1)
     assert len(_logs_serial.signatures) == before + 1
+
+
+@numba.njit
+def _capped_log_weight(v):
+    return -2.0 * v if v < 0.0 else -v
+
+
+@numba.njit
+def _capped_log_loss(v):
+    return _capped_log_weight(v)  # calls another numba function, which stays uncompiled too
+
+
+@numba.njit
+def _capped_weight(v):
+    return math.exp(_capped_log_weight(v))
+
+
+@numba.njit
+def _capped_loss(v):
+    return math.exp(_capped_log_loss(v))
+
+
+@pytest.mark.skipif(numba.config.DISABLE_JIT, reason="compilation only exists with the JIT")
+def test_making_a_loss_checks_its_functions_without_compiling_them():
+    loss = MarginLoss("test-uncompiled", _capped_log_loss, _capped_log_weight,
+                      loss=_capped_loss, weight=_capped_weight)
+    functions = (_capped_log_loss, _capped_log_weight, _capped_loss, _capped_weight)
+    assert [function.signatures for function in functions] == [[]] * 4
+    margin, y, d1 = problem(np.random.default_rng(8), 100, 1.0)
+    weights, log_potential = margin_loss_distribution(loss, margin, y, d1)
+    log_weight = np.where(y * margin < 0.0, -2.0 * y * margin, -y * margin)
+    np.testing.assert_allclose(weights, d1 * np.exp(log_weight) / np.sum(d1 * np.exp(log_weight)),
+                               rtol=1e-12)
+
+
+@numba.njit
+def _hinge_log_weight(v):
+    return math.log(max(1.0 - v, 0.0))  # -inf from v = 1 on in numba; Python's math.log raises
+
+
+@numba.njit
+def _hinge_weight(v):
+    return max(1.0 - v, 0.0)
+
+
+@pytest.mark.skipif(numba.config.DISABLE_JIT, reason="without the JIT, math.log(0.0) raises")
+def test_a_function_whose_python_form_raises_is_checked_compiled():
+    """math.log(0.0) raises in Python and is -inf in numba (and in the kernel): the check takes
+    the compiled value, so the loss is made, and a wrong direct form is still refused."""
+    MarginLoss("test-hinge", _hinge_log_weight, _hinge_log_weight,
+               loss=_hinge_weight, weight=_hinge_weight)
+    with pytest.raises(ValueError, match=r"'test-hinge-wrong': weight\(v\) must be "
+                                         r"exp\(log_weight\(v\)\)"):
+        MarginLoss("test-hinge-wrong", _hinge_log_weight, _hinge_log_weight,
+                   loss=_hinge_weight, weight=_capped_weight)
