@@ -83,29 +83,36 @@ class RoundClock:
         gaps = np.diff(self.stamps)
         return statistics.median(gaps[1:]) if gaps.size > 1 else float("nan")
 
+    def mean_round(self) -> float:
+        gaps = np.diff(self.stamps)
+        return float(gaps.mean()) if gaps.size else float("nan")
+
 
 def distributed_fit(client, X, y, rounds, recipe="adaboost"):
     clock = RoundClock()
     booster = boostkit.dask.Booster(recipe, n_rounds=rounds, callbacks=[clock])
     start = time.perf_counter()
     model = booster.fit(X, y, client=client)
-    return model, clock.per_round(), time.perf_counter() - start, booster.fit_stats_
+    return (model, clock.per_round(), time.perf_counter() - start,
+            (booster.fit_stats_, clock.mean_round()))
 
 
-def where_the_time_goes(stats, per_round: float, workers: int) -> str:
+def where_the_time_goes(timed, workers: int) -> str:
     """A round's time split (means over the fit's rounds, ms): the driver's wait for the
-    shards' answers, the shards' own work (summed over the shards, and per worker if the
-    workers share it evenly), the rest of the wait (Dask's round trips: scheduling, transfer,
-    serialisation), and the driver's own work (the round's time but the wait: proposal,
-    calibration, reducing the histograms, records)."""
+    shards' answers (wall), the shards' own work (CPU, summed over the shards, and per worker if
+    the workers share it evenly), the rest of the wait (Dask's round trips: scheduling,
+    transfer, serialisation; and any wait for a free core), and the driver's own work (the
+    round's time but the wait: proposal, calibration, reducing the histograms, records).
+    ``timed``: the fit's stats and its mean round, as :func:`distributed_fit` gives them."""
+    stats, mean_round = timed
     rounds = max(stats.rounds, 1)
     wait = stats.step_seconds / rounds
     work = stats.shard_seconds / rounds
-    return (f"a round, {per_round * 1e3:.1f} ms (median): the driver waits {wait * 1e3:.1f} ms "
-            f"for the shards (mean), whose own work is {work * 1e3:.1f} ms summed over the "
-            f"shards, {work / workers * 1e3:.1f} ms per worker if shared evenly; the round trips "
-            f"{(wait - work / workers) * 1e3:.1f} ms; the driver's own work "
-            f"{(per_round - wait) * 1e3:.1f} ms")
+    return (f"a round, {mean_round * 1e3:.1f} ms (mean): the driver waits "
+            f"{wait * 1e3:.1f} ms for the shards, whose own work is {work * 1e3:.1f} ms of CPU "
+            f"summed over the shards, {work / workers * 1e3:.1f} ms per worker if shared evenly; "
+            f"the rest of the wait (round trips, a wait for a core) {(wait - work / workers) * 1e3:.1f}"
+            f" ms; the driver's own work {(mean_round - wait) * 1e3:.1f} ms")
 
 
 def driver_peak(client, X, y) -> float:
@@ -137,14 +144,14 @@ def lightgbm_per_round(client, X, y, rounds, repeats) -> float:
 
 def pav_on_workers(client, X, y, small_X, small_y, recipe, rounds):
     """The PAV recipe's distributed fit (after a short one that compiles the workers' kernels):
-    ``(model, per round, whole fit, fit stats)``."""
+    ``(model, per round, whole fit, (fit stats, mean round))``."""
     distributed_fit(client, small_X, small_y, 3, recipe)
     return distributed_fit(client, X, y, rounds, recipe)
 
 
 def report_pav(on_workers, X_local, y_local, X_test, y_test, recipe, rounds, workers) -> None:
     """The PAV recipe in one process on the same rows, against its fit on the workers."""
-    model, dist_round, _, stats = on_workers
+    model, dist_round, _, (stats, _) = on_workers
     boostkit.Booster(recipe, n_rounds=3).fit(X_local[:10_000], y_local[:10_000])
     clock = RoundClock()
     local = boostkit.Booster(recipe, n_rounds=rounds, callbacks=[clock]).fit(X_local, y_local)
@@ -192,14 +199,15 @@ def main() -> None:
         X, y, _ = dask_data(n, d, args.partitions, args.seed)
         small_X, small_y, _ = dask_data(n // 10, d, args.partitions, args.seed)
         distributed_fit(client, small_X, small_y, 3)  # warm the JIT on the workers
-        model, dist_round, dist_total, stats = distributed_fit(client, X, y, args.rounds)
+        model, dist_round, dist_total, timed = distributed_fit(client, X, y, args.rounds)
+        stats = timed[0]
         peak_small = driver_peak(client, small_X, small_y)
         peak_full = driver_peak(client, X, y)
         lgb_round = (float("nan") if args.skip_lightgbm
                      else lightgbm_per_round(client, X, y, args.rounds, args.repeats))
         if not args.skip_tree:
             distributed_fit(client, small_X, small_y, 3, args.tree_recipe)  # warm the JIT
-            tree_model, tree_round, _, tree_stats = distributed_fit(client, X, y,
+            tree_model, tree_round, _, tree_timed = distributed_fit(client, X, y,
                                                                     args.tree_rounds,
                                                                     args.tree_recipe)
         if not args.skip_pav:
@@ -243,7 +251,7 @@ def main() -> None:
     print(f"bytes per round: {stats.bytes_per_round / 1e3:.1f} kB "
           f"({stats.bytes_out / max(stats.rounds, 1):.0f} B of terms out, "
           f"{stats.bytes_in / max(stats.rounds, 1) / 1e3:.1f} kB of histograms back)")
-    print(where_the_time_goes(stats, dist_round, args.workers))
+    print(where_the_time_goes(timed, args.workers))
     print(f"driver peak memory: {peak_small:.1f} MB at {n // 10:,} rows, {peak_full:.1f} MB at "
           f"{n:,} rows")
     print(f"whole distributed fit: {dist_total:.1f} s (setup included)")
@@ -264,11 +272,12 @@ def main() -> None:
           f"{tree_round * 1e3:>9.1f} ms {1.0:>8.2f}")
     print(f"{'boostkit, one process':<42} {tree_local_round * 1e3:>9.1f} ms "
           f"{tree_local_round / tree_round:>8.2f}")
+    tree_stats = tree_timed[0]
     print(f"bytes per round: {tree_stats.bytes_per_round / 1e3:.1f} kB "
           f"({tree_stats.bytes_out / max(tree_stats.rounds, 1) / 1e3:.1f} kB out: terms and "
           f"reductions, {tree_stats.bytes_in / max(tree_stats.rounds, 1) / 1e3:.1f} kB back: "
           "histograms and the levels' sums)")
-    print(where_the_time_goes(tree_stats, tree_round, args.workers))
+    print(where_the_time_goes(tree_timed, args.workers))
     print(f"accuracy on 200 000 new rows {tree_accuracy[0]:.4f} distributed, "
           f"{tree_accuracy[1]:.4f} one process")
 

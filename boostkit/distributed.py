@@ -486,7 +486,7 @@ class ShardReduced:
     index: int
     n_applied: int
     value: Any = attrs.field(eq=False)
-    seconds: float = 0.0  # the shard's time on the call, terms included
+    seconds: float = 0.0  # the shard's CPU time on the call, terms included
 
 
 @attrs.frozen
@@ -516,7 +516,7 @@ class ShardReport:
     histogram: np.ndarray = attrs.field(eq=False)
     bin_counts: np.ndarray | None = attrs.field(default=None, eq=False)
     n_weighted: int = 0
-    seconds: float = 0.0  # the shard's time on the call: terms, weights, histogram
+    seconds: float = 0.0  # the shard's CPU time on the call: terms, weights, histogram
     sign_totals: np.ndarray | None = attrs.field(default=None, eq=False)
     sign_errors: np.ndarray | None = attrs.field(default=None, eq=False)
 
@@ -658,7 +658,8 @@ def step_shard(shard: Shard, first: int, terms: Sequence[ShardTerm],
     Answers :class:`ShardBehind` when the shard does not hold exactly ``first`` terms; a shard
     that already holds them all only reports again (a retried task changes nothing).
     """
-    started = time.perf_counter()
+    # CPU time of this thread: what the shard costs, whatever else shares the core.
+    started = time.thread_time()
     if terms and shard.n_applied == first + len(terms):
         pass
     elif shard.n_applied != first:
@@ -668,7 +669,7 @@ def step_shard(shard: Shard, first: int, terms: Sequence[ShardTerm],
             shard.last_errors = _apply(shard, term)
     answer = (_reduced(shard, reduce) if reduce is not None
               else _report(shard, shard.last_errors, counts=False))
-    return attrs.evolve(answer, seconds=time.perf_counter() - started)
+    return attrs.evolve(answer, seconds=time.thread_time() - started)
 
 
 def step_shards(shards: Sequence[Shard], calls: Sequence[tuple]
@@ -863,10 +864,10 @@ MAX_REPLAYS = 5
 @attrs.define
 class FitStats:
     """What a distributed fit moved: per-round bytes each way (terms out, reports back), and
-    the replays of lost shards; and where its time went: ``step_seconds``, the driver's wait for
-    the shards' answers (steps and reductions), of which ``shard_seconds`` is the shards' own
-    work summed over the shards (their workers run it in parallel; the rest of the wait is the
-    transport's round trips)."""
+    the replays of lost shards; and where its time went: ``step_seconds``, the driver's wall
+    time waiting for the shards' answers (steps and reductions), and ``shard_seconds``, the
+    shards' own work in CPU seconds, summed over the shards (their workers run it in parallel;
+    the rest of the wait is the transport's round trips and any wait for a free core)."""
 
     rounds: int = 0
     bytes_out: int = 0

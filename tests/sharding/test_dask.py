@@ -34,12 +34,6 @@ def client(request):
         yield c
 
 
-@pytest.fixture(scope="module")
-def cancer():
-    data = load("breast_cancer_wisconsin")
-    return data.X, data.y
-
-
 @pytest.mark.parametrize("recipe", ["adaboost", "real-adaboost", "madaboost"])
 def test_the_model_of_any_number_of_workers_is_the_single_machine_model(client, cancer, recipe):
     X, y = cancer

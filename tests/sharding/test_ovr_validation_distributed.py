@@ -14,7 +14,6 @@ import pytest
 import boostkit
 from boostkit import distributed as dist
 from boostkit.capabilities import PAIRWISE_LOSS
-from boostkit.datasets import load
 from boostkit.errors import DataError, RecipeError
 from boostkit.multiclass import OneVsRestModel
 from boostkit.validation import MEAN_METRICS
@@ -29,18 +28,6 @@ SPLITS = {
     "4": lambda n: _even(n, 4),
     "uneven": lambda n: np.array([0, 0, 3, n // 2, n - 1, n, n]),
 }
-
-
-@pytest.fixture(scope="module")
-def cancer():
-    data = load("breast_cancer_wisconsin")
-    return data.X, data.y
-
-
-@pytest.fixture(scope="module")
-def contraceptive():
-    data = load("contraceptive")
-    return data.X, data.y
 
 
 def _validation_stopping(metric="log_loss", patience=5):

@@ -24,18 +24,6 @@ from strategies import weighted_datasets
 RECIPES = ["adaboost", "real-adaboost", "madaboost", "gentle-adaboost"]
 
 
-@pytest.fixture(scope="module")
-def cancer():
-    data = load("breast_cancer_wisconsin")
-    return data.X, data.y
-
-
-@pytest.fixture(scope="module")
-def contraceptive():
-    data = load("contraceptive")
-    return data.X, data.y
-
-
 def _parts(X, y, bounds, w=None):
     return [(X[a:b], y[a:b]) if w is None else (X[a:b], y[a:b], w[a:b])
             for a, b in zip(bounds[:-1], bounds[1:])]

@@ -17,23 +17,10 @@ import pytest
 import boostkit
 from boostkit import distributed as dist
 from boostkit.capabilities import DISTRIBUTED
-from boostkit.datasets import load
 from boostkit.errors import HookError, RecipeError
 from boostkit.losses import get_loss, shard_weights
 from boostkit_adaboost import SammeWeights
 from test_protocol import assert_same_model
-
-
-@pytest.fixture(scope="module")
-def cancer():
-    data = load("breast_cancer_wisconsin")
-    return data.X, data.y
-
-
-@pytest.fixture(scope="module")
-def contraceptive():
-    data = load("contraceptive")
-    return data.X, data.y
 
 
 @pytest.fixture(scope="module")

@@ -28,12 +28,6 @@ TREE_FIELDS = ("feature", "threshold", "left", "right", "leaf_scores", "missing_
                "categorical", "category_left")
 
 
-@pytest.fixture(scope="module")
-def cancer():
-    data = load("breast_cancer_wisconsin")
-    return data.X, data.y
-
-
 def assert_same_trees(ref, model, tol=1e-12):
     """The single-machine model: every tree node for node, coefficients within ``tol``."""
     assert_same_model(ref, model, tol)
