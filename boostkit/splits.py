@@ -37,6 +37,7 @@ __all__ = [
     "Split",
     "best_split",
     "best_binned_split",
+    "lowest_two_losses",
     "class_ratio_keys",
     "histogram",
     "valid_splits",
@@ -219,14 +220,7 @@ def best_split(hist: np.ndarray, valid: np.ndarray, loss: PartitionLoss, *,
         feature, b = divmod(k, n_bins - 1)
         return Split.at_cut(feature, b, scores[feature, b], sides[0], sides[1],
                             weight_columns=weight_columns)
-    if hist.ndim == 4:
-        wneg = np.empty((d, n_bins - 1, 2, hist.shape[2]))
-        wpos = np.empty_like(wneg)
-        threshold_pair_sums(hist, wneg, wpos)
-    else:
-        wneg = np.empty((d, n_bins - 1, 2))
-        wpos = np.empty((d, n_bins - 1, 2))
-        threshold_class_sums(hist, wneg, wpos)
+    wneg, wpos = _threshold_sides(hist)
     # Losses within 1e-12 (relative) of the minimum are ties: summation order (threads, blocks)
     # must not decide between two equally good splits, so the lowest index (or rank) wins.
     if priority is None:
@@ -252,6 +246,21 @@ def best_split(hist: np.ndarray, valid: np.ndarray, loss: PartitionLoss, *,
                         wpos[feature, b].copy(), weight_columns=weight_columns)
 
 
+def _threshold_sides(hist: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(wneg, wpos)``: the class weights on the (left, right) sides of every cut of ``hist``,
+    ``(d, B - 1, 2)``, or ``(d, B - 1, 2, C)`` per class."""
+    d, n_bins = hist.shape[:2]
+    if hist.ndim == 4:
+        wneg = np.empty((d, n_bins - 1, 2, hist.shape[2]))
+        wpos = np.empty_like(wneg)
+        threshold_pair_sums(hist, wneg, wpos)
+    else:
+        wneg = np.empty((d, n_bins - 1, 2))
+        wpos = np.empty((d, n_bins - 1, 2))
+        threshold_class_sums(hist, wneg, wpos)
+    return wneg, wpos
+
+
 def class_ratio_keys(wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
     """Fisher's sort keys of K categories: ``(n_orders, K)``, one ordering per row.
 
@@ -269,6 +278,31 @@ def class_ratio_keys(wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
     total = wpos + wneg if wneg.any() else wpos.sum(axis=1, keepdims=True)
     ratio = np.divide(wpos, total, out=np.full(wpos.shape, 0.5), where=total > 0)
     return ratio.T
+
+
+def lowest_two_losses(hist: np.ndarray, loss: PartitionLoss, binned, *,
+                      min_category_count: int = MIN_CATEGORY_COUNT,
+                      category_keys: CategoryKeys = class_ratio_keys) -> tuple[float, float]:
+    """The lowest and the second-lowest ``loss`` over the candidates a stump search scores.
+
+    The candidates are those of :func:`best_split` over ``binned.split_mask`` when the data are
+    ordered (``binned.ordered``), else those of :func:`best_binned_split` (``hist``, ``loss``,
+    ``min_category_count`` and ``category_keys`` as there; ``binned.bin_counts`` the counts).
+    When the two are within :data:`TIE_TOLERANCE` (relative) of each other, the search chose
+    between them by index, not by loss: a change of summation order may change its choice.
+    ``inf`` stands for a candidate that does not exist (fewer than two).
+    """
+    if binned.ordered:
+        wneg, wpos = _threshold_sides(hist)
+        valid = binned.split_mask
+        scores = np.broadcast_to(np.asarray(loss(wpos, wneg), dtype=np.float64), valid.shape)
+        scores = scores[valid]
+    else:
+        neg, pos, _, _ = _binned_candidates(hist, binned.bin_counts, binned, 1,
+                                            min_category_count, category_keys)
+        scores = np.asarray(loss(pos, neg), dtype=np.float64)
+    lowest = np.sort(scores)[:2].tolist() + [np.inf, np.inf]
+    return lowest[0], lowest[1]
 
 
 def best_binned_split(hist: np.ndarray, counts: np.ndarray, loss: PartitionLoss, binned, *,
@@ -301,23 +335,12 @@ def best_binned_split(hist: np.ndarray, counts: np.ndarray, loss: PartitionLoss,
     ``(N, 2, C)``) sums of all N candidates, which
     :func:`boostkit.kernels.splits.binned_split_candidates` lists.
     """
-    per_class = hist.ndim == 4
-    h = np.ascontiguousarray(hist if per_class else hist[:, :, None, :], dtype=np.float64)
-    d, n_hist, n_columns = h.shape[:3]
-    counts = np.ascontiguousarray(counts, dtype=np.int64)
-    n_bins = np.ascontiguousarray(binned.n_bins, dtype=np.int64)
-    missing = -1 if binned.missing_bin is None else int(binned.missing_bin)
-    at_most = max(int(min_category_count), 1)
-    categorical = np.flatnonzero(binned.categorical)
-    orders = _category_orders(categorical, h, counts, n_bins, at_most, category_keys, per_class)
-    n_max = 2 * d * max(n_hist - 1, orders.shape[1] * orders.shape[2])  # room for every candidate
-    sides = np.empty((2, n_max, 2, n_columns))  # neg, pos
-    meta = np.empty((4, n_max), dtype=np.int64)  # feature, cut, ordering, direction
-    n = binned_split_candidates(h, counts, missing, n_bins, binned.categorical, orders,
-                                max(int(min_leaf), 1), at_most, sides[0], sides[1], meta)
-    if n == 0:
+    neg, pos, meta, orders = _binned_candidates(hist, counts, binned, min_leaf,
+                                                min_category_count, category_keys)
+    if neg.shape[0] == 0:
         return None
-    neg, pos = sides[:, :n] if per_class else sides[:, :n, :, 0]
+    missing = -1 if binned.missing_bin is None else int(binned.missing_bin)
+    categorical = np.flatnonzero(binned.categorical)
     scores = np.asarray(loss(pos, neg), dtype=np.float64)
     # The candidates are in the order of the ties: the first within the tolerance wins.
     lowest = scores.min()
@@ -332,6 +355,28 @@ def best_binned_split(hist: np.ndarray, counts: np.ndarray, loss: PartitionLoss,
     missing_left = (direction == 1 if missing >= 0 and counts[feature, missing] > 0
                     else _more_weight_left(side_neg, side_pos, weight_columns))
     return Split(feature, b, float(scores[k]), side_neg, side_pos, missing_left, categories)
+
+
+def _binned_candidates(hist, counts, binned, min_leaf, min_category_count, category_keys):
+    """``(neg, pos, meta, orders)``: the side sums of every candidate of
+    :func:`best_binned_split` (``(N, 2)``, or ``(N, 2, C)`` per class), their ``(4, N)``
+    feature, cut, ordering and direction, and the categories' orderings."""
+    per_class = hist.ndim == 4
+    h = np.ascontiguousarray(hist if per_class else hist[:, :, None, :], dtype=np.float64)
+    d, n_hist, n_columns = h.shape[:3]
+    counts = np.ascontiguousarray(counts, dtype=np.int64)
+    n_bins = np.ascontiguousarray(binned.n_bins, dtype=np.int64)
+    missing = -1 if binned.missing_bin is None else int(binned.missing_bin)
+    at_most = max(int(min_category_count), 1)
+    categorical = np.flatnonzero(binned.categorical)
+    orders = _category_orders(categorical, h, counts, n_bins, at_most, category_keys, per_class)
+    n_max = 2 * d * max(n_hist - 1, orders.shape[1] * orders.shape[2])  # room for every candidate
+    sides = np.empty((2, n_max, 2, n_columns))  # neg, pos
+    meta = np.empty((4, n_max), dtype=np.int64)  # feature, cut, ordering, direction
+    n = binned_split_candidates(h, counts, missing, n_bins, binned.categorical, orders,
+                                max(int(min_leaf), 1), at_most, sides[0], sides[1], meta)
+    neg, pos = sides[:, :n] if per_class else sides[:, :n, :, 0]
+    return neg, pos, meta[:, :n], orders
 
 
 def _category_orders(features, h, counts, n_bins, at_most, category_keys, per_class):

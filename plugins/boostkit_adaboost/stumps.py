@@ -23,7 +23,7 @@ import boostkit
 from boostkit.capabilities import CATEGORICAL_FEATURES, DISTRIBUTED, MISSING_VALUES
 from boostkit.criteria import check_criterion, partition_loss
 from boostkit.splits import (MIN_CATEGORY_COUNT, TIE_TOLERANCE, best_binned_split, best_split,
-                             check_min_category_count, class_ratio_keys)
+                             check_min_category_count, class_ratio_keys, lowest_two_losses)
 
 
 def _scores_array(value) -> np.ndarray:
@@ -291,3 +291,10 @@ class StumpLearner(boostkit.Proposal):
                      if split is None else split.bin_cells(binned.max_bins, binned.missing_bin))
         return boostkit.Candidate(stump, bin_cells=bin_cells, codes=binned.codes,
                                   cell_wneg=wneg, cell_wpos=wpos)
+
+    def lowest_two_losses(self, state) -> tuple[float, float]:
+        """The lowest and the second-lowest partition loss over the stumps this learner's search
+        scores under ``state``'s current weights (:func:`boostkit.splits.lowest_two_losses`):
+        within :data:`boostkit.splits.TIE_TOLERANCE` of each other, its choice went by index."""
+        return lowest_two_losses(state.class_histogram(), partition_loss(state, self.criterion),
+                                 state.data.binned, min_category_count=self.min_category_count)
