@@ -231,8 +231,8 @@ def _cost(frame, order: Sequence[str]) -> _Section:
                      _number(_mean(mine["rounds"]), 1),
                      _seconds(float(np.nansum(mine["fit_seconds"].astype(float))))])
     section.text("Means over the finished cells: seconds to fit and to predict the test fold, "
-                 "the size of the saved model (over the cells where the study measured it), "
-                 "rounds run; and the total fit time.")
+                 "the model's size (the bytes of the parameters it predicts with: its terms' "
+                 "arrays and numbers), rounds run; and the total fit time.")
     section.table(["algorithm", "fit", "predict", "model size", "rounds", "total fit"], rows)
     failed = frame[frame["status"] != "done"]
     notes = []
