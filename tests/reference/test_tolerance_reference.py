@@ -213,3 +213,34 @@ def test_a_search_of_one_cut_has_no_second_loss():
     one_cut = Sample(X, y, X, y)
     lowest, second = lowest_two_losses_at("adaboost", one_cut, 1)
     assert lowest == pytest.approx(0.5) and second == np.inf
+
+
+def test_a_tie_still_reports_the_rounds_and_terms_before_it(adaboost):
+    got, _ = adaboost
+    expected = _swapped(_perturbed(got, coefficient=1e-8, number=1e-8), 8)
+    found = compare(expected, got, lambda t: (0.25, 0.25), "adaboost")
+    assert found.tie.startswith("adaboost, round 8: a tie")
+    assert len(found.failures) == 2
+    assert "round 5" in found.failures[0] and "term 5" in found.failures[1]
+
+
+def test_a_failed_write_leaves_the_stored_reference_as_it_was(adaboost, monkeypatch, tmp_path):
+    import tolerance_reference
+
+    got, _ = adaboost
+    models, arrays = tmp_path / "models.json", tmp_path / "arrays.npz"
+    monkeypatch.setattr(tolerance_reference, "MODELS", models)
+    monkeypatch.setattr(tolerance_reference, "ARRAYS", arrays)
+    tolerance_reference.write({"spambase/adaboost": got})
+    before = models.read_bytes(), arrays.read_bytes()
+
+    def full_disk(*args, **kwargs):
+        raise OSError("no space left on device")
+
+    monkeypatch.setattr(np, "savez_compressed", full_disk)
+    with pytest.raises(OSError, match="no space"):
+        tolerance_reference.write({"spambase/adaboost": _perturbed(got, coefficient=1.0)})
+    assert (models.read_bytes(), arrays.read_bytes()) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["arrays.npz", "models.json"]
+    stored_again = tolerance_reference.stored()["spambase/adaboost"]
+    assert compare(stored_again, got, _no_search, "adaboost").failures == ()
