@@ -41,7 +41,8 @@ from .errors import HookError
 from .kernels.blocks import row_threads
 from .kernels.boosting import (add_contribution, add_contribution_blocks, all_finite_parallel,
                                sum_and_min_parallel)
-from .kernels.carried import changed_class_histogram, changed_pair_histogram, rows_off_cell
+from .kernels.carried import (changed_class_weights, changed_pair_weights, gather_codes,
+                              rows_off_cell)
 from .plugins import get_registry
 from .splits import histogram
 
@@ -385,7 +386,7 @@ class RowPlane(DataPlane):
         if self._histogram is None or self._histogram[0] is not state.weights:
             carry, self._carry = self._carry, None
             if carry is not None and carry.weights is state.weights and self._may_carry(carry):
-                self._histogram = (state.weights, self._carried(carry))
+                self._histogram = (state.weights, self._carried(carry, state.n_jobs))
                 self.histogram_growth *= carry.growth
                 self.rounds_carried += 1
             else:
@@ -403,15 +404,15 @@ class RowPlane(DataPlane):
                 and (limits.refresh_every is None
                      or self.rounds_carried + 1 < limits.refresh_every))
 
-    def _carried(self, carry: _Carry) -> np.ndarray:
+    def _carried(self, carry: _Carry, n_jobs: int) -> np.ndarray:
         """H_{t+1} from H_t and the rows off the last term's largest cell, normalised."""
-        codes, previous = self.data.binned.codes, self._histogram[1]
-        rows, cells = rows_off_cell(codes[carry.feature], carry.table, carry.kept)
-        change = np.empty_like(previous)
-        changed = changed_pair_histogram if previous.ndim == 4 else changed_class_histogram
-        changed(codes, rows, cells, carry.old_weights, self.data.is_pos, carry.delta, change)
+        binned, previous = self.data.binned, self._histogram[1]
+        rows, cells = rows_off_cell(binned.codes[carry.feature], carry.table, carry.kept)
+        changed = changed_pair_weights if previous.ndim == 4 else changed_class_weights
+        change, is_pos = changed(rows, cells, carry.old_weights, self.data.is_pos, carry.delta)
         carried = previous * carry.kept_factors
-        carried += change
+        carried += histogram(gather_codes(binned.codes, rows), change, is_pos, binned.max_bins,
+                             n_jobs)
         carried /= carried[0].sum()  # every row is in one bin of feature 0: the total, Z_t
         return carried
 
