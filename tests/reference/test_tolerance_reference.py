@@ -86,7 +86,7 @@ def _perturbed(snap, *, coefficient=None, number=None, decision=None, accuracy=N
         old = summary["rounds"][4]["coefficients"]
         summary["rounds"][4]["coefficients"] = [old[0] * (1 + coefficient), *old[1:]]
     if number is not None:
-        k = sum(term["n_numbers"] for term in snap.summary["terms"][:5])
+        k = sum(sum(term["sizes"]) for term in snap.summary["terms"][:5])
         numbers[k] *= 1 + number
     if decision is not None:
         margins[7] *= 1 + decision
