@@ -432,10 +432,14 @@ class RowPlane(DataPlane):
         if log_factors.shape != values.shape + (2,) or not np.isfinite(log_factors).all():
             return None
         factors = np.exp(log_factors - log_factors.max())  # g up to a common scale: no overflow
-        counts = self.data.binned.bin_counts[bin_cells.feature]
-        kept = int(np.argmax(np.bincount(bin_cells.table[:counts.shape[0]], weights=counts,
-                                         minlength=factors.shape[0])))
-        others = np.delete(factors, kept, axis=0)
+        counts, table = self.data.binned.bin_counts[bin_cells.feature], bin_cells.table
+        size = min(counts.shape[0], table.shape[0])
+        rows_per_cell = np.bincount(table[:size], weights=counts[:size],
+                                    minlength=factors.shape[0])
+        kept = int(np.argmax(rows_per_cell))
+        occupied = rows_per_cell > 0  # a cell without rows changes no bin
+        occupied[kept] = False
+        others = factors[occupied]
         if not (others > 0.0).all() or not (factors[kept] > 0.0).all():
             return None  # a factor underflowed: no bound on the drift
         growth = max(1.0, float((factors[kept] / others).max(initial=1.0)))
