@@ -6,7 +6,8 @@ examples. What depends on where they are goes through the fit's *data plane*:
 - :meth:`DataPlane.start` sets up the state of round 0 (D_1, the margins F_0 = 0);
 - :meth:`DataPlane.class_histogram` is the reduction a histogram-based proposal chooses from:
   the weight of each class in every bin of every feature under D_t, summed over all the rows
-  (``state.class_histogram()`` asks for it);
+  (``state.class_histogram()`` asks for it), or on a :class:`RowPlane` with
+  ``histogram="carried"`` updated from last round's (:class:`CarriedHistogram`);
 - :meth:`DataPlane.bind` gives a candidate chosen from reductions (one with ``bin_cells``) the
   rows' bin codes, where there are rows and the proposal did not pass them;
 - :meth:`DataPlane.advance` adds the round's term to the margins, computes the next weights

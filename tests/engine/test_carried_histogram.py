@@ -151,3 +151,31 @@ def test_the_option_resolves():
     assert histogram_option("carried") == CarriedHistogram(max_growth=1e6, refresh_every=None)
     limits = CarriedHistogram(refresh_every=50)
     assert histogram_option(limits) is limits
+
+
+def test_the_kernels_give_numpys_rows_codes_and_changes():
+    from boostkit.kernels.carried import (changed_class_weights, changed_pair_weights,
+                                          gather_codes, rows_off_cell)
+
+    rng = np.random.default_rng(0)
+    n, d, n_bins, n_classes = 1000, 7, 12, 3
+    codes = rng.integers(0, n_bins, size=(d, n), dtype=np.uint8)
+    table = rng.integers(0, 3, size=n_bins).astype(np.uint8)
+    rows, cells = rows_off_cell(codes[2], table, 1)
+    expected = np.flatnonzero(table[codes[2]] != 1)
+    np.testing.assert_array_equal(rows, expected)
+    np.testing.assert_array_equal(cells, table[codes[2]][expected])
+    np.testing.assert_array_equal(gather_codes(codes, rows), codes[:, expected])
+    weights, is_pos = rng.random(n), rng.integers(0, 2, size=n, dtype=np.uint8)
+    delta = rng.normal(size=(3, 2))
+    change, column = changed_class_weights(rows, cells, weights, is_pos, delta)
+    np.testing.assert_array_equal(column, is_pos[expected])
+    np.testing.assert_array_equal(change, delta[cells, is_pos[expected]] * weights[expected])
+    pair_weights = rng.random((n, n_classes))
+    pair_pos = rng.integers(0, 2, size=(n, n_classes), dtype=np.uint8)
+    pair_delta = rng.normal(size=(3, n_classes, 2))
+    change, column = changed_pair_weights(rows, cells, pair_weights, pair_pos, pair_delta)
+    np.testing.assert_array_equal(column, pair_pos[expected])
+    classes = np.arange(n_classes)
+    np.testing.assert_array_equal(change, pair_delta[cells[:, None], classes, pair_pos[expected]]
+                                  * pair_weights[expected])
