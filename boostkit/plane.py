@@ -42,8 +42,8 @@ from .errors import HookError
 from .kernels.blocks import row_threads
 from .kernels.boosting import (add_contribution, add_contribution_blocks, all_finite_parallel,
                                sum_and_min_parallel)
-from .kernels.carried import (changed_class_weights, changed_pair_weights, gather_codes,
-                              rows_off_cell)
+from .kernels.carried import (changed_class_histogram, changed_class_weights,
+                              changed_pair_weights, gather_codes, rows_off_cell)
 from .plugins import get_registry
 from .splits import histogram
 
@@ -410,11 +410,18 @@ class RowPlane(DataPlane):
         """H_{t+1} from H_t and the rows off the last term's largest cell, normalised."""
         binned, previous = self.data.binned, self._histogram[1]
         rows, cells = rows_off_cell(binned.codes[carry.feature], carry.table, carry.kept)
-        changed = changed_pair_weights if previous.ndim == 4 else changed_class_weights
-        change, is_pos = changed(rows, cells, carry.old_weights, self.data.is_pos, carry.delta)
+        if previous.ndim == 4:  # (example, class) pairs: the pair histogram of their codes
+            change, is_pos = changed_pair_weights(rows, cells, carry.old_weights,
+                                                  self.data.is_pos, carry.delta)
+            change = histogram(gather_codes(binned.codes, rows), change, is_pos,
+                               binned.max_bins, n_jobs)
+        else:
+            weights, is_pos = changed_class_weights(rows, cells, carry.old_weights,
+                                                    self.data.is_pos, carry.delta)
+            change = np.empty_like(previous)
+            changed_class_histogram(binned.codes, rows, weights, is_pos, change)
         carried = previous * carry.kept_factors
-        carried += histogram(gather_codes(binned.codes, rows), change, is_pos, binned.max_bins,
-                             n_jobs)
+        carried += change
         carried /= carried[0].sum()  # every row is in one bin of feature 0: the total, Z_t
         return carried
 

@@ -179,3 +179,18 @@ def test_the_kernels_give_numpys_rows_codes_and_changes():
     classes = np.arange(n_classes)
     np.testing.assert_array_equal(change, pair_delta[cells[:, None], classes, pair_pos[expected]]
                                   * pair_weights[expected])
+
+
+def test_the_changed_histogram_is_the_class_histogram_of_the_gathered_rows():
+    from boostkit.kernels.carried import changed_class_histogram, gather_codes
+    from boostkit.kernels.histogram import class_histogram
+
+    rng = np.random.default_rng(1)
+    for d, n_bins in [(1, 3), (6, 255), (9, 256)]:
+        codes = rng.integers(0, n_bins, size=(d, 5000), dtype=np.uint8)
+        rows = np.flatnonzero(rng.random(5000) < 0.3).astype(np.uintp)
+        change, is_pos = rng.normal(size=rows.size), rng.integers(0, 2, rows.size, np.uint8)
+        fused, gathered = np.full((d, n_bins, 2), np.nan), np.empty((d, n_bins, 2))
+        changed_class_histogram(codes, rows, change, is_pos, fused)
+        class_histogram(gather_codes(codes, rows), change, is_pos, gathered)
+        np.testing.assert_array_equal(fused, gathered)
