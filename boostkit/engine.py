@@ -18,6 +18,7 @@ proposal reads (``state.class_histogram()``); the loop does the rest, the same f
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any, Mapping, Sequence
 
 import attrs
@@ -34,6 +35,7 @@ from .capabilities import (
     check_sparse_input,
     handles_missing_values,
 )
+from .compiled import batch_plan, run_batch_rounds
 from .components import Calibrated, Candidate, RoundRecord, describe_hypothesis
 from .data import MAX_BINS, TrainingData
 from .errors import DataError, HookError, RecipeError
@@ -295,6 +297,14 @@ class Booster:
         the term is constant per cell; elsewhere, and whenever the drift bound would pass its
         limit, it sums every row. The carried histogram agrees with the exact one to rounding
         (within the stated bound), so a tie between stumps within that may go the other way.
+    compiled_rounds:
+        ``True`` (default): when every component of the recipe has a compiled form
+        (``boostkit_compiled_form``, :mod:`boostkit.compiled`) and the fit has no observer,
+        callback, ``verbose``, tracing or validation data, its rounds run in one compiled call
+        (binary fits on ordered binned data, one thread: ``adaboost``, ``real-adaboost``,
+        ``gentle-adaboost``), to the same model as one by one (coefficients within 1e-10
+        relative); ``verbose`` and tracing say why a fit does not. ``False``: always one by
+        one, every round hook called.
     proposal, calibration, reweighting, stopping:
         Components by role, replacing those of ``algorithm``, or making the whole recipe when
         ``algorithm`` is ``None`` (:func:`boostkit.registry.compose`). A component is
@@ -326,6 +336,8 @@ class Booster:
     learning_rate: float | None = attrs.field(default=None, kw_only=True, validator=_learning_rate)
     categorical_features: Any = attrs.field(default=CATEGORICAL_FROM_DTYPE, kw_only=True)
     histogram: Any = attrs.field(default="exact", kw_only=True, validator=_histogram)
+    compiled_rounds: bool = attrs.field(default=True, kw_only=True,
+                                        validator=attrs.validators.instance_of(bool))
 
     def recipe(self) -> Recipe:
         """The resolved recipe, with the components given by role and ``params`` applied."""
@@ -417,7 +429,7 @@ class Booster:
         try:
             plane = RowPlane(data, owners, recipe_name=recipe.name, histogram=self.histogram)
             return run_rounds(pm, recipe, owners, plane, validation, self.n_rounds, rng, n_jobs,
-                              self.callbacks)
+                              self.callbacks, self.compiled_rounds)
         finally:
             numba.set_num_threads(previous_threads)
 
@@ -693,8 +705,18 @@ def _propose(hook, components, state, from_histogram: bool):
     return _call(hook, "boostkit_propose", components, state=state)
 
 
+def _say_per_round(why: str, components) -> None:
+    """Tell a ``verbose`` or traced fit, once, why its rounds run one by one."""
+    line = f"boostkit: rounds run one by one, not in a compiled batch: {why}"
+    for role, observer in components:
+        if isinstance(observer, RoundLog):
+            print(line, file=observer.stream or sys.stdout, flush=True)
+    if tracing_enabled():
+        sys.stderr.write(line + "\n")
+
+
 def run_rounds(pm, recipe, components, plane, validation, n_rounds: int, rng, n_jobs,
-               callbacks=()) -> BoostModel:
+               callbacks=(), compiled_rounds: bool = True) -> BoostModel:
     """The boosting loop: up to ``n_rounds`` rounds of the recipe's components over ``plane``
     (:mod:`boostkit.plane`: where the rows live), and the model they make.
 
@@ -703,23 +725,57 @@ def run_rounds(pm, recipe, components, plane, validation, n_rounds: int, rng, n_
 
     Every fit runs here, in this process or over shards: the plane adds each term to the
     margins, computes the next weights and the reductions the proposal reads; this loop runs
-    proposal, calibration, records, stopping, observers and callbacks.
+    proposal, calibration, records, stopping, observers and callbacks. When every component
+    has a compiled form and nothing needs a Python call per round (``compiled_rounds``, and
+    :func:`boostkit.compiled.batch_plan`), the rounds run in one compiled call instead
+    (:func:`boostkit.compiled.run_batch_rounds`), to the same model.
     """
     # Every plugin is registered: plain hooks are called directly from here on (a traced fit
     # keeps pluggy's calls, which the trace reports).
     hook = DirectRelay(pm, direct=not tracing_enabled())
     data = plane.data
-    proposal = _component(components, "proposal")
-    calibration = _component(components, "calibration")
-    from_histogram = not pm.hook.boostkit_propose.get_hookimpls()
     state = BoostState(data=data, weights=None, margin=None, n_rounds=n_rounds, rng=rng,
                        hook=hook, n_jobs=n_jobs, validation=validation, plane=plane)
     plane.start(state)
-    hypotheses, contributions = state.hypotheses, state.contributions
     terms_after: list[int] = []  # the number of terms after each round
     backfits: list[tuple[int, int]] = []  # (round, index of the term it re-fitted)
-    stop_reason = "max-rounds"
     _call(hook, "boostkit_fit_start", components, state=state)
+    plan, why = (batch_plan(components, state, callbacks=callbacks, tracing=tracing_enabled())
+                 if compiled_rounds else (None, "compiled_rounds=False"))
+    if plan is not None:
+        stop_reason = run_batch_rounds(plan, state, n_rounds, getattr(plane, "carried", None))
+        terms_after = list(range(1, len(state.contributions) + 1))
+    else:
+        _say_per_round(why, components)
+        stop_reason = _round_by_round(hook, components, state, plane, validation, n_rounds,
+                                      callbacks, terms_after, backfits)
+    best_round = _best_round(hook, components, state, terms_after, backfits)
+    model = BoostModel(
+        classes=data.classes,
+        multilabel=data.multilabel,
+        n_features=data.n_features,
+        features=None if data.features.is_default else data.features,
+        hypotheses=tuple(state.hypotheses),
+        contributions=tuple(state.contributions),
+        records=tuple(state.records),
+        recipe=recipe,
+        stop_reason=stop_reason,
+        best_round=best_round,
+    )
+    _call(hook, "boostkit_fit_end", components, state=state, model=model)
+    return model
+
+
+def _round_by_round(hook, components, state, plane, validation, n_rounds, callbacks,
+                    terms_after, backfits) -> str:
+    """The rounds one by one, every hook called: the loop of every fit without a compiled
+    batch. Fills ``state``, ``terms_after`` and ``backfits``; returns the stop reason."""
+    data = state.data
+    proposal = _component(components, "proposal")
+    calibration = _component(components, "calibration")
+    from_histogram = not hook.boostkit_propose.get_hookimpls()
+    hypotheses, contributions = state.hypotheses, state.contributions
+    stop_reason = "max-rounds"
     for t in range(1, n_rounds + 1):
         state.round = t
         candidate = _propose(hook, components, state, from_histogram)
@@ -782,18 +838,4 @@ def run_rounds(pm, recipe, components, plane, validation, n_rounds: int, rng, n_
                 ) from exc
         if reasons:
             break
-    best_round = _best_round(hook, components, state, terms_after, backfits)
-    model = BoostModel(
-        classes=data.classes,
-        multilabel=data.multilabel,
-        n_features=data.n_features,
-        features=None if data.features.is_default else data.features,
-        hypotheses=tuple(hypotheses),
-        contributions=tuple(contributions),
-        records=tuple(state.records),
-        recipe=recipe,
-        stop_reason=stop_reason,
-        best_round=best_round,
-    )
-    _call(hook, "boostkit_fit_end", components, state=state, model=model)
-    return model
+    return stop_reason

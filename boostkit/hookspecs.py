@@ -363,6 +363,48 @@ class RoundSpecs:
         """
 
     @hookspec
+    def boostkit_compiled_form(self, state):
+        """Return this component's compiled form (:mod:`boostkit.compiled`), or ``None``.
+
+        Called once per fit, after ``boostkit_fit_start``, on every component of the recipe
+        that implements it, each for itself. When every component answers, with the value of
+        its role (:class:`boostkit.compiled.CompiledProposal`,
+        :class:`~boostkit.compiled.CompiledCalibration`,
+        :class:`~boostkit.compiled.CompiledReweighting`,
+        :class:`~boostkit.compiled.CompiledStopping`), and the fit has no observer, callback,
+        ``verbose``, tracing or validation data, the engine runs the rounds in one compiled
+        call (:mod:`boostkit.kernels.rounds`) instead of calling the round hooks: binary fits
+        on ordered binned data, each round a cut of one feature into two cells. Otherwise the
+        rounds run one by one, the hooks as always (``verbose`` and tracing print why, once).
+        ``boostkit_fit_start``, ``boostkit_best_round`` and ``boostkit_fit_end`` are called on
+        both paths.
+
+        A compiled form must give the model the round hooks give, to rounding: the same terms,
+        coefficients within 1e-10 relative (:func:`boostkit.testing.check_compiled_forms`
+        checks it). Return ``None`` where it does not cover the fit (missing values,
+        categorical columns, several margin columns, an option it has no compiled form of): the
+        fit then takes the per-round path. Build its functions with
+        :func:`boostkit.compiled.compile_form`, here rather than at import.
+
+        Example (``constant-alpha``)::
+
+            def constant_alpha_values(wneg, wpos, cell_scores, params, values, coefficients):
+                s = params[0]
+                eps = ((wneg[0] if cell_scores[0] > 0 else wpos[0])
+                       + (wneg[1] if cell_scores[1] > 0 else wpos[1]))
+                alpha = 0.5 * math.log((1.0 - eps + s) / (eps + s))
+                values[0], values[1] = alpha * cell_scores[0], alpha * cell_scores[1]
+                coefficients[0] = alpha
+
+            @boostkit.hookimpl
+            def boostkit_compiled_form(self, state):
+                return CompiledCalibration(
+                    "error", compile_form(constant_alpha_values, CALIBRATION), 1,
+                    lambda values, coefficients: boostkit.LinearContribution(coefficients[0]),
+                    params=resolve_smoothing(self.smoothing, n_examples(state.data)))
+        """
+
+    @hookspec
     def boostkit_fit_end(self, state, model):
         """Called once with the finished :class:`boostkit.BoostModel`, after the last round."""
 

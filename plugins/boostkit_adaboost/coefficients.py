@@ -9,6 +9,7 @@ import numpy as np
 
 import boostkit
 from boostkit.capabilities import DISTRIBUTED
+from boostkit.compiled import CALIBRATION, CompiledCalibration, compile_form
 from boostkit.contributions import cell_values
 from boostkit.criteria import weighted_error, z_loss
 from boostkit.smoothing import check_smoothing, n_examples, resolve_smoothing
@@ -50,11 +51,22 @@ class ConstantAlpha(boostkit.Calibration):
         return "error"
 
     @boostkit.hookimpl
+    def boostkit_compiled_form(self, state):
+        return CompiledCalibration(
+            "error", compile_form(constant_alpha_values, CALIBRATION), 1, _linear,
+            params=resolve_smoothing(self.smoothing, n_examples(state.data)))
+
+    @boostkit.hookimpl
     def boostkit_calibrate(self, state, candidate):
         if not candidate.has_rows:  # a distributed fit: eps from the cells' class weights
             return self._from_cells(state, candidate)
         table = candidate.hypothesis.cell_score_table()
         if table is not None and candidate.has_cells:
+            if candidate.cell_wneg is not None and candidate.cell_wpos is not None:
+                # eps from the cell sums the proposal found: no pass over the rows for it
+                alpha = self._alpha(state, self._cell_error(state, candidate, table))
+                return boostkit.Calibrated(boostkit.LinearContribution(alpha),
+                                           take_cells(alpha * table, candidate.cells), (alpha,))
             return self._on_cells(state, candidate, table)
         h = candidate.scores
         eps, n_not_pm1 = sign_error(h, state.data.y, state.weights)
@@ -92,11 +104,46 @@ class ConstantAlpha(boostkit.Calibration):
         if h is None:
             raise ValueError(f"{self.name} in a distributed fit needs a hypothesis with one "
                              f"score per cell, and {candidate.hypothesis.name!r} has none")
+        alpha = self._alpha(state, self._cell_error(state, candidate, h))
+        return boostkit.Calibrated(boostkit.LinearContribution(alpha), None, (alpha,))
+
+    def _cell_error(self, state, candidate, h) -> float:
+        """eps = sum_j (W-_j if h_j = +1 else W+_j) from the cells' class weights."""
         _require_pm1(h, int(np.count_nonzero(np.abs(h) != 1.0)), self.name)
         wneg, wpos = state.cell_weights(candidate)
-        eps = float(np.where(h > 0, wneg, wpos).sum())
-        alpha = self._alpha(state, eps)
-        return boostkit.Calibrated(boostkit.LinearContribution(alpha), None, (alpha,))
+        return float(np.where(h > 0, wneg, wpos).sum())
+
+
+def constant_alpha_values(wneg, wpos, cell_scores, params, values, coefficients):
+    """``constant-alpha``'s compiled form (signature :data:`boostkit.compiled.CALIBRATION`):
+    eps = sum_j (W-_j if h_j = +1 else W+_j), alpha = 1/2 ln((1 - eps + s) / (eps + s)) with
+    s = ``params[0]``, values alpha h_j; NaN values for a score not in {-1, +1}."""
+    s = params[0]
+    eps = ((wneg[0] if cell_scores[0] > 0 else wpos[0])
+           + (wneg[1] if cell_scores[1] > 0 else wpos[1]))
+    alpha = 0.5 * math.log((1.0 - eps + s) / (eps + s))
+    for j in range(2):
+        values[j] = alpha * cell_scores[j] if abs(cell_scores[j]) == 1.0 else np.nan
+    coefficients[0] = alpha
+
+
+def _linear(values, coefficients):
+    return boostkit.LinearContribution(coefficients[0])
+
+
+def domain_partition_values(wneg, wpos, cell_scores, params, values, coefficients):
+    """``domain-partition``'s compiled form (:data:`boostkit.compiled.CALIBRATION`):
+    c_j = 1/2 ln((W+_j + s) / (W-_j + s)), s = ``params[0]`` (Wilbur et al. 2005, eq. 10-11)."""
+    s = params[0]
+    for j in range(2):
+        value = 0.5 * math.log((wpos[j] + s) / (wneg[j] + s))
+        values[j] = value
+        coefficients[j] = value
+
+
+def cell_contribution(values, coefficients):
+    """The :class:`boostkit.CellContribution` of a batch round's cell ``values``."""
+    return boostkit.CellContribution(values.copy())
 
 
 def newton_alpha(margins: np.ndarray, weights: np.ndarray, smoothing: float,
@@ -168,6 +215,14 @@ class DomainPartition(boostkit.Calibration):
     def boostkit_partition_loss(self, wpos, wneg, n_columns):
         loss = z_loss(wpos, wneg)
         return loss if n_columns == 1 else loss.sum(axis=-1)
+
+    @boostkit.hookimpl
+    def boostkit_compiled_form(self, state):
+        if state.data.n_columns != 1:
+            return None
+        return CompiledCalibration(
+            "z", compile_form(domain_partition_values, CALIBRATION), 2, cell_contribution,
+            params=resolve_smoothing(self.smoothing, n_examples(state.data)))
 
     @boostkit.hookimpl
     def boostkit_calibrate(self, state, candidate):

@@ -8,6 +8,7 @@ import numpy as np
 import boostkit
 from boostkit.kernels.boosting import exponential_distribution
 from boostkit.capabilities import DISTRIBUTED
+from boostkit.compiled import REWEIGHTING, CompiledReweighting, compile_form
 from boostkit.losses import get_loss, loss_names, margin_loss_distribution, shard_weights
 
 
@@ -49,9 +50,21 @@ class ExponentialReweighting(boostkit.Reweighting):
         return np.stack([cell_values, -cell_values], axis=-1)
 
     @boostkit.hookimpl
+    def boostkit_compiled_form(self, state):
+        return CompiledReweighting(compile_form(exponential_log_factors, REWEIGHTING))
+
+    @boostkit.hookimpl
     def boostkit_row_weights(self, margin, y, initial_weights, n_jobs):
         # The margin-loss kernel with AdaBoost's loss: bit for bit this rule's weights.
         return shard_weights(get_loss("exponential"), margin, y, initial_weights, n_jobs)
+
+
+def exponential_log_factors(values, params, out):
+    """``exponential``'s compiled form (signature :data:`boostkit.compiled.REWEIGHTING`):
+    log g[j, -] = c_j, log g[j, +] = -c_j, as :meth:`ExponentialReweighting.cell_log_factors`."""
+    for j in range(values.shape[0]):
+        out[j, 0] = values[j]
+        out[j, 1] = -values[j]
 
 
 def _registered_loss(instance, attribute, value) -> None:

@@ -5,6 +5,10 @@ from __future__ import annotations
 import attrs
 
 import boostkit
+from boostkit.compiled import STOPPING, CompiledStopping, compile_form
+
+#: The smallest decrease of the potential a round must bring: Z_t >= 1 - this is no progress.
+Z_SLACK = 1e-12
 
 
 def _min_edge(instance, attribute, value):
@@ -31,6 +35,22 @@ class NoEdge(boostkit.Stopping):
     def boostkit_should_stop(self, state, record):
         if record.weighted_error <= 0.0:
             return "perfect-fit"
-        if record.edge <= self.min_edge or (record.z is not None and record.z >= 1.0 - 1e-12):
+        if record.edge <= self.min_edge or (record.z is not None and record.z >= 1.0 - Z_SLACK):
             return "no-edge"
         return None
+
+    @boostkit.hookimpl
+    def boostkit_compiled_form(self, state):
+        return CompiledStopping(compile_form(no_edge_code, STOPPING), ("perfect-fit", "no-edge"),
+                                params=self.min_edge)
+
+
+def no_edge_code(round, weighted_error, z, training_error, params):
+    """``no-edge``'s compiled form (signature :data:`boostkit.compiled.STOPPING`): 1
+    (``"perfect-fit"``) when eps_t = 0, 2 (``"no-edge"``) when gamma_t <= ``params[0]`` or
+    Z_t >= 1 - 1e-12 (a NaN Z_t, no potential, never), else 0."""
+    if weighted_error <= 0.0:
+        return 1
+    if 0.5 - weighted_error <= params[0] or z >= 1.0 - Z_SLACK:
+        return 2
+    return 0

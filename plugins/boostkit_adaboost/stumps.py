@@ -17,13 +17,17 @@ import math
 from collections.abc import Callable
 
 import attrs
+import numba
 import numpy as np
 
 import boostkit
 from boostkit.capabilities import CATEGORICAL_FEATURES, DISTRIBUTED, MISSING_VALUES
+from boostkit.compiled import SEARCH, CompiledProposal, compile_form
 from boostkit.criteria import check_criterion, partition_loss
-from boostkit.splits import (MIN_CATEGORY_COUNT, TIE_TOLERANCE, best_binned_split, best_split,
-                             check_min_category_count, class_ratio_keys, lowest_two_losses)
+from boostkit.kernels.splits import first_near_minimum, lowest_error_cut
+from boostkit.splits import (MIN_CATEGORY_COUNT, TIE_TOLERANCE, Split, best_binned_split,
+                             best_split, check_min_category_count, class_ratio_keys,
+                             lowest_two_losses)
 
 
 def _scores_array(value) -> np.ndarray:
@@ -292,9 +296,148 @@ class StumpLearner(boostkit.Proposal):
         return boostkit.Candidate(stump, bin_cells=bin_cells, codes=binned.codes,
                                   cell_wneg=wneg, cell_wpos=wpos)
 
+    @boostkit.hookimpl
+    def boostkit_compiled_form(self, state):
+        # The compiled search covers threshold cuts of ordered data (no missing values, no
+        # categorical columns) of one margin column, ties to the lowest index.
+        binned = state.data.binned
+        if not binned.ordered or self.tie_order is not None or state.data.n_columns != 1:
+            return None
+        return CompiledProposal(compiled_search, _CutStump(binned.thresholds).hypothesis,
+                                criterion=self.criterion)
+
     def lowest_two_losses(self, state) -> tuple[float, float]:
         """The lowest and the second-lowest partition loss over the stumps this learner's search
         scores under ``state``'s current weights (:func:`boostkit.splits.lowest_two_losses`):
         within :data:`boostkit.splits.TIE_TOLERANCE` of each other, its choice went by index."""
         return lowest_two_losses(state.class_histogram(), partition_loss(state, self.criterion),
                                  state.data.binned, min_category_count=self.min_category_count)
+
+
+# -- The compiled form (boostkit.compiled): the stump's search per criterion ----------------------
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _majority(sides, cell_scores):
+    # majority_scores of the two sides (row 0 negatives, row 1 positives), ties -1.
+    for j in range(2):
+        n, p = sides[0, j], sides[1, j]
+        cell_scores[j] = 1.0 if p - n > TIE_TOLERANCE * (p + n) else -1.0
+
+
+@numba.njit(cache=True, nogil=True)
+def _constant_sides(hist, sides):
+    # The constant stump's sides: every row left (the per-class totals of feature 0's bins).
+    neg = pos = 0.0
+    for b in range(hist.shape[1]):
+        neg += hist[0, b, 0]
+        pos += hist[0, b, 1]
+    sides[0, 0], sides[0, 1], sides[1, 0], sides[1, 1] = neg, 0.0, pos, 0.0
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _cut_sides(hist, f, c, sides):
+    # The (left, right) sums of the cut after bin c of feature f, added in the order of
+    # boostkit.kernels.histogram.threshold_class_sums (left upwards, right downwards).
+    m = hist.shape[1] - 1
+    ln = lp = rn = rp = 0.0
+    for b in range(c + 1):
+        ln += hist[f, b, 0]
+        lp += hist[f, b, 1]
+    for b in range(m, c, -1):
+        rn += hist[f, b, 0]
+        rp += hist[f, b, 1]
+    sides[0, 0], sides[0, 1], sides[1, 0], sides[1, 1] = ln, rn, lp, rp
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _lowest_loss_cut(hist, valid, scores, sides, cell_scores, loss):
+    # Every cut's loss(wneg_left, wpos_left, wneg_right, wpos_right) from the sums of
+    # threshold_class_sums, the choice of best_split (first_near_minimum), its sides and scores.
+    d, n_bins, _ = hist.shape
+    m = n_bins - 1
+    right = np.empty((m, 2))
+    for f in range(d):
+        sn = sp = 0.0
+        for b in range(m, 0, -1):
+            sn += hist[f, b, 0]
+            sp += hist[f, b, 1]
+            right[b - 1, 0], right[b - 1, 1] = sn, sp
+        sn = sp = 0.0
+        for b in range(m):
+            sn += hist[f, b, 0]
+            sp += hist[f, b, 1]
+            scores[f, b] = loss(sn, sp, right[b, 0], right[b, 1])
+    k = first_near_minimum(scores, valid, TIE_TOLERANCE)
+    if k < 0:
+        _constant_sides(hist, sides)
+    else:
+        _cut_sides(hist, k // m, k % m, sides)
+    _majority(sides, cell_scores)
+    return k
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _z(n0, p0, n1, p1):
+    # boostkit.criteria.z_loss of two cells: 2 (sqrt(W+_0 W-_0) + sqrt(W+_1 W-_1))
+    return 2.0 * (math.sqrt(p0 * n0) + math.sqrt(p1 * n1))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _squared_error_cell(n, p):
+    total = p + n
+    value = (p - n) / total if total > 0.0 else 0.0
+    return total - (p - n) * value
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _squared_error(n0, p0, n1, p1):
+    # The squared error a per-cell weighted mean of y leaves (gentle-step's partition loss):
+    # sum_j (W_j - (W+_j - W-_j) c_j), c_j = (W+_j - W-_j) / W_j (0 for an empty cell).
+    return _squared_error_cell(n0, p0) + _squared_error_cell(n1, p1)
+
+
+def error_search(hist, valid, scores, sides, cell_scores, params):
+    """The cut of lowest weighted error (:func:`boostkit.kernels.splits.lowest_error_cut`,
+    what :func:`boostkit.splits.best_split` runs for ``"error"``): signature
+    :data:`boostkit.compiled.SEARCH`."""
+    k = lowest_error_cut(hist, valid, TIE_TOLERANCE, scores, sides)
+    if k < 0:
+        _constant_sides(hist, sides)
+    _majority(sides, cell_scores)
+    return k
+
+
+def z_search(hist, valid, scores, sides, cell_scores, params):
+    """The cut of lowest Z = 2 sum_j sqrt(W+_j W-_j) (Wilbur et al. 2005, eq. 12)."""
+    return _lowest_loss_cut(hist, valid, scores, sides, cell_scores, _z)
+
+
+def squared_error_search(hist, valid, scores, sides, cell_scores, params):
+    """The cut of lowest weighted squared error of a per-cell mean of y (FHT Algorithm 4)."""
+    return _lowest_loss_cut(hist, valid, scores, sides, cell_scores, _squared_error)
+
+
+#: The stump's compiled searches, by partition criterion.
+COMPILED_SEARCHES = {"error": error_search, "z": z_search, "squared-error": squared_error_search}
+
+
+def compiled_search(criterion: str):
+    """The stump's compiled search for ``criterion`` (:data:`COMPILED_SEARCHES`), compiled on
+    first use, or ``None``."""
+    function = COMPILED_SEARCHES.get(criterion)
+    return None if function is None else compile_form(function, SEARCH)
+
+
+@attrs.frozen
+class _CutStump:
+    """Builds a batch's stumps from their cuts (:attr:`CompiledProposal.hypothesis`): what
+    :meth:`StumpLearner.choose` makes of the same split."""
+
+    thresholds: tuple
+
+    def hypothesis(self, feature: int, bin: int, wneg, wpos, cell_scores) -> Stump:
+        if bin < 0:
+            return Stump(0, np.inf, cell_scores)
+        split = Split.at_cut(feature, bin, 0.0, wneg, wpos)
+        return Stump(feature, split.threshold(self.thresholds), cell_scores, split.missing_left)

@@ -16,13 +16,25 @@ import numpy as np
 
 import boostkit
 from boostkit.capabilities import DISTRIBUTED
+from boostkit.compiled import CALIBRATION, CompiledCalibration, compile_form
 from boostkit.contributions import cell_values
+from boostkit_adaboost.coefficients import cell_contribution
 
 
 def gentle_values(wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
     """c = (W+ - W-) / (W+ + W-) elementwise, 0 where a cell carries no weight."""
     total = wpos + wneg
     return np.divide(wpos - wneg, total, out=np.zeros_like(total), where=total > 0)
+
+
+def gentle_step_values(wneg, wpos, cell_scores, params, values, coefficients):
+    """``gentle-step``'s compiled form (signature :data:`boostkit.compiled.CALIBRATION`):
+    c_j = (W+_j - W-_j) / (W+_j + W-_j), 0 for a cell without weight."""
+    for j in range(2):
+        total = wpos[j] + wneg[j]
+        value = (wpos[j] - wneg[j]) / total if total > 0.0 else 0.0
+        values[j] = value
+        coefficients[j] = value
 
 
 @attrs.define
@@ -45,6 +57,14 @@ class GentleStep(boostkit.Calibration):
         total = wpos + wneg
         left = total - (wpos - wneg) * gentle_values(wpos, wneg)
         return left.sum(axis=-1) if n_columns == 1 else left.sum(axis=(-2, -1))
+
+    @boostkit.hookimpl
+    def boostkit_compiled_form(self, state):
+        # Its partition loss is the stump's "squared-error" search.
+        if state.data.n_columns != 1:
+            return None
+        return CompiledCalibration("squared-error", compile_form(gentle_step_values, CALIBRATION),
+                                   2, cell_contribution)
 
     @boostkit.hookimpl
     def boostkit_calibrate(self, state, candidate):

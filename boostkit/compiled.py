@@ -1,0 +1,350 @@
+"""Compiled forms of round components: how a fit runs many rounds in one compiled call.
+
+A component may answer ``boostkit_compiled_form(state)`` (:mod:`boostkit.hookspecs`) with one
+of the values below: its round's work as a numba function of plain arrays and numbers, with
+the signature of its role, plus what the engine needs to build the round's Python values
+(hypothesis, contribution, record) from the arrays afterwards. When every component of a fit
+answers, and nothing in the fit needs a Python call per round (observers, callbacks,
+``verbose``, tracing, validation data), :func:`boostkit.engine.run_rounds` runs the rounds in
+one call of :func:`boostkit.kernels.rounds.run_batch`; otherwise it runs them one by one, the
+hooks as always, and says why when ``verbose`` or tracing is on. Both paths give the same model
+to rounding (:func:`boostkit.testing.check_compiled_forms` checks a recipe).
+
+The batch covers binary fits (one margin column) on ordered binned data, whose terms are
+threshold cuts of one feature into two cells:
+
+- :class:`CompiledProposal`: a search of the class histogram for the cut of lowest loss under
+  a named partition criterion (:data:`SEARCH`);
+- :class:`CompiledCalibration`: the values of the two cells from their class weights
+  (:data:`CALIBRATION`), and the partition criterion its proposal should minimise;
+- :class:`CompiledReweighting`: the log of the factor each (cell, sign) multiplies a row's
+  weight by (:data:`REWEIGHTING`): D_{t+1}(i) = D_t(i) g[cell_i, y_i] / Z_t;
+- :class:`CompiledStopping`: a reason code from the round's numbers (:data:`STOPPING`).
+
+Each function takes a ``params`` float64 array (its component's numbers: a smoothing, a clip)
+and is called once per round, as a first-class function (``numba.types.FunctionType``): the
+batch kernel is compiled once for every recipe, and a plugin's compiled form does not
+recompile it (the measurements are in :mod:`boostkit.kernels.rounds`). Work per bin or per row
+stays inside one function: a search scores every cut in its own loop.
+
+A plugin builds its functions with :func:`compile_form`, from plain Python functions at module
+level, compiled on first use and cached on disk (``docs/hooks.md`` works one through).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any, Callable
+
+import attrs
+import numba
+import numpy as np
+from numba import types
+
+from .components import RoundRecord, describe_hypothesis
+from .errors import HookError
+from .kernels.blocks import histogram_threads, row_threads
+
+__all__ = ["CALIBRATION", "REWEIGHTING", "SEARCH", "STOPPING", "BatchPlan",
+           "CompiledCalibration", "CompiledProposal", "CompiledReweighting", "CompiledStopping",
+           "batch_plan", "check_form", "compile_form", "run_batch_rounds"]
+
+_hist = types.float64[:, :, ::1]
+_mask = types.boolean[:, ::1]
+_matrix = types.float64[:, ::1]
+_vector = types.float64[::1]
+
+#: A proposal's search: ``search(hist, valid, scores, sides, cell_scores, params) -> k``.
+#: ``hist`` is the ``(d, B, 2)`` class histogram of D_t (``[..., 0]`` negatives), ``valid`` the
+#: ``(d, B - 1)`` cuts that leave rows on both sides (``BinnedData.split_mask``), ``scores`` a
+#: ``(d, B - 1)`` scratch array. Return the flat index ``f * (B - 1) + b`` of the chosen cut
+#: after bin b of feature f, having written ``sides`` (``(2, 2)``: row 0 the negatives' weight
+#: left and right, row 1 the positives') and ``cell_scores`` (``(2,)``, the hypothesis' score
+#: on each side); or -1 when no cut is valid, having written the constant hypothesis' (every row
+#: in cell 0: ``sides[:, 1]`` zero).
+SEARCH = types.int64(_hist, _mask, _matrix, _matrix, _vector, _vector)
+#: A calibration's values: ``calibrate(wneg, wpos, cell_scores, params, values, coefficients)``
+#: writes the ``(2,)`` value of each cell (what the term adds to a row's margin) and the round
+#: record's ``coefficients`` from the cells' class weights under D_t (``wneg``, ``wpos``,
+#: ``(2,)``) and the hypothesis' ``cell_scores``.
+CALIBRATION = types.none(_vector, _vector, _vector, _vector, _vector, _vector)
+#: A reweighting's factors: ``log_factors(values, params, out)`` writes log g[cell, sign]
+#: (``(2, 2)``: column 0 for negative rows, 1 for positive) for a term of ``values`` per cell.
+REWEIGHTING = types.none(_vector, _vector, _matrix)
+#: A stopping rule: ``stop(round, weighted_error, z, training_error, params) -> code``, 0 to go
+#: on, else k for the rule's k-th reason (:attr:`CompiledStopping.reasons`). ``z`` is Z_t, NaN
+#: when the reweighting has no potential.
+STOPPING = types.int64(types.int64, types.float64, types.float64, types.float64, _vector)
+
+_NO_PARAMS = np.zeros(0)
+
+
+def compile_form(function: Callable, signature) -> Any:
+    """``function`` compiled by numba for ``signature`` (one of :data:`SEARCH`,
+    :data:`CALIBRATION`, :data:`REWEIGHTING`, :data:`STOPPING`), on first use, cached on disk
+    and in this process: call it in ``boostkit_compiled_form``, not at import (an import
+    compiles nothing). ``function`` must be defined at a module's top level (numba's cache is
+    keyed by it); it may call other ``numba.njit`` functions."""
+    return _compiled(function, signature)
+
+
+@functools.cache
+def _compiled(function, signature):
+    return numba.njit(signature, cache=True, nogil=True)(function)
+
+
+def _params(value) -> np.ndarray:
+    return np.ascontiguousarray(np.atleast_1d(np.asarray(value, dtype=np.float64)))
+
+
+def check_form(function, signature, owner: str) -> None:
+    """Refuse a compiled form's ``function`` that numba did not compile for ``signature``."""
+    signatures = getattr(function, "signatures", None)
+    if not isinstance(function, numba.core.registry.CPUDispatcher) or not signatures or (
+            signature.args not in [tuple(s) for s in signatures]):
+        raise TypeError(
+            f"{owner}: expected a numba function compiled for {signature} (build it with "
+            f"boostkit.compiled.compile_form(fn, signature)), got {function!r}")
+
+
+@attrs.frozen
+class CompiledProposal:
+    """A proposal's compiled form: a search of the class histogram per partition criterion.
+
+    ``search_for(criterion)`` gives the search (signature :data:`SEARCH`) minimising the
+    partition criterion of that name (the calibration's :attr:`CompiledCalibration.criterion`,
+    or the proposal's own ``criterion`` when it has one), or ``None`` when it has none for it.
+    ``hypothesis(feature, bin, wneg, wpos, cell_scores)`` builds the round's weak hypothesis
+    afterwards from the chosen cut (``bin`` -1: the constant hypothesis, every row in cell 0),
+    the sides' class weights (``(2,)`` each) and the cell scores; on the training rows it must
+    give the cells ``codes[feature] > bin``.
+    """
+
+    search_for: Callable
+    hypothesis: Callable
+    criterion: str | None = None
+    params: np.ndarray = attrs.field(default=_NO_PARAMS, converter=_params, eq=False)
+
+    def search(self, criterion: str):
+        """The search for ``criterion`` (the proposal's own, when it has one), or ``None``."""
+        return self.search_for(self.criterion or criterion)
+
+
+@attrs.frozen
+class CompiledCalibration:
+    """A calibration's compiled form: the cells' values (:data:`CALIBRATION`), the partition
+    criterion its proposal minimises (a name the proposal's searches know: ``"error"``,
+    ``"z"``, ``"squared-error"``, ...), ``n_coefficients`` (the round record's
+    ``coefficients``), and ``contribution(values, coefficients)``, the term's
+    :class:`boostkit.Contribution` built afterwards from the arrays."""
+
+    criterion: str
+    values: Any
+    n_coefficients: int
+    contribution: Callable
+    params: np.ndarray = attrs.field(default=_NO_PARAMS, converter=_params, eq=False)
+
+
+@attrs.frozen
+class CompiledReweighting:
+    """A reweighting's compiled form: log g[cell, sign] of a term (:data:`REWEIGHTING`).
+
+    ``potential``: whether sum_i D_t(i) g[cell_i, y_i] is the factor Z_t of the rule's
+    potential (the exponential rule, g = e^{-y c}), so the round records Z_t and prod Z_t;
+    else they are ``None``."""
+
+    log_factors: Any
+    potential: bool = True
+    params: np.ndarray = attrs.field(default=_NO_PARAMS, converter=_params, eq=False)
+
+
+@attrs.frozen
+class CompiledStopping:
+    """A stopping rule's compiled form: ``stop`` (:data:`STOPPING`) and the names of its
+    reasons, code k naming ``reasons[k - 1]``."""
+
+    stop: Any
+    reasons: tuple[str, ...] = attrs.field(converter=tuple)
+    params: np.ndarray = attrs.field(default=_NO_PARAMS, converter=_params, eq=False)
+
+
+#: The compiled form each role answers with.
+FORMS = {"proposal": CompiledProposal, "calibration": CompiledCalibration,
+         "reweighting": CompiledReweighting, "stopping": CompiledStopping}
+_SIGNATURES = {"proposal": SEARCH, "calibration": CALIBRATION, "reweighting": REWEIGHTING,
+               "stopping": STOPPING}
+#: Hooks a component may implement beside its role's and still run in a batch: called once per
+#: fit, on both paths (the initial weights before the rounds; the rest around them).
+_ONCE_PER_FIT = frozenset({"boostkit_fit_start", "boostkit_fit_end", "boostkit_best_round",
+                           "boostkit_initial_weights", "boostkit_row_initial_weights",
+                           "boostkit_validation_fraction", "boostkit_compiled_form",
+                           "boostkit_partition_loss", "boostkit_partition_criterion",
+                           "boostkit_propose", "boostkit_propose_from_histogram",
+                           "boostkit_calibrate", "boostkit_reweight", "boostkit_row_weights",
+                           "boostkit_shard_weights", "boostkit_should_stop"})
+
+
+@attrs.frozen(eq=False)
+class BatchPlan:
+    """A fit's compiled forms, checked: what :func:`run_batch_rounds` runs."""
+
+    proposal: CompiledProposal
+    search: Any
+    calibration: CompiledCalibration
+    reweighting: CompiledReweighting
+    stopping: tuple
+
+
+def _label(role: str, component) -> str:
+    return f"{role} {getattr(component, 'name', type(component).__qualname__)!r}"
+
+
+def _hook_names(component) -> set[str]:
+    return {name for name in dir(type(component)) if name.startswith("boostkit_")
+            and hasattr(getattr(component, name, None), "boostkit_impl")}
+
+
+def batch_plan(components, state, *, callbacks=(), tracing: bool = False):
+    """``(plan, why)``: the fit's :class:`BatchPlan`, or ``None`` and why its rounds run one
+    by one (which component or condition; for ``verbose`` and tracing to say).
+
+    ``components`` are the fit's ``(role, component)`` pairs, its observers included; ``state``
+    its :class:`boostkit.BoostState` after ``boostkit_fit_start``. Hooks are asked only once
+    nothing else rules the batch out: a compiled form may compile its functions."""
+    from .kernels.rounds import MAX_STOPPING
+
+    plane, data = state.plane, state.data
+    for role, component in components:
+        if role == "observer":
+            return None, (f"{_label(role, component)} ({type(component).__module__}) observes "
+                          "every round" + (" (verbose)" if type(component).__name__ == "RoundLog"
+                                           else ""))
+        if role not in FORMS:
+            return None, f"{_label(role, component)} has no compiled form (no {role} in a batch)"
+        hooks = _hook_names(component)
+        if "boostkit_compiled_form" not in hooks:
+            return None, f"{_label(role, component)} has no compiled form (boostkit_compiled_form)"
+        per_round = sorted(hooks - _ONCE_PER_FIT)
+        if per_round:
+            return None, f"{_label(role, component)} implements {', '.join(per_round)}"
+    if callbacks:
+        return None, f"{len(callbacks)} callback(s) run after every round"
+    if tracing:
+        return None, "tracing (BOOSTKIT_TRACE) reports every hook call"
+    if state.validation is not None:
+        return None, "the fit scores validation data every round"
+    if not plane.has_rows:
+        return None, "the rows are not in this process"
+    if data.n_columns != 1:
+        return None, f"{data.n_columns} margin columns (a batch fits one)"
+    n_stopping = sum(role == "stopping" for role, _ in components)
+    if n_stopping > MAX_STOPPING:
+        return None, f"{n_stopping} stopping rules (a batch runs at most {MAX_STOPPING})"
+    forms = {}
+    for role, component in components:
+        try:
+            form = component.boostkit_compiled_form(state=state)
+        except HookError:
+            raise
+        except Exception as exc:
+            raise HookError(f"boostkit_compiled_form failed in {_label(role, component)} "
+                            f"({type(component).__module__}): {type(exc).__name__}: {exc}") from exc
+        if form is None:
+            return None, f"{_label(role, component)} has no compiled form for this fit"
+        if not isinstance(form, FORMS[role]):
+            raise HookError(f"boostkit_compiled_form of {_label(role, component)} returned "
+                            f"{type(form).__name__}, expected boostkit.compiled."
+                            f"{FORMS[role].__name__} or None")
+        forms.setdefault(role, []).append((component, form))
+    binned = data.binned
+    if not binned.ordered:
+        return None, "the data have missing values or categorical columns"
+    if histogram_threads(binned.codes, state.n_jobs) > 1 or row_threads(
+            data.n_samples, state.n_jobs) > 1:
+        return None, f"n_jobs={state.n_jobs}: the rounds' kernels run on threads"
+    (proposer, proposal), = forms["proposal"]
+    (calibrator, calibration), = forms["calibration"]
+    search = proposal.search(calibration.criterion)
+    if search is None:
+        return None, (f"{_label('proposal', proposer)} has no compiled search for the partition "
+                      f"criterion {proposal.criterion or calibration.criterion!r}")
+    (_, reweighting), = forms["reweighting"]
+    stops = tuple(form for _, form in forms.get("stopping", ()))
+    checks = [("proposal", proposer, search), ("calibration", calibrator, calibration.values),
+              ("reweighting", forms["reweighting"][0][0], reweighting.log_factors),
+              *(("stopping", c, f.stop) for c, f in forms.get("stopping", ()))]
+    for role, component, function in checks:
+        check_form(function, _SIGNATURES[role], f"boostkit_compiled_form of "
+                   f"{_label(role, component)}")
+    return BatchPlan(proposal, search, calibration, reweighting, stops), ""
+
+
+def run_batch_rounds(plan: BatchPlan, state, n_rounds: int, carried) -> str:
+    """Run up to ``n_rounds`` rounds of ``plan`` in one compiled call
+    (:func:`boostkit.kernels.rounds.run_batch`) and fill ``state``'s records, hypotheses and
+    contributions, weights, margins and potential as the per-round loop leaves them; return
+    the stop reason. ``carried`` is the plane's :class:`boostkit.plane.CarriedHistogram` or
+    ``None`` (every histogram summed over the rows)."""
+    from .engine import potential_factors
+    from .kernels.rounds import NON_FINITE, batch_kernel, never_stop
+
+    data = state.data
+    binned = data.binned
+    n_coefficients = plan.calibration.n_coefficients
+    cuts = np.empty((n_rounds, 2), dtype=np.int64)
+    sides = np.empty((n_rounds, 2, 2))
+    cell_scores = np.empty((n_rounds, 2))
+    values = np.empty((n_rounds, 2))
+    coefficients = np.empty((n_rounds, n_coefficients))
+    numbers = np.empty((n_rounds, 3))
+    stop = np.zeros(2, dtype=np.int64)
+    never = never_stop()
+    slots = [(f.stop, f.params) for f in plan.stopping]
+    slots += [(never, _NO_PARAMS)] * (3 - len(slots))
+    weights, margin = state.weights, state.margin
+    ran = batch_kernel()(
+        binned.codes, data.is_pos, state.initial_weights, weights, margin, binned.split_mask,
+        binned.bin_counts, plan.search, plan.proposal.params, plan.calibration.values,
+        plan.calibration.params, plan.reweighting.log_factors, plan.reweighting.params,
+        *slots[0], *slots[1], *slots[2],
+        0.0 if carried is None else float(carried.max_growth),
+        0 if carried is None or carried.refresh_every is None else int(carried.refresh_every),
+        bool(plan.reweighting.potential), cuts, sides, cell_scores, values, coefficients,
+        numbers, stop)
+    if stop[0] < 0:
+        what = ("values that are not finite" if stop[0] == NON_FINITE
+                else "weights summing to 0 or overflowing")
+        raise HookError(f"the compiled round batch met {what} in round {int(stop[1])}: "
+                        f"{plan.calibration!r}, {plan.reweighting!r}")
+    # The records, hypotheses and contributions, from the arrays: Python floats and ints once.
+    features = data.features
+    hypothesis, contribution = plan.proposal.hypothesis, plan.calibration.contribution
+    records, hypotheses, contributions = state.records, state.hypotheses, state.contributions
+    potential = plan.reweighting.potential
+    log_potential = state.log_potential
+    for t, ((feature, bin), (wneg, wpos), scores, value, coefs, (werr, train_err, log_z)) in (
+            enumerate(zip(cuts[:ran].tolist(), sides[:ran], cell_scores[:ran], values[:ran],
+                          coefficients[:ran], numbers[:ran].tolist()))):
+        h = hypothesis(feature, bin, wneg, wpos, scores)
+        previous, log_potential = log_potential, (log_potential + log_z if potential else None)
+        z, bound = potential_factors(log_potential, previous)
+        hypotheses.append(h)
+        contributions.append(contribution(value, coefs))
+        records.append(RoundRecord(t + 1, describe_hypothesis(h, features), werr, 0.5 - werr,
+                                   z, bound, train_err, coefs.tolist()))
+    state.round, state.log_potential = ran, log_potential
+    positive = state.initial_weights > 0
+    state.least_margin = (float((data.y * margin)[positive].min()) if positive.any()
+                          else math.inf)
+    if stop[0] > 0:
+        reasons = plan.stopping[stop[0] - 1].reasons
+        if not 1 <= stop[1] <= len(reasons):
+            raise HookError(f"a compiled stopping rule returned reason code {int(stop[1])}, "
+                            f"expected 0 or 1..{len(reasons)} ({reasons})")
+        reason = reasons[stop[1] - 1]
+    else:
+        reason = "max-rounds"
+    if records:
+        records[-1] = attrs.evolve(records[-1], stop_reason=reason)
+    return reason
