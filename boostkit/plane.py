@@ -44,6 +44,7 @@ from .kernels.boosting import (add_contribution, add_contribution_blocks, all_fi
                                sum_and_min_parallel)
 from .kernels.carried import (changed_class_histogram, changed_class_weights,
                               changed_pair_weights, gather_codes, rows_off_cell)
+from .kernels.fused import carry_factors, cell_term_pass_into, factor_scale, pair_term_pass_into
 from .plugins import get_registry
 from .splits import histogram
 
@@ -328,19 +329,22 @@ def histogram_option(value) -> CarriedHistogram | None:
 
 @attrs.frozen(eq=False)
 class _Carry:
-    """What a round leaves for the next histogram: the rows to sum again are those off cell
-    ``kept`` (by ``table`` on feature ``feature``), under ``old_weights``; the result is the
-    histogram of ``weights``. ``kept_factors`` is g_O, ``delta`` g_j - g_O per cell, ``growth``
-    rho_t."""
+    """What round t leaves for the next histogram, that of ``weights`` (D_{t+1}): H_t
+    (``previous``) scaled by g_O (``kept_factors``) plus the change of weight of the rows off
+    the kept cell, summed. The fused pass wrote those rows, their change and their sign
+    (``off``); else they are found from ``old_weights`` (D_t), feature ``feature``'s codes,
+    ``table``, the ``kept`` cell and ``delta`` (g_j - g_O per cell). ``growth`` is rho_t."""
 
     weights: np.ndarray
-    old_weights: np.ndarray
-    feature: int
-    table: np.ndarray
-    kept: int
+    previous: np.ndarray
     kept_factors: np.ndarray
-    delta: np.ndarray
     growth: float
+    feature: int
+    off: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    old_weights: np.ndarray | None = None
+    table: np.ndarray | None = None
+    kept: int = -1
+    delta: np.ndarray | None = None
 
 
 class RowPlane(DataPlane):
@@ -358,9 +362,13 @@ class RowPlane(DataPlane):
         self.carried = histogram_option(histogram)
         self._histogram: tuple[Any, np.ndarray] | None = None  # (weights it was summed under, H)
         self._carry: _Carry | None = None
+        # The fused pass's rows off the kept cell, their change of weight and sign: reused.
+        self._off_rows: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         #: prod rho_t over the rounds carried since the last exact histogram, and their number.
         self.histogram_growth = 1.0
         self.rounds_carried = 0
+        #: The rounds that took the fused pass (:meth:`advance`), for tests and benchmarks.
+        self.rounds_fused = 0
 
     def start(self, state) -> None:
         from .engine import _call, _component, _initial_weights, _owner
@@ -387,7 +395,8 @@ class RowPlane(DataPlane):
         # One histogram per distribution: several components may ask within a round.
         if self._histogram is None or self._histogram[0] is not state.weights:
             carry, self._carry = self._carry, None
-            if carry is not None and carry.weights is state.weights and self._may_carry(carry):
+            if carry is not None and carry.weights is state.weights and self._may_carry(
+                    carry.growth):
                 self._histogram = (state.weights, self._carried(carry, state.n_jobs))
                 self.histogram_growth *= carry.growth
                 self.rounds_carried += 1
@@ -399,61 +408,76 @@ class RowPlane(DataPlane):
                 self.histogram_growth, self.rounds_carried = 1.0, 0
         return self._histogram[1]
 
-    def _may_carry(self, carry: _Carry) -> bool:
-        """Whether the drift bound allows one more carried round (:class:`CarriedHistogram`)."""
+    def _may_carry(self, growth: float) -> bool:
+        """Whether the drift bound allows one more carried round of drift factor ``growth``
+        (:class:`CarriedHistogram`)."""
         limits = self.carried
-        return (self.histogram_growth * carry.growth <= limits.max_growth
+        return (self.histogram_growth * growth <= limits.max_growth
                 and (limits.refresh_every is None
                      or self.rounds_carried + 1 < limits.refresh_every))
 
     def _carried(self, carry: _Carry, n_jobs: int) -> np.ndarray:
         """H_{t+1} from H_t and the rows off the last term's largest cell, normalised."""
-        binned, previous = self.data.binned, self._histogram[1]
-        rows, cells = rows_off_cell(binned.codes[carry.feature], carry.table, carry.kept)
+        binned, previous = self.data.binned, carry.previous
+        if carry.off is not None:
+            rows, change, is_pos = carry.off
+        else:
+            rows, cells = rows_off_cell(binned.codes[carry.feature], carry.table, carry.kept)
+            weigh = changed_pair_weights if previous.ndim == 4 else changed_class_weights
+            change, is_pos = weigh(rows, cells, carry.old_weights, self.data.is_pos,
+                                   carry.delta)
         if previous.ndim == 4:  # (example, class) pairs: the pair histogram of their codes
-            change, is_pos = changed_pair_weights(rows, cells, carry.old_weights,
-                                                  self.data.is_pos, carry.delta)
             change = histogram(gather_codes(binned.codes, rows), change, is_pos,
                                binned.max_bins, n_jobs)
         else:
-            weights, is_pos = changed_class_weights(rows, cells, carry.old_weights,
-                                                    self.data.is_pos, carry.delta)
-            change = np.empty_like(previous)
-            changed_class_histogram(binned.codes, rows, weights, is_pos, change)
+            summed = np.empty_like(previous)
+            changed_class_histogram(binned.codes, rows, change, is_pos, summed)
+            change = summed
         carried = previous * carry.kept_factors
         carried += change
         carried /= carried[0].sum()  # every row is in one bin of feature 0: the total, Z_t
         return carried
 
-    def _next_carry(self, state, candidate: Candidate, calibrated, weights) -> _Carry | None:
-        """What round t leaves for a carried histogram of ``weights`` (D_{t+1}), or ``None``
-        where it cannot be carried: no histogram of D_t, a term that replaces another, cells
-        that are not a table of one feature's bins, values not constant per cell."""
-        previous, bin_cells = self._histogram, candidate.bin_cells
-        if (previous is None or previous[0] is not state.weights or calibrated.replaces is not None
-                or not isinstance(bin_cells, BinCells)):
+    def _cell_term(self, state, candidate: Candidate, calibrated):
+        """``(values, log_factors, rows_per_cell)`` of a round whose term is a value per cell
+        of one binned feature's bins and whose reweighting multiplies weights per (cell, sign),
+        or ``None``: a term that replaces another, cells that are not a table of one feature's
+        bins (or a table that misses a code), values not constant per cell or not finite, log
+        factors of another shape."""
+        bin_cells = candidate.bin_cells
+        if calibrated.replaces is not None or not isinstance(bin_cells, BinCells):
             return None
         values = calibrated.contribution.cell_table(candidate.hypothesis)
         if values is None:
             return None
-        log_factors = np.asarray(self._cell_log_factors(np.asarray(values, dtype=np.float64)),
-                                 dtype=np.float64)
-        if log_factors.shape != values.shape + (2,) or not np.isfinite(log_factors).all():
-            return None
-        factors = np.exp(log_factors - log_factors.max())  # g up to a common scale: no overflow
+        values = np.ascontiguousarray(values, dtype=np.float64)
         counts, table = self.data.binned.bin_counts[bin_cells.feature], bin_cells.table
-        size = min(counts.shape[0], table.shape[0])
-        rows_per_cell = np.bincount(table[:size], weights=counts[:size],
-                                    minlength=factors.shape[0])
-        kept = int(np.argmax(rows_per_cell))
-        occupied = rows_per_cell > 0  # a cell without rows changes no bin
-        occupied[kept] = False
-        others = factors[occupied]
-        if not (others > 0.0).all() or not (factors[kept] > 0.0).all():
-            return None  # a factor underflowed: no bound on the drift
-        growth = max(1.0, float((factors[kept] / others).max(initial=1.0)))
-        return _Carry(weights, state.weights, bin_cells.feature, bin_cells.table, kept,
-                      factors[kept], factors - factors[kept], growth)
+        if (table.shape[0] < counts.shape[0] or int(table.max()) >= values.shape[0]
+                or not np.isfinite(values).all()):
+            return None
+        log_factors = np.ascontiguousarray(self._cell_log_factors(values), dtype=np.float64)
+        if log_factors.shape != values.shape + (2,):
+            return None
+        rows_per_cell = np.bincount(table[:counts.shape[0]], weights=counts,
+                                    minlength=values.shape[0])
+        return values, log_factors, rows_per_cell
+
+    def _next_carry(self, state, candidate: Candidate, calibrated, weights) -> _Carry | None:
+        """What round t leaves for a carried histogram of ``weights`` (D_{t+1}) after the
+        whole-rows path, or ``None`` where it cannot be carried (no histogram of D_t, a term
+        that is not a value per cell of one feature's bins, a factor that underflowed)."""
+        previous = self._histogram
+        if previous is None or previous[0] is not state.weights:
+            return None
+        term = self._cell_term(state, candidate, calibrated)
+        if term is None:
+            return None
+        factors, kept, growth = carry_factors(term[1], term[2])
+        if not math.isfinite(growth):
+            return None
+        return _Carry(weights, previous[1], factors[kept], growth, candidate.bin_cells.feature,
+                      old_weights=state.weights, table=candidate.bin_cells.table, kept=kept,
+                      delta=factors - factors[kept])
 
     def reduce(self, state, reduction):
         data = self.data
@@ -473,6 +497,12 @@ class RowPlane(DataPlane):
     def advance(self, state, candidate: Candidate, calibrated) -> Advance:
         t, n_jobs, shape = state.round, state.n_jobs, self.data.y.shape
         calibration = self._calibration
+        if self._cell_log_factors is not None and row_threads(self.data.y.size, n_jobs) == 1:
+            term = self._cell_term(state, candidate, calibrated)
+            if term is not None:
+                fused = self._fused_advance(state, candidate, calibrated, *term)
+                if fused is not None:
+                    return fused
         # The values' finiteness is counted in the pass that adds them to the margins (one pass
         # fewer); the fit stops there if any is not.
         check_array(calibrated.train_values, shape, "training contributions",
@@ -523,6 +553,52 @@ class RowPlane(DataPlane):
             self._carry = self._next_carry(state, candidate, calibrated, weights.weights)
         state.weights = weights.weights
         return Advance(training_error, weighted_error, weights.log_potential, weights.extra)
+
+    def _fused_advance(self, state, candidate, calibrated, values, log_factors,
+                       rows_per_cell) -> Advance | None:
+        """Round t in one pass over the rows (:mod:`boostkit.kernels.fused`): F_t, the errors,
+        D_{t+1}(i) = D_t(i) g[cell_i, y_i] / Z_t and the rows off the kept cell for the carried
+        histogram; ``None`` (the whole-rows path) when a factor of a cell with rows underflowed.
+
+        The potential is log_potential_{t-1} + log Z_t, Z_t = total e^{scale} the round's true
+        factor sum (``total`` of the factors up to the common scale that
+        :func:`~boostkit.kernels.fused.carry_factors` divides out): log sum_i D_1(i) L(y_i F_t)
+        for the multiplicative rule, as the whole-rows reweighting reports it."""
+        factors, kept, growth = carry_factors(log_factors, rows_per_cell)
+        if not math.isfinite(growth):
+            return None
+        t, shape = state.round, self.data.y.shape
+        check_array(calibrated.train_values, shape, "training contributions",
+                     f"boostkit_calibrate of {self._calibration} in round {t}", finite=False)
+        previous = self._histogram
+        carry = (previous is not None and previous[0] is state.weights
+                 and self._may_carry(growth))
+        buffers = self._off_rows
+        if buffers is None or buffers[1].shape != shape:
+            buffers = self._off_rows = (np.empty(shape[0], dtype=np.uintp), np.empty(shape),
+                                        np.empty(shape, dtype=np.uint8))
+        rows, row_change, row_pos = buffers
+        weights = np.empty(shape)
+        bin_cells = candidate.bin_cells
+        term_pass = cell_term_pass_into if len(shape) == 1 else pair_term_pass_into
+        n_off, total, training_error, weighted_error = term_pass(
+            self.data.binned.codes[bin_cells.feature], bin_cells.table, values, factors,
+            kept if carry else -1, self.data.is_pos, state.initial_weights, state.weights,
+            weights, state.margin, rows, row_change, row_pos)
+        if not total > 0.0:
+            raise HookError(f"{self._reweighting} left no example with positive weight (round "
+                            f"{t})")
+        weights /= total
+        scale = factor_scale(log_factors, rows_per_cell)
+        log_potential = (None if state.log_potential is None
+                         else state.log_potential + math.log(total) + scale)
+        state.least_margin = None  # not measured by the fused pass
+        self.rounds_fused += 1
+        self._carry = (_Carry(weights, previous[1], factors[kept], growth, bin_cells.feature,
+                              off=(rows[:n_off], row_change[:n_off], row_pos[:n_off]))
+                       if carry else None)
+        state.weights = weights
+        return Advance(training_error, weighted_error, log_potential)
 
     def _from_row_form(self, state, margin, y, d1) -> Weights:
         """D_{t+1} of a reweighting that has only a row form: its weights normalised here."""

@@ -23,10 +23,32 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["carry_factors", "cell_term_pass", "pair_term_pass"]
+__all__ = ["carry_factors", "cell_term_pass", "cell_term_pass_into", "factor_scale",
+           "pair_term_pass", "pair_term_pass_into"]
 
 #: The least positive normal float64: a weight below it has lost relative precision.
 TINY = np.finfo(np.float64).tiny
+
+
+@numba.njit(cache=True, nogil=True)
+def factor_scale(log_factors, rows_per_cell):
+    """max log g over the cells that hold rows (``rows_per_cell > 0``; over every cell if none
+    does), or NaN if one of theirs is not finite: the common scale :func:`carry_factors`
+    divides out, so the round's true factor sum is Z_t = total e^{scale}."""
+    n_cells = log_factors.shape[0]
+    flat = log_factors.reshape(n_cells, -1)
+    occupied = False
+    for j in range(n_cells):
+        occupied = occupied or rows_per_cell[j] > 0
+    top = -np.inf
+    for j in range(n_cells):
+        if rows_per_cell[j] > 0 or not occupied:
+            for q in range(flat.shape[1]):
+                value = flat[j, q]
+                if not np.isfinite(value):
+                    return np.nan
+                top = value if value > top else top
+    return top
 
 
 @numba.njit(cache=True, nogil=True)
@@ -34,36 +56,31 @@ def carry_factors(log_factors, rows_per_cell):
     """``(factors, kept, growth)`` of a round's ``log_factors`` (``(n_cells, 2)``, or
     ``(n_cells, C, 2)`` per class; C-contiguous) given the rows in each cell (``(n_cells,)``).
 
-    ``factors`` = exp(log g - max log g), the max over the cells that hold rows (over every
-    cell if none does): g up to a common scale, without overflow; ``kept`` the cell with the
-    most rows (the first such); ``growth`` rho_t = max(1, max_{j != kept, s} g[kept, s] /
-    g[j, s]) over the cells that hold rows, the factor by which a carried histogram's relative
-    rounding error may grow in the round (:class:`boostkit.plane.CarriedHistogram`), or inf
-    when a factor of a cell with rows underflowed or a log factor is not finite: then nothing
-    bounds the drift, and the weights of that cell's rows would be lost.
+    ``factors`` = exp(log g - :func:`factor_scale`): g up to a common scale, without overflow;
+    ``kept`` the cell with the most rows (the first such); ``growth`` rho_t = max(1,
+    max_{j != kept, s} g[kept, s] / g[j, s]) over the cells that hold rows, the factor by which
+    a carried histogram's relative rounding error may grow in the round
+    (:class:`boostkit.plane.CarriedHistogram`), or inf when a factor of a cell with rows
+    underflowed or a log factor is not finite: then nothing bounds the drift, and the weights
+    of that cell's rows would be lost. A cell without rows (of positive D_1) whose factor
+    overflowed gets factor 0: its rows, if any, have weight 0 and keep it.
     """
     n_cells = log_factors.shape[0]
     flat = log_factors.reshape(n_cells, -1)
-    width = flat.shape[1]
     kept = 0
-    occupied = 0
     for j in range(n_cells):
-        if rows_per_cell[j] > rows_per_cell[kept]:
-            kept = j
-        occupied += rows_per_cell[j] > 0
-    top = -np.inf
-    finite = True
-    for j in range(n_cells):
-        if occupied == 0 or rows_per_cell[j] > 0:
-            for q in range(width):
-                value = flat[j, q]
-                finite = finite and np.isfinite(value)
-                top = value if value > top else top
-    factors = np.exp(flat - top) if np.isfinite(top) else np.zeros_like(flat)
+        kept = j if rows_per_cell[j] > rows_per_cell[kept] else kept
+    top = factor_scale(log_factors, rows_per_cell)
+    finite = np.isfinite(top)
+    factors = np.exp(flat - top) if finite else np.zeros_like(flat)
     growth = 1.0 if finite else np.inf
     for j in range(n_cells):
+        if rows_per_cell[j] <= 0:
+            for q in range(flat.shape[1]):
+                factors[j, q] = factors[j, q] if np.isfinite(factors[j, q]) else 0.0
+    for j in range(n_cells):
         if rows_per_cell[j] > 0 or j == kept:
-            for q in range(width):
+            for q in range(flat.shape[1]):
                 kept_factor, factor = factors[kept, q], factors[j, q]
                 if not (kept_factor > 0.0 and factor > 0.0):
                     growth = np.inf
@@ -91,24 +108,10 @@ def _cell_tables(values, factors, kept_cell, n_classes):
     return error, factor, change
 
 
-@numba.njit(cache=True, nogil=True)
-def cell_term_pass(code_row, table, values, factors, kept_cell, is_pos, d1, weights, margin,
-                   rows, row_change, row_pos):
-    """One pass over the rows for a term of value ``values[j]`` in each cell j and a
-    reweighting that multiplies a row's weight by ``factors[j, sign]``: returns ``(n_off,
-    total, training_error, weighted_error)``.
-
-    ``code_row`` ``(n,)`` uint8 is the split feature's bin codes, ``table`` uint8 the cell of
-    each bin code; ``is_pos`` ``(n,)`` uint8 the rows' signs, ``d1`` D_1. In place:
-    ``weights`` D_t(i) -> D_t(i) factors[cell_i, sign_i] (unnormalised; ``total`` is their
-    sum) and ``margin`` F_{t-1} -> F_t = F_{t-1} + values[cell_i]. The first ``n_off`` entries
-    of ``rows`` (uintp), ``row_change`` (float64) and ``row_pos`` (uint8) are the rows whose cell
-    is not ``kept_cell`` (increasing), their change of weight (factors[cell, s] -
-    factors[kept_cell, s]) D_t(i) and their sign; ``kept_cell`` -1 compacts none (``n_off`` 0).
-    ``training_error`` = sum_i D_1(i) [y_i F_t(x_i) <= 0] and ``weighted_error`` = sum_i D_t(i)
-    ([y_i v < 0] + 0.5 [v == 0]), v = values[cell_i]: the sums of
-    :func:`boostkit.kernels.boosting.add_contribution`, in its order, so the same numbers.
-    """
+@numba.njit(cache=True, nogil=True, inline="always")
+def _cell_pass(code_row, table, values, factors, kept_cell, is_pos, d1, weights, new_weights,
+               margin, rows, row_change, row_pos):
+    # cell_term_pass with the new weights written to ``new_weights`` (may be ``weights``).
     error, factor, change = _cell_tables(values, factors, kept_cell, 1)
     compact = kept_cell >= 0
     n = code_row.shape[0]
@@ -125,7 +128,7 @@ def cell_term_pass(code_row, table, values, factors, kept_cell, is_pos, d1, weig
         w = weights[i]
         werr += w * error[at]
         new = w * factor[at]
-        weights[i] = new
+        new_weights[i] = new
         total += new
         rows[k] = i
         row_change[k] = change[at] * w
@@ -134,15 +137,10 @@ def cell_term_pass(code_row, table, values, factors, kept_cell, is_pos, d1, weig
     return k, total, train_err, werr
 
 
-@numba.njit(cache=True, nogil=True)
-def pair_term_pass(code_row, table, values, factors, kept_cell, is_pos, d1, weights, margin,
-                   rows, row_change, row_pos):
-    """:func:`cell_term_pass` over (example, class) pairs (AdaBoost.MH): one cell per row, and
-    per class l the value ``values[j, l]`` (``(n_cells, C)``) and factors ``factors[j, l,
-    sign]`` (``(n_cells, C, 2)``); ``is_pos``, ``d1``, ``weights`` and ``margin`` are ``(n, C)``,
-    and so are ``row_change`` and ``row_pos`` (a compacted row's C pairs). The errors are summed
-    over the pairs in row-major order, as :func:`~boostkit.kernels.boosting.add_contribution`
-    sums the flattened pairs."""
+@numba.njit(cache=True, nogil=True, inline="always")
+def _pair_pass(code_row, table, values, factors, kept_cell, is_pos, d1, weights, new_weights,
+               margin, rows, row_change, row_pos):
+    # pair_term_pass with the new weights written to ``new_weights`` (may be ``weights``).
     n_cells, n_classes = values.shape[0], values.shape[1]
     flat_values = np.ascontiguousarray(values).reshape(n_cells * n_classes)
     flat_factors = np.ascontiguousarray(factors).reshape(n_cells * n_classes, 2)
@@ -164,10 +162,61 @@ def pair_term_pass(code_row, table, values, factors, kept_cell, is_pos, d1, weig
             w = weights[i, l]
             werr += w * error[at]
             new = w * factor[at]
-            weights[i, l] = new
+            new_weights[i, l] = new
             total += new
             row_change[k, l] = change[at] * w
             row_pos[k, l] = s
         rows[k] = i
         k += (cell != kept_cell) & compact
     return k, total, train_err, werr
+
+
+@numba.njit(cache=True, nogil=True)
+def cell_term_pass(code_row, table, values, factors, kept_cell, is_pos, d1, weights, margin,
+                   rows, row_change, row_pos):
+    """One pass over the rows for a term of value ``values[j]`` in each cell j and a
+    reweighting that multiplies a row's weight by ``factors[j, sign]``: returns ``(n_off,
+    total, training_error, weighted_error)``.
+
+    ``code_row`` ``(n,)`` uint8 is the split feature's bin codes, ``table`` uint8 the cell of
+    each bin code; ``is_pos`` ``(n,)`` uint8 the rows' signs, ``d1`` D_1. In place:
+    ``weights`` D_t(i) -> D_t(i) factors[cell_i, sign_i] (unnormalised; ``total`` is their
+    sum) and ``margin`` F_{t-1} -> F_t = F_{t-1} + values[cell_i]. The first ``n_off`` entries
+    of ``rows`` (uintp), ``row_change`` (float64) and ``row_pos`` (uint8) are the rows whose cell
+    is not ``kept_cell`` (increasing), their change of weight (factors[cell, s] -
+    factors[kept_cell, s]) D_t(i) and their sign; ``kept_cell`` -1 compacts none (``n_off`` 0).
+    ``training_error`` = sum_i D_1(i) [y_i F_t(x_i) <= 0] and ``weighted_error`` = sum_i D_t(i)
+    ([y_i v < 0] + 0.5 [v == 0]), v = values[cell_i]: the sums of
+    :func:`boostkit.kernels.boosting.add_contribution`, in its order, so the same numbers.
+    """
+    return _cell_pass(code_row, table, values, factors, kept_cell, is_pos, d1, weights, weights,
+                      margin, rows, row_change, row_pos)
+
+
+@numba.njit(cache=True, nogil=True)
+def cell_term_pass_into(code_row, table, values, factors, kept_cell, is_pos, d1, weights,
+                        new_weights, margin, rows, row_change, row_pos):
+    """:func:`cell_term_pass` with D_t left as it is: the new weights go to ``new_weights``."""
+    return _cell_pass(code_row, table, values, factors, kept_cell, is_pos, d1, weights, new_weights,
+                      margin, rows, row_change, row_pos)
+
+
+@numba.njit(cache=True, nogil=True)
+def pair_term_pass(code_row, table, values, factors, kept_cell, is_pos, d1, weights, margin,
+                   rows, row_change, row_pos):
+    """:func:`cell_term_pass` over (example, class) pairs (AdaBoost.MH): one cell per row, and
+    per class l the value ``values[j, l]`` (``(n_cells, C)``) and factors ``factors[j, l,
+    sign]`` (``(n_cells, C, 2)``); ``is_pos``, ``d1``, ``weights`` and ``margin`` are ``(n, C)``,
+    and so are ``row_change`` and ``row_pos`` (a compacted row's C pairs). The errors are summed
+    over the pairs in row-major order, as :func:`~boostkit.kernels.boosting.add_contribution`
+    sums the flattened pairs."""
+    return _pair_pass(code_row, table, values, factors, kept_cell, is_pos, d1, weights, weights,
+                      margin, rows, row_change, row_pos)
+
+
+@numba.njit(cache=True, nogil=True)
+def pair_term_pass_into(code_row, table, values, factors, kept_cell, is_pos, d1, weights,
+                        new_weights, margin, rows, row_change, row_pos):
+    """:func:`pair_term_pass` with D_t left as it is: the new weights go to ``new_weights``."""
+    return _pair_pass(code_row, table, values, factors, kept_cell, is_pos, d1, weights, new_weights,
+                      margin, rows, row_change, row_pos)
