@@ -170,8 +170,9 @@ def run(args) -> int:
     print(f"{len(tasks)} (recipe, dataset) pairs to fit, {len(done)} found in {out}; "
           f"{args.folds} folds, {args.rounds} rounds, {args.n_jobs} process(es)", flush=True)
     started_wall = time.perf_counter()
+    saved = [started_wall]
 
-    def write() -> None:
+    def write(final: bool = False) -> None:
         order = {(r, s.name): i for i, (s, r) in enumerate(
             (s, r) for s in sources for r in recipes)}
         rows = sorted(done.values(), key=lambda r: order.get((r["recipe"], r["dataset"]), 1e9))
@@ -179,8 +180,10 @@ def run(args) -> int:
             writer = csv.DictWriter(handle, COLUMNS)
             writer.writeheader()
             writer.writerows(rows)
-        if args.predictions:
+        # the margins are large: saved every two minutes and at the end, not after each pair
+        if args.predictions and (final or time.perf_counter() - saved[0] > 120):
             np.savez_compressed(args.predictions, **kept)
+            saved[0] = time.perf_counter()
 
     def finished(row: dict, folds_kept: dict) -> None:
         done[(row["recipe"], row["dataset"])] = row
@@ -202,7 +205,7 @@ def run(args) -> int:
                        for source, recipe in tasks]
             for future in as_completed(futures):
                 finished(*future.result())
-    write()
+    write(final=True)
     wall = time.perf_counter() - started_wall
     note_path = out.with_suffix(".json")
     note = json.loads(note_path.read_text()) if note_path.exists() and not args.fresh else {}
@@ -268,7 +271,10 @@ def compare(before: Path, after: Path, predictions: list[str] | None, top: int) 
             folds_alike, folds = folds_alike + same, folds + len(pairs)
             datasets_alike += same == len(pairs)
         mean = float(np.mean(list(diffs.values()))) if diffs else float("nan")
-        print(f"## {recipe}: {len(both)} datasets")
+        print(f"## {recipe}: {len(both)} datasets, mean accuracy "
+              f"{np.mean([float(old[k]['mean_accuracy']) for k in both] or [np.nan]):.4f} "
+              f"before, {np.mean([float(new[k]['mean_accuracy']) for k in both] or [np.nan]):.4f}"
+              " after")
         print(f"  accuracy after vs before: equal {equal}, higher {higher}, lower {lower}; "
               f"mean difference {mean:+.5f}")
         print(f"  folds predicted alike: {folds_alike}/{folds}; datasets with every fold "
