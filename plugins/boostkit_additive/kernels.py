@@ -7,9 +7,9 @@ boosting" (FHT), Algorithm 3, with p(x) = 1 / (1 + e^{-2F(x)}) (their eq. 19) an
   division, clipped to |z| <= z_max: FHT stabilise the response where p(1 - p) is close to 0
   (the technical-report version, FHT98 p. 18, as Friedman 2001 section 4.5 cites it), with z_max
   in [2, 4];
-* the weights w = p (1 - p) = e^{-2|F|} / (1 + e^{-2|F|})^2, normalised in log space like the
-  engine's exponential weights, so they never underflow to an all-zero vector or overflow;
-* the potential, sum_i D_1(i) log2(1 + e^{-2 y_i F(x_i)}), also in log space;
+* w |z|, the values whose class histogram, beside that of the weights w = p (1 - p), holds every
+  cut's least-squares fit of z (the weights and the potential
+  sum_i D_1(i) log2(1 + e^{-2 y_i F(x_i)}) are the engine's margin loss ``logitboost``);
 * for Algorithm 6 (several classes, :mod:`boostkit_additive.multinomial`), the half log-odds of
   each class against the rest under the softmax of the class logits, on which the two quantities
   above are Algorithm 6's per class.
@@ -24,16 +24,8 @@ import math
 import numba
 import numpy as np
 
-_LOG_LOG2 = math.log(math.log(2.0))
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _log_softplus(x):
-    """log(log(1 + e^x)) without overflow: softplus(x) = max(x, 0) + log1p(e^{-|x|}), and
-    below x = -30 log softplus(x) = x - e^x/2 + ... = x to within 1e-13."""
-    if x < -30.0:
-        return x
-    return math.log(max(x, 0.0) + math.log1p(math.exp(-abs(x))))
+from boostkit.kernels.exponential import CONTRACT, exp_nonpositive
+from boostkit.losses import get_loss, margin_loss_distribution
 
 
 @numba.njit(cache=True, nogil=True)
@@ -50,43 +42,58 @@ def working_response(margin, y, z_max, out):
         out[i] = y[i] * min(1.0 + math.exp(e), z_max)
 
 
-@numba.njit(cache=True, nogil=True)
-def logistic_weights(margin, y, d1, out):
-    """w_i proportional to D_1(i) p_i (1 - p_i), normalised; returns the log potential.
+@numba.njit(cache=True, nogil=True, fastmath=CONTRACT, error_model="numpy")
+def response_weights(margin, y, weights, z_max, out):
+    """out_i = w_i |z_i|, with z_i the clipped working response of :func:`working_response`.
 
-    log w_i = log D_1(i) - 2|F_i| - 2 log(1 + e^{-2|F_i|}); the largest among the examples of
-    positive D_1 is subtracted before exponentiating (as the engine's exponential weights do), so
-    the weights sum to 1 whatever the margins. Returns
-    log sum_i D_1(i) log2(1 + e^{-2 y_i F_i}), the log of the D_1-weighted logistic loss in bits,
-    computed as a log-sum-exp of log D_1(i) + log(softplus(-2 y_i F_i)) - log log 2.
+    The sum of w z over the positive examples of a cell less that over its negative ones is the
+    numerator of FHT Algorithm 3's weighted least-squares fit of z: a class histogram of these
+    values beside the class histogram of w holds every cut's fit. |z| = min(1 + e^{x}, z_max)
+    with x = -2 y F, from e^{-|x|} (the engine's vectorisable ``exp_nonpositive``) and, where
+    x > 0, its reciprocal (inf where it underflowed, which the clip takes to z_max): one SIMD
+    loop, no branch, no call to the C library.
     """
-    n = margin.shape[0]
-    top = -np.inf
-    for i in range(n):
-        if d1[i] > 0.0:
-            a = 2.0 * abs(margin[i])
-            e = math.log(d1[i]) - a - 2.0 * math.log1p(math.exp(-a))
-            out[i] = e
-            top = max(top, e)
-    total = 0.0
-    for i in range(n):
-        if d1[i] > 0.0:
-            out[i] = math.exp(out[i] - top)
-            total += out[i]
-        else:
-            out[i] = 0.0
-    for i in range(n):
-        out[i] /= total
-    # log of the potential: log-sum-exp over log D_1(i) + log softplus(-2 y_i F_i).
-    top = -np.inf
-    for i in range(n):
-        if d1[i] > 0.0:
-            top = max(top, math.log(d1[i]) + _log_softplus(-2.0 * y[i] * margin[i]))
-    acc = 0.0
-    for i in range(n):
-        if d1[i] > 0.0:
-            acc += math.exp(math.log(d1[i]) + _log_softplus(-2.0 * y[i] * margin[i]) - top)
-    return top + math.log(acc) - _LOG_LOG2
+    for i in range(margin.shape[0]):
+        x = -2.0 * y[i] * margin[i]
+        e = exp_nonpositive(-abs(x))
+        grow = e if x <= 0.0 else 1.0 / e  # e^x
+        out[i] = weights[i] * min(1.0 + grow, z_max)
+
+
+def logistic_weights(margin, y, d1, out, n_jobs: int = 1) -> float:
+    """w_i proportional to D_1(i) p_i (1 - p_i) into ``out``, normalised; returns the log of
+    sum_i D_1(i) log2(1 + e^{-2 y_i F_i}), the D_1-weighted logistic loss in bits.
+
+    FHT Algorithm 3, step 2(a), with p = 1 / (1 + e^{-2F}): the engine's margin loss
+    ``logitboost`` (:func:`boostkit.losses.margin_loss_distribution`: one vectorised pass, in log
+    space where the weights could underflow, so they sum to 1 whatever the margins).
+    """
+    weights, log_potential = margin_loss_distribution(get_loss("logitboost"), margin, y, d1,
+                                                      n_jobs)
+    out[:] = weights
+    return log_potential
+
+
+@numba.njit(cache=True, nogil=True)
+def explained_squares(wpos, wneg, n_columns, out):
+    """out_r = sum_{j, l} S_rjl^2 / W_rjl over the cells j and classes l of candidate r.
+
+    ``wpos`` and ``wneg`` are ``(m, K, 2C)``: for each of m candidate partitions, K cells and
+    stacked columns, [0, C) the weight w of the positive (negative) examples per class and
+    [C, 2C) their w |z|, so that W = w+ + w- and S = sum w z = (w|z|)+ - (w|z|)-. The weighted
+    squared error of the per-cell least-squares fit of z is sum w z^2 - out_r (FHT Algorithm
+    3, step 2(b)); a cell without weight explains nothing. ``out`` is ``(m,)``.
+    """
+    m, k, _ = wpos.shape
+    for r in range(m):
+        explained = 0.0
+        for j in range(k):
+            for l in range(n_columns):
+                total = wpos[r, j, l] + wneg[r, j, l]
+                net = wpos[r, j, n_columns + l] - wneg[r, j, n_columns + l]
+                if total > 0.0:
+                    explained += net * net / total
+        out[r] = explained
 
 
 @numba.njit(cache=True, nogil=True)

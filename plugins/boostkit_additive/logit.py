@@ -31,11 +31,13 @@ import attrs
 import numpy as np
 
 import boostkit
-from boostkit.capabilities import CATEGORICAL_FEATURES, MISSING_VALUES
+from boostkit.capabilities import CATEGORICAL_FEATURES, DISTRIBUTED, MISSING_VALUES
+from boostkit.kernels.boosting import take_cells
+from boostkit.losses import get_loss, margin_loss_distribution, shard_weights
 from boostkit.splits import MIN_CATEGORY_COUNT, check_min_category_count, histogram
-from boostkit_adaboost import Stump, search_binned, split_cells, two_cell_hypothesis
+from boostkit_adaboost import Stump, search_binned, two_cell_hypothesis
 
-from .kernels import logistic_weights, working_response
+from .kernels import explained_squares, response_weights, working_response
 
 #: A plugin capability: the weak learner chose its cells by the weighted least-squares fit of
 #: LogitBoost's working response, the criterion ``logit-step``'s values are optimal for.
@@ -69,14 +71,17 @@ def _squared_error_gain(n_columns: int):
 
     The weighted squared error of the per-cell fit is sum w z^2 - sum_{j,l} S_jl^2 / W_jl, with
     W_jl = sum w and S_jl = sum w z = (w|z| of the positives) - (w|z| of the negatives); the first
-    term is the same for every cut, so the loss is -sum_{j,l} S_jl^2 / W_jl.
+    term is the same for every cut, so the loss is -sum_{j,l} S_jl^2 / W_jl
+    (:func:`boostkit_additive.kernels.explained_squares`, one compiled pass over the sums).
     """
 
     def loss(wpos: np.ndarray, wneg: np.ndarray) -> np.ndarray:
-        total = wpos[..., :n_columns] + wneg[..., :n_columns]
-        net = wpos[..., n_columns:] - wneg[..., n_columns:]
-        explained = np.divide(net * net, total, out=np.zeros_like(total), where=total > 0)
-        return -explained.sum(axis=(-2, -1))
+        candidates = wpos.shape[:-2]
+        explained = np.empty(int(np.prod(candidates)))
+        explained_squares(np.ascontiguousarray(wpos).reshape(-1, *wpos.shape[-2:]),
+                          np.ascontiguousarray(wneg).reshape(-1, *wneg.shape[-2:]),
+                          n_columns, explained)
+        return -explained.reshape(candidates)
 
     return loss
 
@@ -95,29 +100,83 @@ def _mean_response_keys(n_columns: int):
     return keys
 
 
+@attrs.frozen
+class ResponseHistogram:
+    """The reduction of ``logit-stump``: the class histogram of w |z| over some rows.
+
+    ``(d, B, 2)`` (``(d, B, C, 2)`` over (example, class) pairs): in every bin of every feature,
+    the sum of w_i |z_i| over the negative and over the positive examples, w the current
+    weights D_t and z the clipped working response from the rows' margins F_{t-1}
+    (:func:`boostkit_additive.kernels.response_weights`, one pass), summed by the engine's
+    class-histogram kernel (:func:`boostkit.splits.histogram`). The positive side less the
+    negative one is sum w z, FHT Algorithm 3's least-squares numerator. Picklable: it runs
+    where the rows are (``state.reduce``).
+    """
+
+    z_max: float
+    n_bins: int
+
+    def __call__(self, rows) -> np.ndarray:
+        values = np.empty(rows.margin.size)
+        response_weights(rows.margin.ravel(), rows.y.ravel(), rows.weights.ravel(), self.z_max,
+                         values)
+        return histogram(rows.codes, values.reshape(rows.margin.shape), rows.is_pos,
+                         self.n_bins, rows.n_jobs)
+
+
+def response_histograms(state, z_max: float) -> np.ndarray:
+    """``(d, B, 2C, 2)``: the class histogram of w (columns [0, C), ``state.class_histogram()``)
+    beside that of w |z| (columns [C, 2C), :class:`ResponseHistogram`), C margin columns.
+
+    Every cut's weighted least-squares fit of z is in these sums (:func:`_squared_error_gain`),
+    and both come from the fit's data plane, so the search runs wherever the rows live.
+    """
+    n_bins = state.data.binned.max_bins
+    stacked = [state.class_histogram(), state.reduce(ResponseHistogram(z_max, n_bins))]
+    if state.data.n_columns == 1:  # (d, B, 2) each: one column of w, one of w|z|
+        stacked = [h[:, :, None, :] for h in stacked]
+    return np.concatenate(stacked, axis=2)
+
+
+def cell_response_means(wneg: np.ndarray, wpos: np.ndarray, n_columns: int) -> np.ndarray:
+    """sum_{i in j} w_i z_i / sum_{i in j} w_i per cell j (and class) from the cells' stacked
+    sums (columns as in :func:`response_histograms`): ``(K,)`` with one margin column, else
+    ``(K, C)``; 0 where a cell carries no weight."""
+    total = wneg[:, :n_columns] + wpos[:, :n_columns]
+    net = wpos[:, n_columns:] - wneg[:, n_columns:]
+    means = np.divide(net, total, out=np.zeros_like(total), where=total > 0)
+    return means[:, 0] if n_columns == 1 else means
+
+
 @attrs.define
 class LogitStump(boostkit.Proposal):
     """Regression stump fitted by weighted least squares to LogitBoost's working response.
 
     FHT Algorithm 3, step 2(b), with stumps: among every feature and bin edge, the cut whose
     two-cell fit of z (weights ``state.weights``, the w = p(1 - p) of ``logit-weights``) leaves the
-    smallest weighted squared error. The sums come from two passes of the engine's class
-    histogram, of w and of w|z| (``boostkit.splits.histogram``), searched by
-    ``boostkit.splits.best_split`` as 2C columns. The hypothesis is a ``decision-stump`` whose cell
-    scores are the fitted f_m (the weighted mean of z per side); with C > 1 margin columns it is
-    phi(x) in {-1, +1}, the calibration giving each side its per-class values. The calibration's
-    partition loss is not asked (see the module docstring). ``z_max`` must equal ``logit-step``'s.
+    smallest weighted squared error. The sums are the class histograms of w
+    (``state.class_histogram()``) and of w|z| (``state.reduce``, :class:`ResponseHistogram`),
+    searched by ``boostkit.splits.best_split`` as 2C columns; the fitted values come from the
+    chosen cut's sums, with no pass over the rows. The hypothesis is a ``decision-stump`` whose
+    cell scores are the fitted f_m (the weighted mean of z per side); with C > 1 margin columns
+    it is phi(x) in {-1, +1}, the calibration giving each side its per-class values. The
+    candidate carries each cell's sum of w z (``info["response_sums"]``, ``(2, C)``) for
+    ``logit-step``. The calibration's partition loss is not asked (see the module docstring).
+    ``z_max`` must equal ``logit-step``'s.
 
     Missing values and categorical columns (:func:`boostkit.splits.best_binned_split`): the
     stump learns the side of missing values (the side of more weight w when the feature had none
     in training), and a categorical column's categories are sorted by their mean z, which puts
     the least-squares grouping among the prefixes (a ``category-stump``); categories with fewer
     than ``min_category_count`` training examples go right.
+
+    Every data plane (``"distributed"``): both histograms are sums over the rows wherever they
+    live, and the stump goes to the rows as a bin-to-cell table (:class:`boostkit.BinCells`).
     """
 
     name = "logit-stump"
     provides = frozenset({"real-scores", "cells", "two-cells", "multiclass", "logit-response",
-                          MISSING_VALUES, CATEGORICAL_FEATURES})
+                          MISSING_VALUES, CATEGORICAL_FEATURES, DISTRIBUTED})
     shared_params = ("z_max",)
     z_max: float = attrs.field(default=4.0, converter=float, validator=_z_max)
     min_category_count: int = attrs.field(default=MIN_CATEGORY_COUNT,
@@ -125,34 +184,30 @@ class LogitStump(boostkit.Proposal):
 
     @boostkit.hookimpl
     def boostkit_propose(self, state):
-        data, binned = state.data, state.data.binned
-        n_columns = data.n_columns
-        z = response(state, self.z_max)
-        stacked = [histogram(binned.codes, values, data.is_pos, binned.max_bins, state.n_jobs)
-                   for values in (state.weights, state.weights * np.abs(z))]
-        if n_columns == 1:  # (d, B, 2) each: one column of w, one of w|z|
-            stacked = [h[:, :, None, :] for h in stacked]
-        hist = np.concatenate(stacked, axis=2)  # (d, B, 2C, 2)
+        binned, n_columns = state.data.binned, state.data.n_columns
+        hist = response_histograms(state, self.z_max)
         split = search_binned(state, hist, _squared_error_gain(n_columns), self.min_category_count,
                               category_keys=_mean_response_keys(n_columns),
                               weight_columns=n_columns)
         if split is None:  # every feature is constant: the constant hypothesis
-            sums = hist[0].sum(axis=0)  # (2C, 2)
-            wneg = np.stack([sums[:n_columns, 0], np.zeros(n_columns)])
-            wpos = np.stack([sums[:n_columns, 1], np.zeros(n_columns)])
-            cells = np.zeros(data.n_samples, dtype=np.uint8)
+            sums = hist[0].sum(axis=0)  # (2C, 2): every row in cell 0
+            wneg = np.stack([sums[:, 0], np.zeros(2 * n_columns)])
+            wpos = np.stack([sums[:, 1], np.zeros(2 * n_columns)])
+            # The constant stump sends every bin, the missing-value bin included, to cell 0.
+            bin_cells = boostkit.BinCells(0, np.zeros(binned.max_bins + 1, dtype=np.uint8))
         else:
-            wneg, wpos = split.wneg[:, :n_columns], split.wpos[:, :n_columns]
-            cells = split_cells(binned, split)
-        if n_columns == 1:
-            wneg, wpos = wneg[:, 0], wpos[:, 0]
-            cell_scores = _cell_means(cells, state.weights, z, 2)
-        else:
-            cell_scores = _PHI
+            wneg, wpos = split.wneg, split.wpos
+            bin_cells = split.bin_cells(binned.max_bins, binned.missing_bin)
+        response_sums = wpos[:, n_columns:] - wneg[:, n_columns:]  # (2, C): sum w z per cell
+        cell_scores = cell_response_means(wneg, wpos, n_columns) if n_columns == 1 else _PHI
         stump = (Stump(0, np.inf, cell_scores) if split is None
                  else two_cell_hypothesis(binned, split, cell_scores))
-        return boostkit.Candidate(stump, cells=cells, scores=cell_scores[cells], cell_wneg=wneg,
-                                  cell_wpos=wpos)
+        wneg, wpos = wneg[:, :n_columns], wpos[:, :n_columns]
+        if n_columns == 1:
+            wneg, wpos = wneg[:, 0], wpos[:, 0]
+        return boostkit.Candidate(stump, bin_cells=bin_cells, codes=binned.codes,
+                                  cell_wneg=wneg, cell_wpos=wpos,
+                                  info={"response_sums": response_sums})
 
 
 def _cell_means(cells: np.ndarray, weights: np.ndarray, z: np.ndarray, n_cells: int) -> np.ndarray:
@@ -174,25 +229,41 @@ class LogitStep(boostkit.Calibration):
 
     FHT Algorithm 3, steps 2(b)-(c) on a partition: the weighted least-squares fit of the working
     response z (clipped to |z| <= ``z_max``) on each cell, with w the current weights, halved
-    because p(x) = 1 / (1 + e^{-2F}). z is computed from ``state.margin`` F_{t-1} and the labels
-    (:func:`boostkit_additive.kernels.working_response`), so |c_j| <= z_max / 2 whatever the
-    margins. With C > 1 margin columns, per cell and class over the pairs (one binomial model per
-    class). Needs cells chosen by the least-squares fit of z (``"logit-response"``, from
-    ``logit-stump``); ``z_max`` must equal the proposal's.
+    because p(x) = 1 / (1 + e^{-2F}). With C > 1 margin columns, per cell and class over the
+    pairs (one binomial model per class). Needs cells chosen by the least-squares fit of z
+    (``"logit-response"``, from ``logit-stump``); ``z_max`` must equal the proposal's.
+
+    The sums come from the candidate: its cells' weights (``state.cell_weights``) and the sums of
+    w z that ``logit-stump`` attaches (``info["response_sums"]``), so the step needs no pass over
+    the rows and runs on every data plane. For a candidate without them, z is computed from
+    ``state.margin`` F_{t-1} and the labels (:func:`boostkit_additive.kernels.working_response`)
+    and summed per cell. Either way |c_j| <= z_max / 2 whatever the margins.
     """
 
     name = "logit-step"
     needs = frozenset({"cells", "logit-response"})
-    provides = frozenset({"running-margin", "multiclass"})
+    provides = frozenset({"running-margin", "multiclass", DISTRIBUTED})
     shared_params = ("z_max",)
     z_max: float = attrs.field(default=4.0, converter=float, validator=_z_max)
 
     @boostkit.hookimpl
     def boostkit_calibrate(self, state, candidate):
-        z = response(state, self.z_max)
-        cells = np.asarray(candidate.cells, dtype=np.intp)
-        values = 0.5 * _cell_means(cells, state.weights, z, candidate.hypothesis.n_cells)
-        return boostkit.Calibrated(boostkit.CellContribution(values), values[cells],
+        sums = candidate.info.get("response_sums")
+        if sums is None:
+            z = response(state, self.z_max)
+            cells = np.asarray(candidate.cells, dtype=np.intp)
+            values = 0.5 * _cell_means(cells, state.weights, z, candidate.hypothesis.n_cells)
+        else:
+            wneg, wpos = state.cell_weights(candidate)
+            total = (wneg + wpos).reshape(sums.shape)
+            values = 0.5 * np.divide(sums, total, out=np.zeros_like(total), where=total > 0)
+            if state.data.n_columns == 1:
+                values = values[:, 0]
+        train_values = None
+        if candidate.has_rows:
+            train_values = (take_cells(values, candidate.cells) if values.ndim == 1
+                            else values[candidate.cells])
+        return boostkit.Calibrated(boostkit.CellContribution(values), train_values,
                                    values.ravel())
 
 
@@ -200,21 +271,27 @@ class LogitStep(boostkit.Calibration):
 class LogitWeights(boostkit.Reweighting):
     """LogitBoost's weights D_{t+1}(i) proportional to D_1(i) p_i (1 - p_i), p = 1/(1 + e^{-2F_t}).
 
-    FHT Algorithm 3, step 2(a), from the margins in log space
-    (:func:`boostkit_additive.kernels.logistic_weights`), so they stay a distribution however
-    large |F| grows. The potential is sum_i D_1(i) log2(1 + e^{-2 y_i F_t(x_i)}), the negative
-    binomial log-likelihood (FHT eq. 19-20) in bits: each term is >= 1 where y_i F_t(x_i) <= 0,
-    so it bounds the D_1-weighted training error, and it is 1 at F = 0, as prod Z_t starts. With
+    FHT Algorithm 3, step 2(a). The potential is sum_i D_1(i) log2(1 + e^{-2 y_i F_t(x_i)}), the
+    negative binomial log-likelihood (FHT eq. 19-20) in bits: each term is >= 1 where
+    y_i F_t(x_i) <= 0, so it bounds the D_1-weighted training error, and it is 1 at F = 0, as
+    prod Z_t starts. Both are the engine's margin loss ``logitboost``
+    (:func:`boostkit.losses.margin_loss_distribution`: one vectorised pass, in log space where
+    the weights could underflow, so they stay a distribution however large |F| grows). With
     C > 1 margin columns the same over the (example, class) pairs, bounding the Hamming loss.
+    The row form (``boostkit_row_weights``) gives the same weights unnormalised, for rows in
+    several places.
     """
 
     name = "logit-weights"
-    provides = frozenset({"potential", "multiclass"})
+    provides = frozenset({"potential", "multiclass", DISTRIBUTED})
 
     @boostkit.hookimpl
     def boostkit_reweight(self, state):
-        out = np.empty(state.margin.size)
-        log_potential = logistic_weights(state.margin.ravel(),
-                                         state.data.y.ravel(),
-                                         state.initial_weights.ravel(), out)
-        return boostkit.Weights(out.reshape(state.margin.shape), float(log_potential))
+        weights, log_potential = margin_loss_distribution(
+            get_loss("logitboost"), state.margin.ravel(), state.data.y.ravel(),
+            state.initial_weights.ravel(), state.n_jobs)
+        return boostkit.Weights(weights.reshape(state.margin.shape), log_potential)
+
+    @boostkit.hookimpl
+    def boostkit_row_weights(self, margin, y, initial_weights, n_jobs):
+        return shard_weights(get_loss("logitboost"), margin, y, initial_weights, n_jobs)

@@ -68,10 +68,13 @@ import numpy as np
 
 import boostkit
 from boostkit.capabilities import SINGLE_LABEL
+from boostkit.kernels.boosting import take_cells
+from boostkit.losses import get_loss, margin_loss_distribution
 from boostkit.splits import best_split, histogram
 
-from .kernels import class_half_log_odds, logistic_weights, working_response
-from .logit import LogitWeights, _cell_means, _squared_error_gain, _z_max
+from .kernels import class_half_log_odds, response_weights, working_response
+from .logit import (LogitWeights, _cell_means, _squared_error_gain, _z_max,
+                    response_histograms)
 
 #: A plugin capability: the weak learner fitted one regression stump per class to Algorithm 6's
 #: working responses, which ``multinomial-step`` gives its per-class values.
@@ -210,26 +213,45 @@ class MultinomialStumps(boostkit.Proposal):
         data, binned = state.data, state.data.binned
         _check_single_label(data, self.name)
         n_columns = data.n_columns
-        z = working_responses(state.margin, data.y, self.z_max)
-        stacked = [histogram(binned.codes, values, data.is_pos, binned.max_bins, state.n_jobs)
-                   for values in (state.weights, state.weights * np.abs(z))]
-        if n_columns == 1:  # (d, B, 2) each: one column
-            stacked = [h[:, :, None, :] for h in stacked]
+        hist = _response_histograms(state, self.z_max)  # (d, B, 2C, 2)
         loss = _squared_error_gain(1)
         features = np.zeros(n_columns, dtype=np.int64)
         thresholds = np.full(n_columns, np.inf)
-        sides = np.zeros((data.n_samples, n_columns), dtype=np.intp)
+        sides = np.zeros((data.n_samples, n_columns), dtype=np.uint8)
+        # Each side's sum of w (row 0) and of w z (row 1), per class: (2, 2, C).
+        sums = np.zeros((2, 2, n_columns))
         for j in range(n_columns):
             # Class j's own fit: its column of w and of w|z|, (d, B, 2, 2).
-            hist = np.stack([stacked[0][:, :, j], stacked[1][:, :, j]], axis=2)
-            split = best_split(hist, binned.split_mask, loss)
+            class_hist = hist[:, :, [j, n_columns + j]]
+            split = best_split(class_hist, binned.split_mask, loss)
             if split is None:  # every feature is constant: the constant function
-                continue
-            features[j] = split.feature
-            thresholds[j] = binned.thresholds[split.feature][split.bin]
-            sides[:, j] = binned.codes[split.feature] > split.bin
+                wneg = np.stack([class_hist[0].sum(axis=0)[:, 0], np.zeros(2)])
+                wpos = np.stack([class_hist[0].sum(axis=0)[:, 1], np.zeros(2)])
+            else:
+                wneg, wpos = split.wneg, split.wpos
+                features[j] = split.feature
+                thresholds[j] = binned.thresholds[split.feature][split.bin]
+                np.greater(binned.codes[split.feature], split.bin, out=sides[:, j].view(bool))
+            sums[0, :, j] = wneg[:, 0] + wpos[:, 0]
+            sums[1, :, j] = wpos[:, 1] - wneg[:, 1]
         return boostkit.Candidate(ClassStumps(features, thresholds), data.X,
-                                  info={"sides": sides})
+                                  info={"sides": sides, "response_sums": sums})
+
+
+def _response_histograms(state, z_max: float) -> np.ndarray:
+    """``(d, B, 2C, 2)``: the class histograms of w and of w |z| over the (example, class)
+    pairs, z Algorithm 6's working response from the normalised margins (:func:`softmax_margins`);
+    with one margin column, ``logit-stump``'s (:func:`boostkit_additive.logit.response_histograms`).
+    """
+    if state.data.n_columns == 1:
+        return response_histograms(state, z_max)
+    data, binned = state.data, state.data.binned
+    g = softmax_margins(state.margin)
+    values = np.empty(g.size)
+    response_weights(g.ravel(), data.y.ravel(), state.weights.ravel(), z_max, values)
+    response = histogram(binned.codes, values.reshape(g.shape), data.is_pos, binned.max_bins,
+                         state.n_jobs)
+    return np.concatenate([state.class_histogram(), response], axis=2)
 
 
 def _check_cell_values(value) -> np.ndarray:
@@ -282,43 +304,53 @@ class MultinomialStep(boostkit.Calibration):
         sides = candidate.info.get("sides")
         if sides is None:
             sides = candidate.hypothesis.sides(candidate.X)
-        z = working_responses(state.margin, data.y, self.z_max).reshape(data.n_samples, -1)
-        weights = state.weights.reshape(data.n_samples, -1)
-        cell_values = np.stack([_cell_means(sides[:, j], weights[:, j], z[:, j], 2)
-                                for j in range(sides.shape[1])], axis=1)
+        sums = candidate.info.get("response_sums")
+        if sums is None:  # from the rows: z and w per class and side
+            z = working_responses(state.margin, data.y, self.z_max).reshape(data.n_samples, -1)
+            weights = state.weights.reshape(data.n_samples, -1)
+            cell_values = np.stack([_cell_means(sides[:, j], weights[:, j], z[:, j], 2)
+                                    for j in range(sides.shape[1])], axis=1)
+        else:  # the proposal's sums of w and w z per side and class
+            cell_values = np.divide(sums[1], sums[0], out=np.zeros_like(sums[0]),
+                                    where=sums[0] > 0)
         contribution = SoftmaxStep(cell_values)
-        change = margin_change(state.margin, centred_step(cell_values, sides))
+        if data.n_columns == 1:  # the step f_m1 / 2 of Algorithm 3, one gather
+            change = take_cells(0.5 * cell_values[:, 0], np.ascontiguousarray(sides[:, 0]))
+        else:
+            change = margin_change(state.margin, centred_step(cell_values, sides))
         return boostkit.Calibrated(contribution, change, cell_values.ravel())
 
 
 @attrs.define
-class MultinomialWeights(LogitWeights):
+class MultinomialWeights(boostkit.Reweighting):
     """Algorithm 6's weights w_ij proportional to D_1(i) p_ij (1 - p_ij), p the softmax.
 
-    FHT Algorithm 6, step 2(a)(i), over the (example, class) pairs: ``logistic_weights`` on the
-    normalised margins (:func:`softmax_margins`, so p is the model's ``predict_proba``), in log
-    space, so they stay a distribution however large the margins grow. The potential is
-    sum_i D_1(i) (-log2 p_{y_i}(x_i)), the negative multinomial log-likelihood in bits, computed by
-    the same kernel on the true classes' columns, since -log p = log(1 + e^{-2 G}) there. It bounds
+    FHT Algorithm 6, step 2(a)(i), over the (example, class) pairs: the engine's margin loss
+    ``logitboost`` (:func:`boostkit.losses.margin_loss_distribution`, as ``logit-weights``) on
+    the normalised margins (:func:`softmax_margins`, so p is the model's ``predict_proba``), in
+    log space where they could underflow. The potential is sum_i D_1(i) (-log2 p_{y_i}(x_i)), the
+    negative multinomial log-likelihood in bits, the same loss's on the true classes' columns,
+    since -log p = log(1 + e^{-2 G}) there. It bounds
     the D_1-weighted error of the argmax and starts at log2 J. With one margin column it is
     ``logit-weights`` (Algorithm 3). Needs single-label classes.
     """
 
     name = "multinomial-weights"
     needs = frozenset({SINGLE_LABEL})
+    provides = frozenset({"potential", "multiclass"})
 
     @boostkit.hookimpl
     def boostkit_reweight(self, state):
         data = state.data
         if data.n_columns == 1:
-            return super().boostkit_reweight(state)
+            return LogitWeights().boostkit_reweight(state)
         _check_single_label(data, self.name)
+        loss = get_loss("logitboost")
         g = softmax_margins(state.margin)
-        out = np.empty(g.size)
-        logistic_weights(g.ravel(), data.y.ravel(), state.initial_weights.ravel(), out)
+        weights, _ = margin_loss_distribution(loss, g.ravel(), data.y.ravel(),
+                                              state.initial_weights.ravel(), state.n_jobs)
         rows = np.arange(data.n_samples)
-        log_potential = logistic_weights(np.ascontiguousarray(g[rows, data.labels]),
-                                         np.ones(data.n_samples),
-                                         state.initial_weights.sum(axis=1),
-                                         np.empty(data.n_samples))
-        return boostkit.Weights(out.reshape(g.shape), float(log_potential))
+        _, log_potential = margin_loss_distribution(
+            loss, np.ascontiguousarray(g[rows, data.labels]), np.ones(data.n_samples),
+            state.initial_weights.sum(axis=1), state.n_jobs)
+        return boostkit.Weights(weights.reshape(g.shape), log_potential)

@@ -16,7 +16,7 @@ import boostkit
 from boostkit.data import TrainingData
 from boostkit_adaboost import Stump
 from boostkit_additive import GentleStep, LogitStep, LogitStump, LogitWeights
-from boostkit_additive.kernels import logistic_weights, working_response
+from boostkit_additive.kernels import response_weights, working_response
 
 
 def _state(X, y, *, weights=None, margin=None) -> boostkit.BoostState:
@@ -102,33 +102,76 @@ def test_working_response_is_fhts_newton_response_clipped():
     assert out[7] == pytest.approx(1 + math.exp(-0.4))
 
 
-def test_logistic_weights_are_p_times_one_minus_p_and_the_potential_bounds_the_error():
+def test_response_weights_are_the_weights_times_the_clipped_response():
+    F = np.array([0.0, 0.3, -0.4, 2.0, -3.0, 1e6, -1e6, 0.2, 0.69, -0.7, 400.0, -400.0])
+    y = np.array([1.0, -1.0, 1.0, -1.0, 1.0, 1.0, 1.0, 1.0, -1.0, 1.0, -1.0, 1.0])
+    w = np.linspace(0.5, 1.5, F.shape[0])
+    out = np.empty_like(F)
+    response_weights(F, y, w, 4.0, out)
+    z = np.empty_like(F)
+    working_response(F, y, 4.0, z)
+    np.testing.assert_allclose(out, w * np.abs(z), rtol=1e-15)
+    moderate = np.abs(F) < 10
+    np.testing.assert_allclose(out[moderate],
+                               w[moderate] * np.abs(_numpy_z(F[moderate], y[moderate], 4.0)),
+                               rtol=1e-14)
+
+
+def _logit_potential(F, y, d1):
+    return math.log((d1 * np.log2(1 + np.exp(-2 * y * F))).sum())
+
+
+def test_logit_weights_are_p_times_one_minus_p_and_the_potential_bounds_the_error():
     F = np.array([0.0, 0.5, -1.0, 3.0])
     y = np.array([1.0, -1.0, -1.0, 1.0])
     d1 = np.array([0.1, 0.2, 0.3, 0.4])
-    out = np.empty(4)
-    log_potential = logistic_weights(F, y, d1, out)
+    state = _state(np.zeros((4, 1)), y, margin=F)
+    state.initial_weights = d1
+    found = LogitWeights().boostkit_reweight(state)
     p = 1 / (1 + np.exp(-2 * F))
-    np.testing.assert_allclose(out, d1 * p * (1 - p) / (d1 * p * (1 - p)).sum())
-    loss = (d1 * np.log2(1 + np.exp(-2 * y * F))).sum()
-    assert log_potential == pytest.approx(math.log(loss))
-    assert loss >= d1[y * F <= 0].sum()  # log2(1 + e^{-2yF}) >= 1 where yF <= 0
+    np.testing.assert_allclose(found.weights, d1 * p * (1 - p) / (d1 * p * (1 - p)).sum(),
+                               rtol=1e-13)
+    assert found.log_potential == pytest.approx(_logit_potential(F, y, d1), rel=1e-14)
+    assert math.exp(found.log_potential) >= d1[y * F <= 0].sum()  # log2(1 + e^{-2yF}) >= 1 there
     # At F = 0 the weights are D_1 and the potential is 1 (log 0), as prod Z_t starts.
-    assert logistic_weights(np.zeros(4), y, d1, out) == pytest.approx(0.0, abs=1e-15)
-    np.testing.assert_allclose(out, d1)
+    state.margin = np.zeros(4)
+    found = LogitWeights().boostkit_reweight(state)
+    assert found.log_potential == pytest.approx(0.0, abs=1e-15)
+    np.testing.assert_allclose(found.weights, d1)
 
 
-def test_logistic_weights_never_underflow_or_overflow():
+def test_logit_weights_never_underflow_or_overflow():
     F = np.array([800.0, -900.0, 5e5, 0.1])
     y = np.array([1.0, 1.0, -1.0, 1.0])
-    out = np.empty(4)
-    log_potential = logistic_weights(F, y, np.full(4, 0.25), out)
-    assert np.isfinite(out).all() and out.sum() == pytest.approx(1.0)
-    assert out[3] == pytest.approx(1.0)
+    state = _state(np.zeros((4, 1)), y, margin=F)
+    found = LogitWeights().boostkit_reweight(state)
+    assert np.isfinite(found.weights).all() and found.weights.sum() == pytest.approx(1.0)
+    assert found.weights[3] == pytest.approx(1.0)
     # Where y F = -5e5 and -900 the loss is linear, -2 y F / ln 2 bits; where y F = 800, ~0.
     bits = (1e6 + 1800.0) / math.log(2) + math.log2(1 + math.exp(-0.2))
-    assert log_potential == pytest.approx(math.log(0.25 * bits), rel=1e-12)
-    assert math.isfinite(logistic_weights(np.full(4, 1e4), np.ones(4), np.full(4, 0.25), out))
+    assert found.log_potential == pytest.approx(math.log(0.25 * bits), rel=1e-12)
+    # Every margin far out: the weights are still a distribution (log space).
+    state.margin = np.array([400.0, 420.0, -450.0, 500.0])
+    found = LogitWeights().boostkit_reweight(state)
+    assert math.isfinite(found.log_potential) and found.weights.sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(found.weights, np.exp(-2 * np.abs(state.margin) + 800)
+                               / np.exp(-2 * np.abs(state.margin) + 800).sum())
+
+
+def test_logit_row_weights_normalised_over_parts_are_the_distribution():
+    rng = np.random.default_rng(5)
+    F, y = 3.0 * rng.normal(size=30), np.where(rng.random(30) < 0.5, -1.0, 1.0)
+    d1 = rng.uniform(size=30)
+    d1 /= d1.sum()
+    state = _state(np.zeros((30, 1)), y, margin=F)
+    state.initial_weights = d1
+    whole = LogitWeights().boostkit_reweight(state)
+    parts = [LogitWeights().boostkit_row_weights(F[a:b], y[a:b], d1[a:b], 1)
+             for a, b in ((0, 7), (7, 30))]
+    scaled = np.concatenate([p.weights * math.exp(p.log_scale) for p in parts])
+    np.testing.assert_allclose(scaled / scaled.sum(), whole.weights, rtol=1e-13)
+    total = sum(math.exp(p.log_potential) for p in parts)
+    assert math.log(total) == pytest.approx(whole.log_potential, rel=1e-13)
 
 
 # -- LogitBoost components ------------------------------------------------------------------------
