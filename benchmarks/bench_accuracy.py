@@ -13,10 +13,11 @@ so a fit takes whichever round path the version runs by default.
 The CSV (``benchmarks/results/accuracy_<label>.csv``) has one row per (recipe, dataset): the
 mean test accuracy over the folds, each fold's accuracy and a short hash of its predicted
 labels (two versions that predict a fold alike have the same hash), the mean rounds run, the
-fits' CPU time; ``accuracy_<label>.json`` says which boostkit ran and how long the run took.
-``--predictions FILE.npz`` also keeps every fold's margins (not small: kept out of the
-results folder), from which ``--compare`` counts the test rows predicted alike and the
-largest change of a margin.
+fits' CPU time, how the fits ran their rounds (``batch``: one compiled call; else one by one,
+and why; a version without compiled batches leaves it empty); ``accuracy_<label>.json``
+says which boostkit ran and how long the run took. ``--predictions FILE.npz`` also keeps every
+fold's margins (not small: kept out of the results folder), from which ``--compare`` counts
+the test rows predicted alike and the largest change of a margin.
 
 Run:  python benchmarks/bench_accuracy.py --label after                       (every dataset)
       python benchmarks/bench_accuracy.py --label smoke --datasets keel/iris,ionosphere \\
@@ -47,6 +48,7 @@ import json  # noqa: E402
 import platform  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
+from collections import Counter  # noqa: E402
 from concurrent.futures import ProcessPoolExecutor, as_completed  # noqa: E402
 from datetime import datetime, timezone  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -60,7 +62,7 @@ DATASETS = ("bundled", "keel")
 #: fold, separated by spaces.
 COLUMNS = ("recipe", "dataset", "n_rows", "n_classes", "status", "mean_accuracy",
            "fold_accuracies", "fold_hashes", "mean_rounds", "fit_cpu_seconds", "rounds",
-           "folds", "error")
+           "folds", "round_paths", "error")
 #: A fold's accuracy counts as changed beyond this (a test fold has at most a few thousand
 #: rows, so one row moves it by far more).
 EQUAL = 1e-12
@@ -73,6 +75,28 @@ def labels_hash(predicted: np.ndarray) -> str:
 
 
 _loaded: dict = {}
+#: How this process's fits ran their rounds since the last reset: ``"batch"`` (one compiled
+#: call, :func:`boostkit.compiled.batch_plan`) or why one by one; empty where the version has
+#: no batches.
+_round_paths: Counter = Counter()
+
+
+def _count_round_paths() -> None:
+    """Wrap the engine's ``batch_plan`` (once per process) to count which path each fit's
+    rounds take; a version without compiled batches is left as it is."""
+    from boostkit import engine
+
+    original = getattr(engine, "batch_plan", None)
+    if original is None or getattr(original, "counted", False):
+        return
+
+    def counted(*args, **kwargs):
+        plan, why = original(*args, **kwargs)
+        _round_paths["batch" if plan is not None else f"one by one: {why}"] += 1
+        return plan, why
+
+    counted.counted = True
+    engine.batch_plan = counted
 
 
 def _data(source):
@@ -97,6 +121,8 @@ def run_pair(source, recipe_text: str, n_rounds: int, folds: int,
     from boostkit.study.compare import InputForm, rounds_run
 
     data = _data(source)
+    _count_round_paths()
+    _round_paths.clear()
     resampling = Resampling("k-fold", folds)
     row = {"recipe": recipe_text, "dataset": source.name, "n_rows": int(data.y.shape[0]),
            "n_classes": len(data.classes), "rounds": n_rounds, "folds": folds, "error": ""}
@@ -127,7 +153,8 @@ def run_pair(source, recipe_text: str, n_rounds: int, folds: int,
         row.update(status="done", mean_accuracy=repr(float(np.mean(accuracies))),
                    fold_accuracies=" ".join(repr(float(a)) for a in accuracies),
                    fold_hashes=" ".join(hashes), mean_rounds=float(np.mean(rounds)),
-                   fit_cpu_seconds=round(fit_cpu, 3))
+                   fit_cpu_seconds=round(fit_cpu, 3),
+                   round_paths="; ".join(f"{why} x{n}" for why, n in _round_paths.most_common()))
     except (DataError, RecipeError) as exc:  # the recipe refuses these data: an outcome
         row.update(status="cannot run", error=f"{type(exc).__name__}: {exc}")
         kept = {"test": [], "scores": []}
@@ -255,6 +282,16 @@ def _row_agreement(before: Path, after: Path) -> dict[str, tuple[int, int, float
     return {recipe: tuple(values) for recipe, values in found.items()}
 
 
+def _round_paths_total(rows) -> Counter:
+    """The ``round_paths`` of ``rows`` summed."""
+    total: Counter = Counter()
+    for row in rows:
+        for part in filter(None, (row.get("round_paths") or "").split("; ")):
+            why, _, count = part.rpartition(" x")
+            total[why] += int(count)
+    return total
+
+
 def compare(before: Path, after: Path, predictions: list[str] | None, top: int) -> int:
     """Per recipe: datasets with accuracy equal, higher, lower after; the largest changes; the
     mean change; folds predicted alike (hashes); with ``predictions``, rows alike too."""
@@ -288,6 +325,11 @@ def compare(before: Path, after: Path, predictions: list[str] | None, top: int) 
               f"mean difference {mean:+.5f}")
         print(f"  folds predicted alike: {folds_alike}/{folds}; datasets with every fold "
               f"alike: {datasets_alike}/{len(both)}")
+        for label, rows in (("before", old), ("after", new)):
+            paths = _round_paths_total(rows[k] for k in both)
+            if paths:
+                print(f"  fits' round paths {label}: " + "; ".join(
+                    f"{why} x{n}" for why, n in paths.most_common()))
         if recipe in agreement:
             alike, rows, margin = agreement[recipe]
             print(f"  test rows predicted alike: {alike}/{rows} ({alike / max(rows, 1):.4%}); "
