@@ -1,4 +1,4 @@
-"""Fit time of boostkit's ``adaboost`` against scikit-learn's SAMME and LightGBM, in one run.
+"""Fit time of boostkit's recipes against scikit-learn's SAMME and LightGBM, in one run.
 
 Every library is timed in this process, interleaved, after warming numba's JIT, with thread
 counts pinned; the table reports medians over ``--repeats`` and ratios, since the machines are
@@ -16,16 +16,28 @@ shared and an absolute time alone says little.
 * ``--clock cpu`` (one thread only): times are the process's CPU time instead of the wall
   clock, so the time another process holds the core is not counted: steadier one-thread
   ratios on a shared machine. Threads' wall time needs the default ``--clock wall``.
+* ``--recipes``: the boostkit recipes timed (default ``adaboost``), each the same way, in the
+  same run; each recipe's round is shown over ``adaboost``'s (when it is among them) and
+  LightGBM's round over each recipe's. A recipe that stops early is timed on the rounds it ran.
+* ``--classes K`` (K > 2): K-class data, the recipes (default ``adaboost-mh``) against
+  LightGBM's ``objective="multiclass"`` with ``num_class=K`` and 2 leaves (one 2-leaf tree per
+  class and round), the same bins, threads and deterministic settings.
+* the end: the targets of issue 35 for the sizes and recipes that were run, with the measured
+  ratio and whether each is met (:data:`TARGETS`).
 
 Run:  python benchmarks/bench_adaboost.py            (four sizes, ~10 minutes)
       python benchmarks/bench_adaboost.py --busy     (the same, one core kept busy)
       python benchmarks/bench_adaboost.py --sizes 20000x20 --rounds 50 --repeats 1   (smoke)
+      python benchmarks/bench_adaboost.py --jobs 1 --clock cpu --sizes 20000x20,100000x100 \
+          --recipes adaboost,real-adaboost,gentle-adaboost,logitboost,multinomial-logitboost
+      python benchmarks/bench_adaboost.py --jobs 1 --clock cpu --classes 10 --sizes 100000x20
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import multiprocessing
 import os
 import statistics
@@ -46,12 +58,12 @@ def parse_sizes(text: str) -> list[tuple[int, int]]:
     return out
 
 
-def make_data(n: int, d: int, seed: int = 0):
+def make_data(n: int, d: int, seed: int = 0, classes: int = 2):
     from sklearn.datasets import make_classification
 
     X, y = make_classification(
         n_samples=n + n // 4, n_features=d, n_informative=max(2, d // 2), n_redundant=d // 4,
-        flip_y=0.05, random_state=seed,
+        flip_y=0.05, random_state=seed, n_classes=classes,
     )
     return X[:n], y[:n], X[n:], y[n:]
 
@@ -73,18 +85,27 @@ def timed(fn):
     return CLOCK() - start, result
 
 
-def fit_boostkit(X, y, rounds, n_jobs):
-    return boostkit.Booster("adaboost", n_rounds=rounds, n_jobs=n_jobs).fit(X, y)
+def fit_boostkit(X, y, rounds, n_jobs, recipe="adaboost"):
+    return boostkit.Booster(recipe, n_rounds=rounds, n_jobs=n_jobs).fit(X, y)
 
 
-def fit_lightgbm(X, y, rounds, n_jobs):
+def fit_lightgbm(X, y, rounds, n_jobs, classes=2):
     import lightgbm as lgb
 
     params = {
         "objective": "binary", "num_leaves": 2, "max_bin": 255, "num_threads": n_jobs,
         "verbose": -1, "deterministic": True, "force_col_wise": True,
     }
+    if classes > 2:  # one 2-leaf tree per class and round
+        params.update(objective="multiclass", num_class=classes)
     return lgb.train(params, lgb.Dataset(X, label=y), num_boost_round=rounds)
+
+
+def rounds_fitted(model) -> int:
+    """The rounds a fit ran: boostkit's records (a recipe may stop early), LightGBM's
+    iterations."""
+    records = getattr(model, "records", None)
+    return len(records) if records is not None else model.current_iteration()
 
 
 def fit_sklearn(X, y, rounds):
@@ -122,33 +143,43 @@ def accuracy(pred, y):
     return float(np.mean(pred == y))
 
 
-def bench_size(n, d, rounds, sk_rounds, repeats, jobs_list):
-    X, y, Xt, yt = make_data(n, d)
+def bench_size(n, d, rounds, sk_rounds, repeats, jobs_list, recipes, classes=2):
+    """Per-round medians of every recipe and LightGBM (keys ``"<recipe> (<k> thr)"``,
+    ``"lightgbm (<k> thr)"``, ``"scikit-learn (1 thr)"``): T and T/10 rounds, interleaved."""
+    X, y, Xt, yt = make_data(n, d, classes=classes)
     few = max(1, rounds // 10)
     rows = []
     times: dict[str, list[float]] = {}
     fulls: dict[str, list[float]] = {}
     acc: dict[str, float] = {}
     models = {}
+    fits = [(recipe, lambda r, j, recipe=recipe: fit_boostkit(X, y, r, j, recipe))
+            for recipe in recipes]
+    fits.append(("lightgbm", lambda r, j: fit_lightgbm(X, y, r, j, classes)))
     for _ in range(repeats):
         for n_jobs in jobs_list:
-            for lib, fit in (("boostkit", fit_boostkit), ("lightgbm", fit_lightgbm)):
+            for lib, fit in fits:
                 key = f"{lib} ({n_jobs} thr)"
-                t_full, models[key] = timed(lambda: fit(X, y, rounds, n_jobs))
-                t_few, _ = timed(lambda: fit(X, y, few, n_jobs))
-                times.setdefault(key, []).append((t_full - t_few) / (rounds - few))
+                t_full, models[key] = timed(lambda: fit(rounds, n_jobs))
+                t_few, model_few = timed(lambda: fit(few, n_jobs))
+                ran = rounds_fitted(models[key]) - rounds_fitted(model_few)
+                times.setdefault(key, []).append((t_full - t_few) / max(ran, 1))
                 fulls.setdefault(key, []).append(t_full)
     # Accuracy once every fit is timed: a prediction between timed fits leaves OpenMP threads
     # spinning (LightGBM's, on every core by default), which took a core from the next fits.
+    first = f"{recipes[0]} (1 thr)"
     for key, model in models.items():
-        if key.startswith("boostkit"):
-            acc[key] = accuracy(model.predict(Xt), yt)
+        if key.startswith("lightgbm"):
+            pred = model.predict(Xt)
+            pred = pred.argmax(axis=1) if pred.ndim == 2 else (pred > 0.5).astype(int)
+            acc[key] = accuracy(pred, yt)
+            continue
+        acc[key] = accuracy(model.predict(Xt), yt)
+        if key == first:
             for t, pred in enumerate(model.staged_predict(Xt), start=1):
                 if t == sk_rounds:
                     acc["boostkit@sk"] = accuracy(pred, yt)
                     break
-        else:
-            acc[key] = accuracy((model.predict(Xt) > 0.5).astype(int), yt)
     if sk_rounds > 0:
         t_sk, model = timed(lambda: fit_sklearn(X, y, sk_rounds))
         times["scikit-learn (1 thr)"] = [t_sk / sk_rounds]
@@ -157,27 +188,95 @@ def bench_size(n, d, rounds, sk_rounds, repeats, jobs_list):
     medians = {key: statistics.median(values) for key, values in times.items()}
     for key, per_round in medians.items():
         lib, threads = key.split(" (")
-        # Against boostkit on the same number of threads; speed-up: over the library's 1 thread.
-        base = medians.get(f"boostkit ({threads}", medians["boostkit (1 thr)"])
+        # Against the first recipe on the same number of threads; speed-up: over the library's
+        # 1 thread.
+        base = medians.get(f"{recipes[0]} ({threads}", medians[first])
         speedup = medians[f"{lib} (1 thr)"] / per_round
         rows.append((f"{n}x{d}", key, per_round * 1e3, statistics.median(fulls[key]),
                      per_round / base, speedup, acc.get(key, float("nan"))))
     return rows, acc, medians
 
 
-def summary_rows(n, d, medians, jobs_list, busy):
-    """Markdown rows: per thread count, boostkit's time per round and the peers' over it."""
+def _size(n, d, classes=2) -> str:
+    return f"{n:,}".replace(",", " ") + f" x {d}" + (f" x {classes} classes" if classes > 2 else "")
+
+
+def summary_rows(n, d, medians, jobs_list, busy, recipes, classes=2):
+    """Markdown rows: per recipe and thread count, its time per round, LightGBM's, and the
+    ratios (LightGBM's over the recipe's; the recipe's over adaboost's when it was run)."""
     out = []
     sk = medians.get("scikit-learn (1 thr)")
-    for n_jobs in jobs_list:
-        bk = medians[f"boostkit ({n_jobs} thr)"]
-        lgb = medians[f"lightgbm ({n_jobs} thr)"]
-        speedup = medians["boostkit (1 thr)"] / bk
-        out.append(
-            f"| {f'{n:_}'.replace('_', ' ')} x {d} | {n_jobs}{' (busy)' if busy else ''} | {bk * 1e3:.3f} ms | "
-            f"{lgb * 1e3:.3f} ms | {lgb / bk:.2f}x | "
-            f"{f'{sk / bk:.0f}x' if sk else '-'} | {speedup:.2f}x |"
-        )
+    for recipe in recipes:
+        for n_jobs in jobs_list:
+            bk = medians[f"{recipe} ({n_jobs} thr)"]
+            lgb = medians[f"lightgbm ({n_jobs} thr)"]
+            ada = medians.get(f"adaboost ({n_jobs} thr)")
+            speedup = medians[f"{recipe} (1 thr)"] / bk
+            out.append(
+                f"| {_size(n, d, classes)} | {recipe} | {n_jobs}{' (busy)' if busy else ''} | "
+                f"{bk * 1e3:.3f} ms | {lgb * 1e3:.3f} ms | {lgb / bk:.2f}x | "
+                f"{f'{bk / ada:.2f}x' if ada else '-'} | "
+                f"{f'{sk / bk:.0f}x' if sk and recipe == recipes[0] else '-'} | {speedup:.2f}x |"
+            )
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """One of issue 35's per-round targets: ``ratio(medians)`` against ``bound``."""
+
+    what: str
+    size: tuple[int, int, int] | None  # (n, d, classes), or None: every size run
+    numerator: str  # the slower library's key (its time over the other's is the ratio)
+    denominator: str
+    at_least: float | None = None
+    at_most: float | None = None
+
+    def check(self, medians) -> tuple[float, bool] | None:
+        """``(ratio, met)`` from one size's 1-thread medians, or ``None`` if not run there."""
+        top, bottom = (medians.get(f"{key} (1 thr)") for key in (self.numerator,
+                                                                 self.denominator))
+        if top is None or bottom is None:
+            return None
+        ratio = top / bottom
+        return ratio, (ratio >= self.at_least if self.at_least is not None
+                       else ratio <= self.at_most)
+
+
+#: Issue 35's targets (one thread, per round): LightGBM's round over boostkit's at least the
+#: bound, or a recipe's round over adaboost's at most it.
+TARGETS = (
+    Target("adaboost >= 3x LightGBM", (1000, 10, 2), "lightgbm", "adaboost", at_least=3.0),
+    Target("adaboost >= 4x LightGBM", (1_000_000, 20, 2), "lightgbm", "adaboost", at_least=4.0),
+    Target("adaboost >= 4x LightGBM", (100_000, 100, 2), "lightgbm", "adaboost", at_least=4.0),
+    Target("real-adaboost <= 1.2x adaboost", None, "real-adaboost", "adaboost", at_most=1.2),
+    Target("gentle-adaboost <= 1.2x adaboost", None, "gentle-adaboost", "adaboost",
+           at_most=1.2),
+    Target("logitboost <= 1.5x adaboost", None, "logitboost", "adaboost", at_most=1.5),
+    Target("multinomial-logitboost <= 1.5x adaboost", None, "multinomial-logitboost",
+           "adaboost", at_most=1.5),
+    Target("adaboost-mh >= 3x LightGBM multiclass", (100_000, 20, 10), "lightgbm",
+           "adaboost-mh", at_least=3.0),
+)
+
+
+def target_rows(results) -> list[str]:
+    """Markdown rows of :data:`TARGETS` met or not, for every ``((n, d, classes), medians)``
+    in ``results`` where the target's libraries were run (one thread)."""
+    out = []
+    for target in TARGETS:
+        for size, medians in results:
+            if target.size is not None and target.size != size:
+                continue
+            found = target.check(medians)
+            if found is None:
+                continue
+            ratio, met = found
+            wanted = (f">= {target.at_least:g}x" if target.at_least is not None
+                      else f"<= {target.at_most:g}x")
+            out.append(f"| {target.what} | {_size(*size)} | "
+                       f"{target.numerator} / {target.denominator} = {ratio:.2f}x | {wanted} | "
+                       f"{'met' if met else 'not met'} |")
     return out
 
 
@@ -189,6 +288,12 @@ def main(argv=None):
                         help="rounds to time scikit-learn on (default: 10, 2 at >= 10^6 rows; 0 skips)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--jobs", default="1,2", help="thread counts for boostkit and LightGBM")
+    parser.add_argument("--recipes", default=None,
+                        help="comma-separated boostkit recipes (default: adaboost; adaboost-mh "
+                             "with --classes)")
+    parser.add_argument("--classes", type=int, default=2,
+                        help="classes of the synthetic data (> 2: LightGBM's multiclass "
+                             "objective, num_class of them)")
     parser.add_argument("--busy", action="store_true",
                         help="keep one core spinning in another process while measuring")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
@@ -200,41 +305,65 @@ def main(argv=None):
             parser.error(f"--clock cpu measures one thread (--jobs 1), got --jobs {args.jobs}")
         global CLOCK
         CLOCK = time.process_time
+    if args.classes < 2:
+        parser.error(f"--classes must be at least 2, got {args.classes}")
+    recipes = (args.recipes or ("adaboost-mh" if args.classes > 2 else "adaboost")).split(",")
+    registered = set(boostkit.get_registry().algorithms())
+    unknown = [r for r in recipes if r not in registered]
+    if unknown:
+        parser.error(f"--recipes: unknown recipe(s) {', '.join(unknown)}; expected among "
+                     f"{', '.join(sorted(registered))}")
 
     # Warm numba's JIT (and the on-disk cache) before timing anything.
-    Xw, yw, _, _ = make_data(2000, 10)
+    Xw, yw, _, _ = make_data(2000, 10, classes=args.classes)
     for n_jobs in jobs_list:
-        fit_boostkit(Xw, yw, 3, n_jobs)
+        for recipe in recipes:
+            fit_boostkit(Xw, yw, 3, n_jobs, recipe)
 
     print(f"rounds={args.rounds}, repeats={args.repeats} (medians), "
           f"numba threads available={boostkit.engine.numba.config.NUMBA_NUM_THREADS}, "
           f"cores={os.cpu_count()}, busy core: {'yes' if args.busy else 'no'}, "
-          f"clock: {args.clock}")
-    header = (f"{'size':>12} {'library':>22} {'ms/round':>9} {'fit s':>8} {'x boostkit':>10} "
-              f"{'speed-up':>8} {'test acc':>8}")
+          f"clock: {args.clock}, classes: {args.classes}, recipes: {', '.join(recipes)}")
+    header = (f"{'size':>12} {'library':>32} {'ms/round':>9} {'fit s':>8} "
+              f"{'x ' + recipes[0]:>14} {'speed-up':>8} {'test acc':>8}")
     summary = []
+    results = []
     for n, d in parse_sizes(args.sizes):
         sk_rounds = args.sklearn_rounds
         if sk_rounds is None:
             sk_rounds = 2 if n >= 1_000_000 else 10
         with busy_core(args.busy):
-            rows, acc, medians = bench_size(n, d, args.rounds, sk_rounds, args.repeats, jobs_list)
-        summary += summary_rows(n, d, medians, jobs_list, args.busy)
+            rows, acc, medians = bench_size(n, d, args.rounds, sk_rounds, args.repeats, jobs_list,
+                                            recipes, args.classes)
+        summary += summary_rows(n, d, medians, jobs_list, args.busy, recipes, args.classes)
+        results.append(((n, d, args.classes), medians))
         print()
         print(header)
         for size, key, ms, fit_s, ratio, speedup, a in rows:
-            print(f"{size:>12} {key:>22} {ms:9.3f} {fit_s:8.2f} {ratio:10.2f} {speedup:8.2f} "
+            print(f"{size:>12} {key:>32} {ms:9.3f} {fit_s:8.2f} {ratio:14.2f} {speedup:8.2f} "
                   f"{a:8.4f}")
         if "scikit-learn (1 thr)" in acc:
-            print(f"{'':>12} accuracy after {sk_rounds} rounds: boostkit {acc['boostkit@sk']:.4f}, "
-                  f"scikit-learn {acc['scikit-learn (1 thr)']:.4f} "
-                  f"(difference {100 * (acc['boostkit@sk'] - acc['scikit-learn (1 thr)']):+.2f} points)")
+            print(f"{'':>12} accuracy after {sk_rounds} rounds: {recipes[0]} "
+                  f"{acc['boostkit@sk']:.4f}, scikit-learn {acc['scikit-learn (1 thr)']:.4f} "
+                  f"(difference {100 * (acc['boostkit@sk'] - acc['scikit-learn (1 thr)']):+.2f} "
+                  "points)")
 
     print()
-    print("| size | threads | boostkit per round | LightGBM per round | LightGBM / boostkit | "
-          "scikit-learn / boostkit | boostkit speed-up over 1 thread |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+    print("| size | recipe | threads | boostkit per round | LightGBM per round | "
+          "LightGBM / boostkit | recipe / adaboost | scikit-learn / boostkit | "
+          "boostkit speed-up over 1 thread |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     print("\n".join(summary))
+    targets = target_rows(results) if 1 in jobs_list else []
+    print()
+    if targets:
+        print("Issue 35's targets (one thread, per round, this run):")
+        print()
+        print("| target | size | measured | wanted | |")
+        print("| --- | --- | --- | --- | --- |")
+        print("\n".join(targets))
+    else:
+        print("Issue 35's targets: none of their sizes and recipes was run on one thread.")
 
 
 if __name__ == "__main__":
