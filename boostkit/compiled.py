@@ -43,7 +43,7 @@ import numpy as np
 from numba import types
 
 from .components import RoundRecord, describe_hypothesis
-from .errors import HookError
+from .errors import DataError, HookError
 from .kernels.blocks import histogram_threads, row_threads
 
 __all__ = ["CALIBRATION", "REWEIGHTING", "SEARCH", "STOPPING", "BatchPlan",
@@ -103,7 +103,7 @@ def check_form(function, signature, owner: str) -> None:
     signatures = getattr(function, "signatures", None)
     if not isinstance(function, numba.core.registry.CPUDispatcher) or not signatures or (
             signature.args not in [tuple(s) for s in signatures]):
-        raise TypeError(
+        raise HookError(
             f"{owner}: expected a numba function compiled for {signature} (build it with "
             f"boostkit.compiled.compile_form(fn, signature)), got {function!r}")
 
@@ -247,6 +247,9 @@ def batch_plan(components, state, *, callbacks=(), tracing: bool = False):
             form = component.boostkit_compiled_form(state=state)
         except HookError:
             raise
+        except DataError as exc:  # the data, not the component, are at fault (as engine._call)
+            raise DataError(f"boostkit_compiled_form in {_label(role, component)} "
+                            f"({type(component).__module__}): {exc}") from exc
         except Exception as exc:
             raise HookError(f"boostkit_compiled_form failed in {_label(role, component)} "
                             f"({type(component).__module__}): {type(exc).__name__}: {exc}") from exc
@@ -323,16 +326,21 @@ def run_batch_rounds(plan: BatchPlan, state, n_rounds: int, carried) -> str:
     records, hypotheses, contributions = state.records, state.hypotheses, state.contributions
     potential = plan.reweighting.potential
     log_potential = state.log_potential
-    for t, ((feature, bin), (wneg, wpos), scores, value, coefs, (werr, train_err, log_z)) in (
-            enumerate(zip(cuts[:ran].tolist(), sides[:ran], cell_scores[:ran], values[:ran],
-                          coefficients[:ran], numbers[:ran].tolist()))):
+    described = {}  # a hypothesis chosen again is described once (by identity: hypotheses
+    for t, ((feature, bin), (wneg, wpos), scores, value, coefs, coef_list,  # may compare
+            (werr, train_err, log_z)) in enumerate(zip(  # equal with other scores)
+                cuts[:ran].tolist(), sides[:ran], cell_scores[:ran], values[:ran],
+                coefficients[:ran], coefficients[:ran].tolist(), numbers[:ran].tolist())):
         h = hypothesis(feature, bin, wneg, wpos, scores)
+        description = described.get(id(h))
+        if description is None:
+            description = described[id(h)] = describe_hypothesis(h, features)
         previous, log_potential = log_potential, (log_potential + log_z if potential else None)
         z, bound = potential_factors(log_potential, previous)
         hypotheses.append(h)
         contributions.append(contribution(value, coefs))
-        records.append(RoundRecord(t + 1, describe_hypothesis(h, features), werr, 0.5 - werr,
-                                   z, bound, train_err, coefs.tolist()))
+        records.append(RoundRecord(t + 1, description, werr, 0.5 - werr, z, bound, train_err,
+                                   coef_list))
     state.round, state.log_potential = ran, log_potential
     positive = state.initial_weights > 0
     state.least_margin = (float((data.y * margin)[positive].min()) if positive.any()

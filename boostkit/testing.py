@@ -36,12 +36,13 @@ import tempfile
 import warnings
 from pathlib import Path
 from typing import Sequence
+from unittest import mock
 
 import attrs
 import numpy as np
 import pytest
 
-from . import plugins
+from . import engine, plugins
 from .capabilities import CELLS, TWO_CELLS
 from .components import ROUND_ROLES, Candidate, Component
 from .engine import Booster
@@ -57,7 +58,9 @@ __all__ = [
     "ComponentReport",
     "Enumeration",
     "Failure",
+    "CompiledFormsReport",
     "Refusal",
+    "check_compiled_forms",
     "check_component",
     "enumerate_recipes",
     "sample_recipes",
@@ -802,6 +805,111 @@ def check_component(component, *, datasets: Sequence[str] = ("ionosphere", "brea
         failures=tuple(f for f in failures if f.culprit in (None, mine)),
         partner_failures=tuple(f for f in failures if f.culprit not in (None, mine)),
     )
+    if raise_on_failure and not report.passed:
+        raise AssertionError(str(report))
+    return report
+
+
+#: How far a batch's model may be from the per-round path's (:func:`check_compiled_forms`):
+#: coefficients relative to the largest of the round's, decision functions relative to the
+#: largest of the per-round path's.
+COEFFICIENT_RTOL = 1e-10
+DECISION_RTOL = 1e-9
+
+
+@attrs.frozen
+class CompiledFormsReport:
+    """What :func:`check_compiled_forms` found: the rounds of each path, whether the fit took
+    the compiled batch (else ``why`` not), and the differences beyond the tolerances."""
+
+    recipe: str
+    rounds: tuple[int, int]
+    batched: bool
+    why: str
+    failures: tuple[str, ...]
+
+    @property
+    def passed(self) -> bool:
+        return self.batched and not self.failures
+
+    def __str__(self) -> str:
+        head = (f"check_compiled_forms({self.recipe}): {self.rounds[0]} rounds batched, "
+                f"{self.rounds[1]} one by one")
+        if not self.batched:
+            return f"{head}; the fit did not take the compiled batch: {self.why}"
+        return "\n".join([head + f", {len(self.failures)} difference(s)",
+                          *(f"  {f}" for f in self.failures)])
+
+
+def _relative_gap(a: np.ndarray, b: np.ndarray) -> float:
+    scale = max(float(np.abs(a).max(initial=0.0)), float(np.abs(b).max(initial=0.0)), 1e-300)
+    return float(np.abs(a - b).max(initial=0.0)) / scale
+
+
+def check_compiled_forms(algorithm=None, X=None, y=None, *, n_rounds: int = 50,
+                         raise_on_failure: bool = False, **options) -> CompiledFormsReport:
+    """Check that a recipe's compiled forms (``boostkit_compiled_form``,
+    :mod:`boostkit.compiled`) give the model its round hooks give.
+
+    Fits ``Booster(algorithm, n_rounds=n_rounds, **options)`` on ``(X, y)`` twice, in a
+    compiled batch and one round at a time (``compiled_rounds=False``), and compares: the fit
+    must take the batch (else the report says why not, from the engine), the two models must
+    have the same rounds, stop reason and terms (each hypothesis described the same, the same
+    kind of contribution), the coefficients of every round within
+    :data:`COEFFICIENT_RTOL` of the round's largest, and the decision functions on ``X`` within
+    :data:`DECISION_RTOL` of the largest. ``options`` go to :class:`boostkit.Booster`
+    (``proposal=``, ``calibration=``, ``params=``, ``histogram=``, ...), so a component can be
+    checked in a recipe of one's own::
+
+        check_compiled_forms(proposal="stump", calibration="clipped-alpha",
+                             reweighting="exponential", stopping=["no-edge"],
+                             X=X, y=y, raise_on_failure=True)
+
+    Raise an ``AssertionError`` with the report's text when ``raise_on_failure`` and the check
+    failed.
+    """
+    seen = {"batches": 0, "why": ""}
+    run_batch_rounds, say_per_round = engine.run_batch_rounds, engine._say_per_round
+
+    def counted(*args, **kwargs):
+        seen["batches"] += 1
+        return run_batch_rounds(*args, **kwargs)
+
+    def heard(why, components):
+        seen["why"] = why
+        say_per_round(why, components)
+
+    with mock.patch.object(engine, "run_batch_rounds", counted), \
+            mock.patch.object(engine, "_say_per_round", heard):
+        batched = Booster(algorithm, n_rounds=n_rounds, **options).fit(X, y)
+    one_by_one = Booster(algorithm, n_rounds=n_rounds, compiled_rounds=False, **options).fit(X, y)
+    failures = []
+    if (batched.n_rounds, batched.stop_reason) != (one_by_one.n_rounds, one_by_one.stop_reason):
+        failures.append(f"{batched.n_rounds} rounds batched (stop: {batched.stop_reason}), "
+                        f"{one_by_one.n_rounds} one by one (stop: {one_by_one.stop_reason})")
+    for t, (a, b) in enumerate(zip(batched.records, one_by_one.records), start=1):
+        if a.hypothesis != b.hypothesis:
+            failures.append(f"round {t}: term {a.hypothesis!r} batched, {b.hypothesis!r} one by "
+                            "one")
+            break
+        gap = _relative_gap(np.array(a.coefficients), np.array(b.coefficients))
+        if len(a.coefficients) != len(b.coefficients) or gap > COEFFICIENT_RTOL:
+            failures.append(f"round {t}: coefficients {a.coefficients} batched, "
+                            f"{b.coefficients} one by one (relative gap {gap:.3g})")
+    for t, (a, b) in enumerate(zip(batched.contributions, one_by_one.contributions), start=1):
+        if type(a) is not type(b):
+            failures.append(f"round {t}: contribution {type(a).__name__} batched, "
+                            f"{type(b).__name__} one by one")
+    if not failures:
+        gap = _relative_gap(batched.decision_function(X), one_by_one.decision_function(X))
+        if gap > DECISION_RTOL:
+            failures.append(f"decision functions differ by {gap:.3g} of their largest value")
+    name = algorithm if isinstance(algorithm, str) else getattr(algorithm, "name", None)
+    report = CompiledFormsReport(
+        recipe=repr(name or {k: v for k, v in options.items()
+                             if k in ("proposal", "calibration", "reweighting", "stopping")}),
+        rounds=(batched.n_rounds, one_by_one.n_rounds), batched=seen["batches"] > 0,
+        why=seen["why"], failures=tuple(failures))
     if raise_on_failure and not report.passed:
         raise AssertionError(str(report))
     return report

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 
 import numba
 import numpy as np
@@ -87,7 +88,9 @@ def never_stop():
 def batch_kernel():
     """:func:`run_batch` compiled for :data:`BATCH` (on first use; loaded from numba's cache
     afterwards)."""
-    return numba.njit(BATCH, cache=True, nogil=True)(run_batch)
+    with warnings.catch_warnings():  # first-class function types are "experimental" in numba
+        warnings.simplefilter("ignore", numba.NumbaExperimentalFeatureWarning)
+        return numba.njit(BATCH, cache=True, nogil=True)(run_batch)
 
 
 def run_batch(codes, is_pos, d1, weights, margin, valid, bin_counts,
@@ -138,17 +141,16 @@ def run_batch(codes, is_pos, d1, weights, margin, valid, bin_counts,
             # H_{t+1} = (g_O H_t + sum_{j != O} (g_j - g_O) H_j) / Z_t, as the row plane
             changed_class_histogram(codes, rows[:n_off], row_change[:n_off], row_pos[:n_off],
                                     change)
-            for f in range(d):
-                for b in range(n_bins):
-                    hist[f, b, 0] = hist[f, b, 0] * kept_factors[0] + change[f, b, 0]
-                    hist[f, b, 1] = hist[f, b, 1] * kept_factors[1] + change[f, b, 1]
+            g0, g1 = kept_factors[0], kept_factors[1]
             total = 0.0
-            for b in range(n_bins):  # every row is in one bin of feature 0
-                total += hist[0, b, 0] + hist[0, b, 1]
+            for b in range(n_bins):  # every row is in one bin of feature 0: Z_t, in one pass
+                total += (hist[0, b, 0] * g0 + change[0, b, 0]) + (hist[0, b, 1] * g1
+                                                                    + change[0, b, 1])
+            scale = 1.0 / total  # a product per bin, not a division (~4x slower)
             for f in range(d):
                 for b in range(n_bins):
-                    hist[f, b, 0] /= total
-                    hist[f, b, 1] /= total
+                    hist[f, b, 0] = (hist[f, b, 0] * g0 + change[f, b, 0]) * scale
+                    hist[f, b, 1] = (hist[f, b, 1] * g1 + change[f, b, 1]) * scale
             growth *= step
             carried += 1
         else:
@@ -182,8 +184,9 @@ def run_batch(codes, is_pos, d1, weights, margin, valid, bin_counts,
             stop[0] = NO_WEIGHT
             stop[1] = t + 1
             return t
+        scale = 1.0 / total
         for i in range(n):
-            weights[i] /= total
+            weights[i] *= scale
         kept_factors[0] = factors[kept, 0]
         kept_factors[1] = factors[kept, 1]
         # log Z_t = log sum_i D_t(i) g[cell_i, y_i], the factors' common scale put back.
@@ -196,12 +199,16 @@ def run_batch(codes, is_pos, d1, weights, margin, valid, bin_counts,
         numbers[t, 1] = training_error
         numbers[t, 2] = log_z
         z = math.exp(log_z) if potential else np.nan
-        for slot in range(3):
-            rule = stop0 if slot == 0 else (stop1 if slot == 1 else stop2)
-            params = params0 if slot == 0 else (params1 if slot == 1 else params2)
-            code = rule(t + 1, weighted_error, z, training_error, params)
-            if code != 0:
-                stop[0] = slot + 1
-                stop[1] = code
-                return t + 1
+        slot = 1
+        code = stop0(t + 1, weighted_error, z, training_error, params0)
+        if code == 0:
+            slot = 2
+            code = stop1(t + 1, weighted_error, z, training_error, params1)
+        if code == 0:
+            slot = 3
+            code = stop2(t + 1, weighted_error, z, training_error, params2)
+        if code != 0:
+            stop[0] = slot
+            stop[1] = code
+            return t + 1
     return cuts.shape[0]

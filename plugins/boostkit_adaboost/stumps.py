@@ -25,9 +25,8 @@ from boostkit.capabilities import CATEGORICAL_FEATURES, DISTRIBUTED, MISSING_VAL
 from boostkit.compiled import SEARCH, CompiledProposal, compile_form
 from boostkit.criteria import check_criterion, partition_loss
 from boostkit.kernels.splits import first_near_minimum, lowest_error_cut
-from boostkit.splits import (MIN_CATEGORY_COUNT, TIE_TOLERANCE, Split, best_binned_split,
-                             best_split, check_min_category_count, class_ratio_keys,
-                             lowest_two_losses)
+from boostkit.splits import (MIN_CATEGORY_COUNT, TIE_TOLERANCE, best_binned_split, best_split,
+                             check_min_category_count, class_ratio_keys, lowest_two_losses)
 
 
 def _scores_array(value) -> np.ndarray:
@@ -429,15 +428,26 @@ def compiled_search(criterion: str):
     return None if function is None else compile_form(function, SEARCH)
 
 
-@attrs.frozen
 class _CutStump:
     """Builds a batch's stumps from their cuts (:attr:`CompiledProposal.hypothesis`): what
-    :meth:`StumpLearner.choose` makes of the same split."""
+    :meth:`StumpLearner.choose` makes of the same split. A stump chosen again is the same
+    object (AdaBoost returns to its stumps often): the engine then describes it once."""
 
-    thresholds: tuple
+    def __init__(self, thresholds):
+        self.thresholds = thresholds
+        self.made = {}
 
     def hypothesis(self, feature: int, bin: int, wneg, wpos, cell_scores) -> Stump:
-        if bin < 0:
-            return Stump(0, np.inf, cell_scores)
-        split = Split.at_cut(feature, bin, 0.0, wneg, wpos)
-        return Stump(feature, split.threshold(self.thresholds), cell_scores, split.missing_left)
+        (n0, n1), (p0, p1) = wneg.tolist(), wpos.tolist()
+        left, right = n0 + p0, n1 + p1  # as Split.at_cut: the heavier side takes missing values
+        key = (feature, bin, *cell_scores.tolist(), left >= right - TIE_TOLERANCE * (left + right))
+        stump = self.made.get(key)
+        if stump is None:
+            if bin < 0:
+                stump = Stump(0, np.inf, cell_scores)
+            else:
+                edges = self.thresholds[feature]
+                stump = Stump(feature, edges[bin] if bin < edges.shape[0] else np.inf,
+                              cell_scores, key[-1])
+            self.made[key] = stump
+        return stump

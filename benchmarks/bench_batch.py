@@ -1,0 +1,173 @@
+"""Compiled round batches: how the batch kernel calls its components, and where a batch's time goes.
+
+Three ways of composing ``adaboost``'s compiled forms (the stump's error search, constant-alpha's
+values, the exponential rule's factors, no-edge) into the batch kernel
+(:func:`boostkit.kernels.rounds.run_batch`), timed on the same 200 rounds:
+
+* ``first-class``: the components as first-class functions (``numba.types.FunctionType``),
+  the kernel compiled once for every recipe (what boostkit runs);
+* ``dispatchers``: the components passed as numba dispatchers, the kernel compiled for this
+  recipe (its compile time is shown);
+* ``inlined``: the kernel's source with the components' calls replaced by direct calls of
+  ``inline="always"`` functions, compiled for this recipe: the hand-fused loop.
+
+Then a whole ``Booster("adaboost")`` fit per round, batched and one by one, and the Python
+cost of building a batch's records, hypotheses and contributions from its arrays.
+
+One thread, CPU time (``time.process_time``), medians of ``--repeats``.
+
+Run:  NUMBA_NUM_THREADS=1 python benchmarks/bench_batch.py [--size 1000x10] [--rounds 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import os
+import statistics
+import textwrap
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numba  # noqa: E402
+import numpy as np  # noqa: E402
+
+import boostkit  # noqa: E402
+from boostkit import engine  # noqa: E402
+from boostkit.compiled import CALIBRATION, REWEIGHTING, STOPPING, compile_form  # noqa: E402
+from boostkit.data import TrainingData  # noqa: E402
+from boostkit.kernels import rounds  # noqa: E402
+from boostkit_adaboost.coefficients import constant_alpha_values  # noqa: E402
+from boostkit_adaboost.reweighting import exponential_log_factors  # noqa: E402
+from boostkit_adaboost.stopping import no_edge_code  # noqa: E402
+from boostkit_adaboost.stumps import compiled_search, error_search  # noqa: E402
+
+
+def make_data(n: int, d: int, seed: int = 0):
+    from sklearn.datasets import make_classification
+
+    return make_classification(n_samples=n, n_features=d, n_informative=max(2, d // 2),
+                               n_redundant=d // 4, flip_y=0.05, random_state=seed)
+
+
+def inlined_kernel():
+    """run_batch with adaboost's components called directly (inline="always"), per recipe."""
+    source = textwrap.dedent(inspect.getsource(rounds.run_batch))
+    for call, name in (("search(hist", "_search_(hist"), ("calibrate(wneg", "_values_(wneg"),
+                       ("log_factors_of(values", "_factors_(values"), ("stop0(t + 1", "_stop_(t + 1"),
+                       ("stop1(t + 1", "_never_(t + 1"), ("stop2(t + 1", "_never_(t + 1")):
+        assert call in source, call
+        source = source.replace(call, name)
+    namespace = dict(vars(rounds))
+    inline = numba.njit(inline="always", nogil=True)
+    namespace.update(_search_=inline(error_search), _values_=inline(constant_alpha_values),
+                     _factors_=inline(exponential_log_factors), _stop_=inline(no_edge_code),
+                     _never_=inline(rounds._never_stop))
+    exec(compile(source, "<inlined run_batch>", "exec"), namespace)
+    return numba.njit(nogil=True)(namespace["run_batch"])
+
+
+def kernel_arguments(data, n_rounds, components):
+    binned = data.binned
+    search, values, factors, stop = components
+    d1 = data.initial_weights
+    never = rounds.never_stop()
+    empty = np.zeros(0)
+    outputs = (np.empty((n_rounds, 2), dtype=np.int64), np.empty((n_rounds, 2, 2)),
+               np.empty((n_rounds, 2)), np.empty((n_rounds, 2)), np.empty((n_rounds, 1)),
+               np.empty((n_rounds, 3)), np.zeros(2, dtype=np.int64))
+    return (binned.codes, data.is_pos, d1, d1.copy(), np.zeros(d1.shape[0]), binned.split_mask,
+            binned.bin_counts, search, empty, values, np.zeros(1), factors, empty,
+            stop, np.zeros(1), never, empty, never, empty, 1e6, 0, True, *outputs)
+
+
+def time_kernel(kernel, data, n_rounds, components, repeats):
+    times = []
+    for _ in range(repeats):
+        args = kernel_arguments(data, n_rounds, components)
+        start = time.process_time()
+        ran = kernel(*args)
+        times.append(time.process_time() - start)
+    return statistics.median(times) / ran * 1e6, ran
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", default="1000x10")
+    parser.add_argument("--rounds", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=7)
+    args = parser.parse_args()
+    n, d = (int(v) for v in args.size.lower().split("x"))
+    X, y = make_data(n, d)
+    data = TrainingData(X, y, None, max_bins=255, rng=np.random.default_rng(0))
+    first_class = (compiled_search("error"), compile_form(constant_alpha_values, CALIBRATION),
+                   compile_form(exponential_log_factors, REWEIGHTING),
+                   compile_form(no_edge_code, STOPPING))
+    dispatchers = tuple(numba.njit(nogil=True)(f) for f in (
+        error_search, constant_alpha_values, exponential_log_factors, no_edge_code))
+    print(f"{n} x {d}, {args.rounds} rounds, one thread, CPU time, medians of {args.repeats}")
+    rows = []
+    start = time.process_time()
+    kernel = rounds.batch_kernel()
+    rows.append(("first-class", kernel, first_class, time.process_time() - start))
+    per_recipe = numba.njit(nogil=True)(rounds.run_batch)
+    start = time.process_time()
+    per_recipe(*kernel_arguments(data, 2, dispatchers))
+    rows.append(("dispatchers", per_recipe, dispatchers, time.process_time() - start))
+    start = time.process_time()
+    inlined = inlined_kernel()
+    inlined(*kernel_arguments(data, 2, first_class))
+    rows.append(("inlined", inlined, first_class, time.process_time() - start))
+    print(f"{'kernel':>12} {'us/round':>9} {'rounds':>7} {'first call s':>13}")
+    for name, kernel, components, compile_time in rows:
+        per_round, ran = time_kernel(kernel, data, args.rounds, components, args.repeats)
+        print(f"{name:>12} {per_round:9.2f} {ran:7d} {compile_time:13.2f}")
+
+    # A whole fit, per round: T and T/10 rounds, the difference over 0.9 T (binning not counted).
+    def fit_time(compiled, rounds_):
+        times = []
+        for _ in range(args.repeats):
+            start = time.process_time()
+            boostkit.Booster("adaboost", n_rounds=rounds_, compiled_rounds=compiled).fit(X, y)
+            times.append(time.process_time() - start)
+        return statistics.median(times)
+
+    for compiled in (True, False):
+        fit_time(compiled, 5)
+        per_round = (fit_time(compiled, args.rounds) - fit_time(compiled, args.rounds // 10)) / (
+            0.9 * args.rounds) * 1e6
+        print(f"Booster('adaboost', compiled_rounds={compiled}): {per_round:.1f} us a round")
+
+    # The Python cost of a batch's records: run_batch_rounds' time minus its kernel call's.
+    spent = {"batch": 0.0, "kernel": 0.0, "rounds": 0}
+    batch, make_kernel = engine.run_batch_rounds, rounds.batch_kernel
+    kernel = make_kernel()
+
+    def timed_kernel(*kernel_args):
+        start = time.process_time()
+        ran = kernel(*kernel_args)
+        spent["kernel"] += time.process_time() - start
+        spent["rounds"] += ran
+        return ran
+
+    def timed_batch(*batch_args):
+        start = time.process_time()
+        reason = batch(*batch_args)
+        spent["batch"] += time.process_time() - start
+        return reason
+
+    engine.run_batch_rounds, rounds.batch_kernel = timed_batch, lambda: timed_kernel
+    try:
+        for _ in range(args.repeats):
+            boostkit.Booster("adaboost", n_rounds=args.rounds).fit(X, y)
+    finally:
+        engine.run_batch_rounds, rounds.batch_kernel = batch, make_kernel
+    per_round = {k: spent[k] / spent["rounds"] * 1e6 for k in ("batch", "kernel")}
+    print(f"run_batch_rounds: {per_round['batch']:.1f} us a round, the kernel "
+          f"{per_round['kernel']:.1f} us, the records, hypotheses and contributions "
+          f"{per_round['batch'] - per_round['kernel']:.1f} us")
+
+
+if __name__ == "__main__":
+    main()
