@@ -1,14 +1,18 @@
-"""The class histogram kernel (boostkit.kernels.histogram.class_histogram) bit for bit against a
-naive loop that adds the examples to their bins one by one, in increasing order: the order the
-one-thread models (tests/reference) depend on."""
+"""The class histogram kernel (boostkit.kernels.histogram.class_histogram), and the carried
+histogram's sums over gathered rows (boostkit.kernels.carried.changed_class_histogram), bit for
+bit against a naive loop that adds the examples to their bins one by one, in increasing order:
+the order the one-thread models (tests/reference) depend on."""
 
 from __future__ import annotations
 
 import numba
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from boostkit.kernels import histogram as kh
+from boostkit.kernels.carried import changed_class_histogram
 from boostkit.kernels.histogram import class_histogram, class_histogram_block
 
 
@@ -103,3 +107,60 @@ def test_eight_codes_load_is_the_python_definition(i):
     expected = sum(int(row[i + j]) << (8 * j) for j in range(8))
     assert int(kh._eight_codes(row, i)) == expected
     assert int(eight_codes_compiled(row, i)) == expected
+
+
+# The carried histogram's change of weight over the gathered rows
+# (boostkit.kernels.carried.changed_class_histogram), read where the codes are, four features
+# per pass: against the naive loop over the gathered rows' codes, bit for bit.
+
+def gathered_rows(codes, share):
+    """Rows as a stump leaves them off its kept cell: the rows whose code of one feature is above
+    a cut (increasing, with gaps), ``share`` of them or so."""
+    cut = np.quantile(codes[0], 1.0 - share) if codes.shape[1] else 0
+    return np.flatnonzero(codes[0] > cut).astype(np.uintp)
+
+
+def in_order_changed_histogram(codes, rows, change, is_pos, n_bins):
+    return in_order_histogram(codes[:, rows], change, is_pos, n_bins, 2)
+
+
+# d: fewer features than a group of four, whole groups, and a last group of one to three;
+# shares of the rows: none, a few, many, every row.
+@pytest.mark.parametrize("d", [1, 3, 4, 5, 8, 9, 14, 20])
+@pytest.mark.parametrize("share", [0.0, 0.05, 0.4, 1.0])
+def test_changed_class_histogram_adds_each_bin_in_row_order(d, share):
+    rng = np.random.default_rng(d)
+    codes, weights, is_pos = random_binned(3000, d, 255, seed=d)
+    rows = gathered_rows(codes, share) if share < 1.0 else np.arange(3000, dtype=np.uintp)
+    change = weights[rows] * rng.choice([-1.0, 0.5], size=rows.size)
+    pos = is_pos[rows]
+    out = np.full((d, 255, 2), np.nan)  # stale contents must be overwritten
+    changed_class_histogram(codes, rows, change, pos, out)
+    np.testing.assert_array_equal(out, in_order_changed_histogram(codes, rows, change, pos, 255))
+
+
+@pytest.mark.parametrize("n_bins", [1, 2, 17, 256])
+def test_changed_class_histogram_every_number_of_bins(n_bins):
+    rng = np.random.default_rng(n_bins)
+    codes, weights, is_pos = random_binned(2000, 11, n_bins, seed=n_bins)
+    rows = np.flatnonzero(rng.random(2000) < 0.3).astype(np.uintp)
+    out = np.full((11, n_bins, 2), np.nan)
+    changed_class_histogram(codes, rows, weights[rows], is_pos[rows], out)
+    np.testing.assert_array_equal(
+        out, in_order_changed_histogram(codes, rows, weights[rows], is_pos[rows], n_bins))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(0, 400), d=st.integers(1, 19), n_bins=st.integers(1, 256),
+       seed=st.integers(0, 2**32 - 1), share=st.floats(0.0, 1.0))
+def test_changed_class_histogram_property(n, d, n_bins, seed, share):
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, n_bins, size=(d, n), dtype=np.uint8)
+    rows = np.flatnonzero(rng.random(n) < share).astype(np.uintp)
+    # Changes of either sign over many orders of magnitude: another order of the sums differs.
+    change = rng.normal(size=rows.size) * 10.0 ** rng.integers(-8, 3, size=rows.size)
+    is_pos = rng.integers(0, 2, size=rows.size, dtype=np.uint8)
+    out = np.full((d, n_bins, 2), np.nan)
+    changed_class_histogram(codes, rows, change, is_pos, out)
+    np.testing.assert_array_equal(out, in_order_changed_histogram(codes, rows, change, is_pos,
+                                                                  n_bins))
