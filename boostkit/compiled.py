@@ -82,16 +82,20 @@ _NO_PARAMS = np.zeros(0)
 
 def compile_form(function: Callable, signature) -> Any:
     """``function`` compiled by numba for ``signature`` (one of :data:`SEARCH`,
-    :data:`CALIBRATION`, :data:`REWEIGHTING`, :data:`STOPPING`), on first use, cached on disk
-    and in this process: call it in ``boostkit_compiled_form``, not at import (an import
-    compiles nothing). ``function`` must be defined at a module's top level (numba's cache is
-    keyed by it); it may call other ``numba.njit`` functions."""
+    :data:`CALIBRATION`, :data:`REWEIGHTING`, :data:`STOPPING`), on first use, cached in this
+    process and, for a function of a module file, on disk: call it in
+    ``boostkit_compiled_form``, not at import (an import compiles nothing). ``function`` must
+    be defined at a module's top level (numba's cache is keyed by it); it may call other
+    ``numba.njit`` functions."""
     return _compiled(function, signature)
 
 
 @functools.cache
 def _compiled(function, signature):
-    return numba.njit(signature, cache=True, nogil=True)(function)
+    # numba caches a function of a module file next to it; one defined elsewhere (a notebook,
+    # exec'd code) is compiled in each process.
+    cache = function.__code__.co_filename.endswith(".py")
+    return numba.njit(signature, cache=cache, nogil=True)(function)
 
 
 def _params(value) -> np.ndarray:
@@ -205,6 +209,27 @@ def _hook_names(component) -> set[str]:
             and hasattr(getattr(component, name, None), "boostkit_impl")}
 
 
+#: The hooks a compiled form stands for: a subclass that overrides one of them below the class
+#: whose compiled form it inherits computes something else, and keeps the per-round path.
+_STANDS_FOR = frozenset({"boostkit_propose", "boostkit_propose_from_histogram",
+                         "boostkit_calibrate", "boostkit_reweight", "boostkit_row_weights",
+                         "boostkit_should_stop", "boostkit_partition_loss",
+                         "boostkit_partition_criterion"})
+
+
+def _defined_in(cls, name: str):
+    return next(klass for klass in cls.__mro__ if name in vars(klass))
+
+
+def _stale_hooks(component, hooks) -> list[str]:
+    """The round hooks ``component``'s class overrides below the class of its compiled form."""
+    cls = type(component)
+    form_class = _defined_in(cls, "boostkit_compiled_form")
+    return sorted(name for name in hooks & _STANDS_FOR
+                  if _defined_in(cls, name) is not form_class
+                  and issubclass(_defined_in(cls, name), form_class))
+
+
 def batch_plan(components, state, *, callbacks=(), tracing: bool = False):
     """``(plan, why)``: the fit's :class:`BatchPlan`, or ``None`` and why its rounds run one
     by one (which component or condition; for ``verbose`` and tracing to say).
@@ -228,6 +253,10 @@ def batch_plan(components, state, *, callbacks=(), tracing: bool = False):
         per_round = sorted(hooks - _ONCE_PER_FIT)
         if per_round:
             return None, f"{_label(role, component)} implements {', '.join(per_round)}"
+        stale = _stale_hooks(component, hooks)
+        if stale:
+            return None, (f"{_label(role, component)} overrides {', '.join(stale)} of the "
+                          "class whose compiled form it inherits")
     if callbacks:
         return None, f"{len(callbacks)} callback(s) run after every round"
     if tracing:

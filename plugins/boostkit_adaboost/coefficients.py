@@ -51,12 +51,6 @@ class ConstantAlpha(boostkit.Calibration):
         return "error"
 
     @boostkit.hookimpl
-    def boostkit_compiled_form(self, state):
-        return CompiledCalibration(
-            "error", compile_form(constant_alpha_values, CALIBRATION), 1, _linear,
-            params=resolve_smoothing(self.smoothing, n_examples(state.data)))
-
-    @boostkit.hookimpl
     def boostkit_calibrate(self, state, candidate):
         if not candidate.has_rows:  # a distributed fit: eps from the cells' class weights
             return self._from_cells(state, candidate)
@@ -73,6 +67,12 @@ class ConstantAlpha(boostkit.Calibration):
         _require_pm1(h, n_not_pm1, self.name)
         alpha = self._alpha(state, eps)
         return boostkit.Calibrated(boostkit.LinearContribution(alpha), alpha * h, (alpha,))
+
+    @boostkit.hookimpl
+    def boostkit_compiled_form(self, state):
+        return CompiledCalibration(
+            "error", compile_form(constant_alpha_values, CALIBRATION), 1, _linear,
+            params=resolve_smoothing(self.smoothing, n_examples(state.data)))
 
     def _alpha(self, state, eps: float) -> float:
         s = resolve_smoothing(self.smoothing, n_examples(state.data))
@@ -217,14 +217,6 @@ class DomainPartition(boostkit.Calibration):
         return loss if n_columns == 1 else loss.sum(axis=-1)
 
     @boostkit.hookimpl
-    def boostkit_compiled_form(self, state):
-        if state.data.n_columns != 1:
-            return None
-        return CompiledCalibration(
-            "z", compile_form(domain_partition_values, CALIBRATION), 2, cell_contribution,
-            params=resolve_smoothing(self.smoothing, n_examples(state.data)))
-
-    @boostkit.hookimpl
     def boostkit_calibrate(self, state, candidate):
         if candidate.hypothesis.n_cells <= 0:
             raise ValueError(
@@ -237,3 +229,11 @@ class DomainPartition(boostkit.Calibration):
         return boostkit.Calibrated(
             boostkit.CellContribution(values), cell_values(values, candidate), values.ravel()
         )
+
+    @boostkit.hookimpl
+    def boostkit_compiled_form(self, state):
+        if state.data.n_columns != 1:
+            return None
+        return CompiledCalibration(
+            "z", compile_form(domain_partition_values, CALIBRATION), 2, cell_contribution,
+            params=resolve_smoothing(self.smoothing, n_examples(state.data)))

@@ -164,6 +164,26 @@ def test_a_component_answering_every_round_takes_the_per_round_path(in_process_p
     assert report.why == "stopping 'observing-no-edge' implements boostkit_round_end"
 
 
+def test_a_subclass_overriding_a_round_hook_does_not_inherit_the_compiled_form(
+        in_process_plugin):
+    @attrs.define
+    class HalfAlpha(ConstantAlpha):
+        name = "half-alpha"
+
+        @boostkit.hookimpl
+        def boostkit_calibrate(self, state, candidate):
+            calibrated = super().boostkit_calibrate(state=state, candidate=candidate)
+            return boostkit.Calibrated(boostkit.LinearContribution(
+                calibrated.contribution.alpha / 2), calibrated.train_values / 2,
+                (calibrated.contribution.alpha / 2,))
+
+    in_process_plugin("half-plugin", components=[HalfAlpha])
+    X, y = _small_data()
+    report = check_compiled_forms("adaboost", X, y, calibration="half-alpha", n_rounds=3)
+    assert report.why == ("calibration 'half-alpha' overrides boostkit_calibrate of the class "
+                          "whose compiled form it inherits")
+
+
 # -- A plugin's own compiled form: docs/hooks.md's clipped alpha -------------------------------
 
 def clipped_alpha_values(wneg, wpos, cell_scores, params, values, coefficients):
