@@ -13,7 +13,7 @@ or, with scikit-learn installed, ``boostkit.sklearn.BoostClassifier``. Plugin au
 
 from __future__ import annotations
 
-from . import datasets, losses
+from . import compiled, datasets, losses
 from .capabilities import Capability
 from .components import (
     BinCells,
@@ -98,6 +98,7 @@ __all__ = [
     "Stopping",
     "WeakHypothesis",
     "Weights",
+    "compiled",
     "datasets",
     "feature_field",
     "feature_label",
