@@ -32,7 +32,9 @@ import numpy as np
 
 import boostkit
 from boostkit.capabilities import CATEGORICAL_FEATURES, DISTRIBUTED, MISSING_VALUES
+from boostkit.kernels.blocks import histogram_threads
 from boostkit.kernels.boosting import take_cells
+from boostkit.kernels.two_channel import two_channel_histogram
 from boostkit.losses import get_loss, margin_loss_distribution, shard_weights
 from boostkit.splits import MIN_CATEGORY_COUNT, check_min_category_count, histogram
 from boostkit_adaboost import Stump, search_binned, two_cell_hypothesis
@@ -101,16 +103,19 @@ def _mean_response_keys(n_columns: int):
 
 
 @attrs.frozen
-class ResponseHistogram:
-    """The reduction of ``logit-stump``: the class histogram of w |z| over some rows.
+class ResponseHistograms:
+    """The reduction of ``logit-stump``: the class histograms of w and of w |z| over some rows.
 
-    ``(d, B, 2)`` (``(d, B, C, 2)`` over (example, class) pairs): in every bin of every feature,
-    the sum of w_i |z_i| over the negative and over the positive examples, w the current
-    weights D_t and z the clipped working response from the rows' margins F_{t-1}
-    (:func:`boostkit_additive.kernels.response_weights`, one pass), summed by the engine's
-    class-histogram kernel (:func:`boostkit.splits.histogram`). The positive side less the
-    negative one is sum w z, FHT Algorithm 3's least-squares numerator. Picklable: it runs
-    where the rows are (``state.reduce``).
+    ``(d, B, 2C, 2)`` for C margin columns: in every bin of every feature, columns [0, C) hold
+    the weight w (D_t) of the negative and of the positive examples (pairs) of each class,
+    columns [C, 2C) their sums of w |z|, z the clipped working response from the rows' margins
+    F_{t-1} (:func:`boostkit_additive.kernels.response_weights`, one pass). The positive side
+    less the negative one of the second is sum w z, FHT Algorithm 3's least-squares numerator.
+    With one column on one thread both come from one pass over the codes
+    (:func:`boostkit.kernels.two_channel.two_channel_histogram`, the two class histograms bit
+    for bit); else from the engine's class-histogram kernel, twice
+    (:func:`boostkit.splits.histogram`). Picklable: it runs where the rows are
+    (``state.reduce``).
     """
 
     z_max: float
@@ -120,22 +125,23 @@ class ResponseHistogram:
         values = np.empty(rows.margin.size)
         response_weights(rows.margin.ravel(), rows.y.ravel(), rows.weights.ravel(), self.z_max,
                          values)
-        return histogram(rows.codes, values.reshape(rows.margin.shape), rows.is_pos,
-                         self.n_bins, rows.n_jobs)
+        codes = rows.codes
+        if rows.margin.ndim == 1 and histogram_threads(codes, rows.n_jobs) == 1:
+            out = np.empty((codes.shape[0], self.n_bins, 2, 2))
+            two_channel_histogram(codes, rows.weights, values, rows.is_pos, out)
+            return out
+        stacked = [histogram(codes, w, rows.is_pos, self.n_bins, rows.n_jobs)
+                   for w in (rows.weights, values.reshape(rows.margin.shape))]
+        if rows.margin.ndim == 1:  # (d, B, 2) each: one column of w, one of w|z|
+            stacked = [h[:, :, None, :] for h in stacked]
+        return np.concatenate(stacked, axis=2)
 
 
 def response_histograms(state, z_max: float) -> np.ndarray:
-    """``(d, B, 2C, 2)``: the class histogram of w (columns [0, C), ``state.class_histogram()``)
-    beside that of w |z| (columns [C, 2C), :class:`ResponseHistogram`), C margin columns.
-
-    Every cut's weighted least-squares fit of z is in these sums (:func:`_squared_error_gain`),
-    and both come from the fit's data plane, so the search runs wherever the rows live.
-    """
-    n_bins = state.data.binned.max_bins
-    stacked = [state.class_histogram(), state.reduce(ResponseHistogram(z_max, n_bins))]
-    if state.data.n_columns == 1:  # (d, B, 2) each: one column of w, one of w|z|
-        stacked = [h[:, :, None, :] for h in stacked]
-    return np.concatenate(stacked, axis=2)
+    """``(d, B, 2C, 2)``: the class histograms of w and of w |z| (:class:`ResponseHistograms`)
+    over all the fit's rows, where they live (``state.reduce``). Every cut's weighted
+    least-squares fit of z is in these sums (:func:`_squared_error_gain`)."""
+    return state.reduce(ResponseHistograms(z_max, state.data.binned.max_bins))
 
 
 def cell_response_means(wneg: np.ndarray, wpos: np.ndarray, n_columns: int) -> np.ndarray:
@@ -154,9 +160,9 @@ class LogitStump(boostkit.Proposal):
 
     FHT Algorithm 3, step 2(b), with stumps: among every feature and bin edge, the cut whose
     two-cell fit of z (weights ``state.weights``, the w = p(1 - p) of ``logit-weights``) leaves the
-    smallest weighted squared error. The sums are the class histograms of w
-    (``state.class_histogram()``) and of w|z| (``state.reduce``, :class:`ResponseHistogram`),
-    searched by ``boostkit.splits.best_split`` as 2C columns; the fitted values come from the
+    smallest weighted squared error. The sums are the class histograms of w and of w|z|
+    (``state.reduce``, :class:`ResponseHistograms`), searched by ``boostkit.splits.best_split``
+    as 2C columns; the fitted values come from the
     chosen cut's sums, with no pass over the rows. The hypothesis is a ``decision-stump`` whose
     cell scores are the fitted f_m (the weighted mean of z per side); with C > 1 margin columns
     it is phi(x) in {-1, +1}, the calibration giving each side its per-class values. The

@@ -274,6 +274,31 @@ def test_logitboost_on_separable_data_stays_finite_for_500_rounds():
     assert np.abs(margin).max() <= 2.0 * 500
 
 
+@pytest.mark.parametrize("n_columns", [1, 3])
+def test_response_histograms_are_the_class_histograms_of_w_and_w_abs_z(n_columns):
+    from boostkit.plane import Rows
+    from boostkit_additive.logit import ResponseHistograms
+
+    rng = np.random.default_rng(6)
+    n, d, n_bins = 500, 3, 8
+    codes = rng.integers(0, n_bins, size=(d, n)).astype(np.uint8)
+    shape = (n,) if n_columns == 1 else (n, n_columns)
+    y = np.where(rng.random(shape) < 0.5, -1.0, 1.0)
+    margin, weights = rng.normal(size=shape), rng.random(shape)
+    rows = Rows(codes=codes, y=y, is_pos=(y > 0).astype(np.uint8), labels=None,
+                initial_weights=weights, weights=weights, margin=margin)
+    found = ResponseHistograms(3.0, n_bins)(rows)
+    z = np.abs(_numpy_z(margin, y, 3.0))
+    expected = np.zeros((d, n_bins, 2 * n_columns, 2))
+    w2, v2 = weights.reshape(n, -1), (weights * z).reshape(n, -1)
+    pos = (y > 0).reshape(n, -1).astype(int)
+    for f in range(d):
+        for l in range(n_columns):
+            np.add.at(expected[f, :, l], (codes[f], pos[:, l]), w2[:, l])
+            np.add.at(expected[f, :, n_columns + l], (codes[f], pos[:, l]), v2[:, l])
+    np.testing.assert_allclose(found, expected, rtol=1e-12)
+
+
 def test_logit_step_needs_the_logit_stump_and_the_same_z_max():
     X, y = np.arange(6.0)[:, None], np.array([-1, -1, 1, -1, 1, 1])
     refusal = "calibration 'logit-step' needs .*'logit-response'"
