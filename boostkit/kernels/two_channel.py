@@ -15,7 +15,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .histogram import _CODES, _GROUP, _TILE, _eight_codes, _groups_shape, _groups_to_out
+from .histogram import (_CODES, _DIRECT_ROWS, _GROUP, _TILE, _eight_codes, _groups_shape,
+                        _groups_to_out)
 
 __all__ = ["two_channel_histogram"]
 
@@ -79,6 +80,20 @@ def _accumulate_two(codes, first, second, is_pos, group, f, start, stop):
         group[k3 + np.uintp(_SECOND)] += b
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _accumulate_direct_two(codes, first, second, is_pos, out):
+    # out[f, code, channel, class] += value, feature by feature in the examples' order (the
+    # group layout's sums, bit for bit): below _DIRECT_ROWS examples the groups' own arrays
+    # (zeroed, then copied out) cost more than they save, as for the engine's histogram.
+    out[:] = 0.0
+    for f in range(codes.shape[0]):
+        row, hist = codes[f], out[f]
+        for i in range(codes.shape[1]):
+            c = is_pos[i]
+            hist[row[i], 0, c] += first[i]
+            hist[row[i], 1, c] += second[i]
+
+
 @numba.njit(cache=True, nogil=True)
 def two_channel_histogram(codes, first, second, is_pos, out):
     """Fill ``out`` (``(d, n_bins, 2, 2)``, float64) with the class histograms of two values.
@@ -90,6 +105,9 @@ def two_channel_histogram(codes, first, second, is_pos, out):
     overwritten; bins past 255 are 0.
     """
     d, n = codes.shape
+    if n < _DIRECT_ROWS:
+        _accumulate_direct_two(codes, first, second, is_pos, out)
+        return
     if n > 1 and codes.strides[1] != 1:  # one load per eight codes needs them adjacent
         codes = np.ascontiguousarray(codes)
     groups = np.zeros(_groups_shape(d, 4))
