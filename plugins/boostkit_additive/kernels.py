@@ -25,6 +25,7 @@ import numba
 import numpy as np
 
 from boostkit.kernels.exponential import CONTRACT, exp_nonpositive
+from boostkit.kernels.margin_loss import log_positive, softplus
 from boostkit.losses import get_loss, margin_loss_distribution
 
 
@@ -96,7 +97,21 @@ def explained_squares(wpos, wneg, n_columns, out):
         out[r] = explained
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, fastmath=CONTRACT, error_model="numpy")
+def class_log_sigmoids(margin, out):
+    """s = log sigma(2 G) = -softplus(-2 G) of every margin: the logits of the class
+    probabilities the half log-odds G stand for (FHT Algorithm 6's F up to a constant per
+    example). One SIMD loop over the flat arrays (the engine's vectorisable ``softplus``)."""
+    for i in range(margin.shape[0]):
+        out[i] = -softplus(-2.0 * margin[i])
+
+
+#: Examples per tile of :func:`class_half_log_odds`: its per-example numbers (five of them) stay
+#: in the first-level cache while every class is visited.
+_TILE_ROWS = 256
+
+
+@numba.njit(cache=True, nogil=True, fastmath=CONTRACT, error_model="numpy")
 def class_half_log_odds(logits, out):
     """G_il = 1/2 log(p_il / (1 - p_il)) of the softmax p_il = e^{s_il} / sum_k e^{s_ik}.
 
@@ -109,25 +124,56 @@ def class_half_log_odds(logits, out):
     largest, so however far apart the logits grow the sum neither overflows nor underflows to 0,
     and for every other class the sum 1 + sum_{k != top, l} e^{s_k - s_top} is at least 1.
     ``out`` (``(n, C)``) receives G.
+
+    Class by class over tiles of examples, with selects for the top class and the engine's
+    plain-arithmetic ``exp_nonpositive`` and ``log_positive`` (every exponent is <= 0, every
+    logarithm's argument >= 1): loops over the examples that LLVM vectorises, where one example
+    at a time called the C library per class (3.7 ms at 20 000 x 10 classes).
     """
     n, c = logits.shape
-    for i in range(n):
-        top = 0
-        for l in range(1, c):
-            if logits[i, l] > logits[i, top]:
-                top = l
-        second = -np.inf
+    s = np.empty((c, _TILE_ROWS))  # a tile's logits, class-major: each loop runs over examples
+    g = np.empty((c, _TILE_ROWS))
+    top = np.empty(_TILE_ROWS)  # the top class, as a float (the selects stay one width)
+    top_logit = np.empty(_TILE_ROWS)
+    second = np.empty(_TILE_ROWS)
+    near = np.empty(_TILE_ROWS)  # sum_{k != top} e^{s_k - second} >= 1, then its log
+    rest = np.empty(_TILE_ROWS)  # sum_{k != top} e^{s_k - s_top}
+    for lo in range(0, n, _TILE_ROWS):
+        m = min(lo + _TILE_ROWS, n) - lo
+        for i in range(m):
+            for l in range(c):
+                s[l, i] = logits[lo + i, l]
+        for i in range(m):
+            top[i] = 0.0
+            top_logit[i] = s[0, i]
+            second[i] = -np.inf
+            near[i] = 0.0
+        for l in range(1, c):  # the first largest logit, as a strict > keeps it
+            sl = s[l]
+            for i in range(m):
+                higher = sl[i] > top_logit[i]
+                top[i] = l if higher else top[i]
+                top_logit[i] = sl[i] if higher else top_logit[i]
         for l in range(c):
-            if l != top:
-                second = max(second, logits[i, l])
-        near = 0.0  # sum_{k != top} e^{s_k - second} >= 1
+            sl = s[l]
+            for i in range(m):
+                x = sl[i] if l != top[i] else -np.inf
+                second[i] = x if x > second[i] else second[i]
         for l in range(c):
-            if l != top:
-                near += math.exp(logits[i, l] - second)
-        rest = math.exp(second - logits[i, top]) * near  # sum_{k != top} e^{s_k - s_top}
+            sl = s[l]
+            for i in range(m):
+                e = exp_nonpositive(sl[i] - second[i])
+                near[i] += e if l != top[i] else 0.0
+        for i in range(m):
+            rest[i] = exp_nonpositive(second[i] - top_logit[i]) * near[i]
+            near[i] = log_positive(near[i])
         for l in range(c):
-            if l == top:
-                out[i, l] = 0.5 * (logits[i, l] - second - math.log(near))
-            else:
-                others = 1.0 + (rest - math.exp(logits[i, l] - logits[i, top]))
-                out[i, l] = 0.5 * (logits[i, l] - logits[i, top] - math.log(others))
+            sl, gl = s[l], g[l]
+            for i in range(m):
+                x = sl[i]
+                others = 1.0 + (rest[i] - exp_nonpositive(x - top_logit[i]))
+                gl[i] = (0.5 * (x - second[i] - near[i]) if l == top[i]
+                         else 0.5 * (x - top_logit[i] - log_positive(others)))
+        for i in range(m):
+            for l in range(c):
+                out[lo + i, l] = g[l, i]

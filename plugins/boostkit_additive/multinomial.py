@@ -72,7 +72,7 @@ from boostkit.kernels.boosting import take_cells
 from boostkit.losses import get_loss, margin_loss_distribution
 from boostkit.splits import best_split, histogram
 
-from .kernels import class_half_log_odds, response_weights, working_response
+from .kernels import class_half_log_odds, class_log_sigmoids, response_weights, working_response
 from .logit import (LogitWeights, _cell_means, _squared_error_gain, _z_max,
                     response_histograms)
 
@@ -96,8 +96,12 @@ def _check_single_label(data, component: str) -> None:
 
 def class_logits(margin: np.ndarray) -> np.ndarray:
     """s_j = log sigma(2 G_j): the logits of the class probabilities the margins G stand for,
-    F_j up to a constant per example (FHT Algorithm 6's F)."""
-    return -np.logaddexp(0.0, -2.0 * margin)
+    F_j up to a constant per example (FHT Algorithm 6's F)
+    (:func:`boostkit_additive.kernels.class_log_sigmoids`)."""
+    margin = np.ascontiguousarray(margin, dtype=np.float64)
+    out = np.empty(margin.shape)
+    class_log_sigmoids(margin.ravel(), out.ravel())
+    return out
 
 
 def softmax_margins(margin: np.ndarray) -> np.ndarray:
