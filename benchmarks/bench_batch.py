@@ -35,7 +35,8 @@ import numpy as np  # noqa: E402
 
 import boostkit  # noqa: E402
 from boostkit import engine  # noqa: E402
-from boostkit.compiled import CALIBRATION, REWEIGHTING, STOPPING, compile_form  # noqa: E402
+from boostkit.compiled import (CALIBRATION, REWEIGHTING, SEARCH, STOPPING,  # noqa: E402
+                               compile_form)
 from boostkit.data import TrainingData  # noqa: E402
 from boostkit.kernels import rounds  # noqa: E402
 from boostkit_adaboost.coefficients import constant_alpha_values  # noqa: E402
@@ -70,9 +71,8 @@ def inlined_kernel():
 
 def kernel_arguments(data, n_rounds, components):
     binned = data.binned
-    search, values, factors, stop = components
+    search, values, factors, stop, never = components
     d1 = data.initial_weights
-    never = rounds.never_stop()
     empty = np.zeros(0)
     outputs = (np.empty((n_rounds, 2), dtype=np.int64), np.empty((n_rounds, 2, 2)),
                np.empty((n_rounds, 2)), np.empty((n_rounds, 2)), np.empty((n_rounds, 1)),
@@ -101,11 +101,14 @@ def main():
     n, d = (int(v) for v in args.size.lower().split("x"))
     X, y = make_data(n, d)
     data = TrainingData(X, y, None, max_bins=255, rng=np.random.default_rng(0))
-    first_class = (compiled_search("error"), compile_form(constant_alpha_values, CALIBRATION),
-                   compile_form(exponential_log_factors, REWEIGHTING),
-                   compile_form(no_edge_code, STOPPING))
+    compiled = (compiled_search("error"), compile_form(constant_alpha_values, CALIBRATION),
+                compile_form(exponential_log_factors, REWEIGHTING),
+                compile_form(no_edge_code, STOPPING), rounds.never_stop())
+    first_class = tuple(rounds.first_class(f, s) for f, s in zip(
+        compiled, (SEARCH, CALIBRATION, REWEIGHTING, STOPPING, STOPPING)))
     dispatchers = tuple(numba.njit(nogil=True)(f) for f in (
-        error_search, constant_alpha_values, exponential_log_factors, no_edge_code))
+        error_search, constant_alpha_values, exponential_log_factors, no_edge_code,
+        rounds._never_stop))
     print(f"{n} x {d}, {args.rounds} rounds, one thread, CPU time, medians of {args.repeats}")
     rows = []
     start = time.process_time()
@@ -119,10 +122,12 @@ def main():
     inlined = inlined_kernel()
     inlined(*kernel_arguments(data, 2, first_class))
     rows.append(("inlined", inlined, first_class, time.process_time() - start))
-    print(f"{'kernel':>12} {'us/round':>9} {'rounds':>7} {'first call s':>13}")
+    print(f"{'kernel':>12} {'us/round':>9} {'rounds':>7} {'one-round call us':>18} "
+          f"{'first call s':>13}")
     for name, kernel, components, compile_time in rows:
         per_round, ran = time_kernel(kernel, data, args.rounds, components, args.repeats)
-        print(f"{name:>12} {per_round:9.2f} {ran:7d} {compile_time:13.2f}")
+        one_round, _ = time_kernel(kernel, data, 1, components, args.repeats)
+        print(f"{name:>12} {per_round:9.2f} {ran:7d} {one_round:18.1f} {compile_time:13.2f}")
 
     # A whole fit, per round: T and T/10 rounds, the difference over 0.9 T (binning not counted).
     def fit_time(compiled, rounds_):

@@ -438,9 +438,9 @@ class _CutStump:
         self.made = {}
 
     def hypothesis(self, feature: int, bin: int, wneg, wpos, cell_scores) -> Stump:
-        (n0, n1), (p0, p1) = wneg.tolist(), wpos.tolist()
+        (n0, n1), (p0, p1), (lo, hi) = wneg, wpos, cell_scores
         left, right = n0 + p0, n1 + p1  # as Split.at_cut: the heavier side takes missing values
-        key = (feature, bin, *cell_scores.tolist(), left >= right - TIE_TOLERANCE * (left + right))
+        key = (feature, bin, lo, hi, left >= right - TIE_TOLERANCE * (left + right))
         stump = self.made.get(key)
         if stump is None:
             if bin < 0:

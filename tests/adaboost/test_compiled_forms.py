@@ -86,13 +86,13 @@ def test_the_stumps_form_builds_the_stump_of_the_cut_and_reuses_it():
     state = _state(X, np.array([0, 0, 1, 1]))
     form = StumpLearner().boostkit_compiled_form(state=state)
     assert isinstance(form, CompiledProposal) and form.search("error") is compiled_search("error")
-    scores = np.array([-1.0, 1.0])
-    stump = form.hypothesis(0, 1, np.array([0.5, 0.0]), np.array([0.0, 0.5]), scores)
+    scores = [-1.0, 1.0]
+    stump = form.hypothesis(0, 1, [0.5, 0.0], [0.0, 0.5], scores)
     assert stump == Stump(0, state.data.binned.thresholds[0][1], scores, True)
     np.testing.assert_array_equal(stump.cells(X), [0, 0, 1, 1])
-    assert form.hypothesis(0, 1, np.array([0.5, 0.0]), np.array([0.0, 0.5]), scores) is stump
-    constant = form.hypothesis(0, -1, np.array([0.5, 0.0]), np.array([0.5, 0.0]),
-                               np.array([-1.0, -1.0]))
+    assert form.hypothesis(0, 1, [0.5, 0.0], [0.0, 0.5], scores) is stump
+    assert form.hypothesis(0, 1, [0.1, 0.0], [0.0, 0.5], scores).missing_left is False
+    constant = form.hypothesis(0, -1, [0.5, 0.0], [0.5, 0.0], [-1.0, -1.0])
     assert constant.describe() == "constant -1"
 
 

@@ -303,3 +303,25 @@ def test_the_batch_keeps_a_distribution_and_the_error_under_the_bound(problem, r
     assert state.weights.min() >= 0.0 and abs(state.weights.sum() - 1.0) <= 1e-12
     for record in model.records:
         assert record.training_error <= record.error_bound * (1 + 1e-9)
+
+
+def infinite_alpha_values(wneg, wpos, cell_scores, params, values, coefficients):
+    values[0] = values[1] = coefficients[0] = math.inf
+
+
+def test_a_compiled_form_giving_infinite_values_stops_the_fit_naming_it(in_process_plugin):
+    @attrs.define
+    class InfiniteAlpha(ConstantAlpha):
+        name = "infinite-alpha"
+
+        @boostkit.hookimpl
+        def boostkit_compiled_form(self, state):
+            return CompiledCalibration("error", compile_form(infinite_alpha_values, CALIBRATION),
+                                       1, lambda values, coefficients: None)
+
+    in_process_plugin("infinite-plugin", components=[InfiniteAlpha])
+    X, y = _small_data()
+    with pytest.raises(HookError, match=r"round 1 of a compiled batch: cell values that are not "
+                                        r"finite from the compiled form of calibration "
+                                        r"'infinite-alpha' \(test_compiled_rounds\)"):
+        boostkit.Booster("adaboost", calibration="infinite-alpha", n_rounds=3).fit(X, y)
