@@ -11,22 +11,34 @@ sides, cell scores, values, coefficients, errors, log Z_t) and returns how many 
 
 How the components are called: first-class functions. Each compiled form is a numba function
 compiled for its role's signature, passed to the kernel as a ``numba.types.FunctionType``
-argument, and called once per round. Measured on this machine (one thread, CPU time, medians of
-the 200-round ``adaboost`` batch at 1 000 x 10, ``benchmarks/bench_batch.py``):
+argument (a :class:`FirstClass`: its code's address and signature) and called once per round.
+Measured with ``benchmarks/bench_batch.py`` (``adaboost``'s components, 200 rounds at
+1 000 x 10, one thread, CPU time, medians of 9, on a shared 2-core machine):
 
-- first-class functions: 9.1 us a round; the kernel compiles once (cache=True) for every
-  recipe, and a plugin's compiled form adds its own small function only;
-- dispatchers as arguments (the kernel compiled per recipe, the components inlined by LLVM):
-  8.9 us a round, but a new recipe recompiles the whole kernel (1.9 s of CPU on first use, and
-  again for every combination of components);
-- a hand-fused loop (the same kernels called directly): 8.8 us a round.
+============== ========= ================== ====================================
+composition    a round   a one-round call   compiling
+============== ========= ================== ====================================
+first-class    15.9 us   84 us              1.8 s once, for every recipe
+dispatchers    15.5 us   46 us              2.2 s for each recipe
+hand-inlined   15.9 us   80 us              1.8 s for each recipe
+============== ========= ================== ====================================
 
-A first-class call costs ~11 ns against ~0.6 ns inlined, so the 4 to 6 calls of a round cost
-~60 ns, under 1 % of it; per-bin or per-row work inside a first-class function called per bin
-would cost 2 550 calls a round (30 us at 10 x 255 cuts): the search scores every cut in its own
-loop, and the per-row work is this module's fused pass, driven by the factors per (cell, sign).
-So the kernel is compiled once, with an explicit signature (:data:`BATCH`), on the first
-batched fit (:func:`batch_kernel`).
+(dispatchers: the components passed as numba dispatchers, the kernel compiled for them, LLVM
+free to inline them; hand-inlined: the kernel's source with the components' calls replaced by
+``inline="always"`` functions.) A round costs the same within the noise: a first-class call
+is ~11 ns against ~0.6 ns inlined, and a round makes six. So the kernel takes first-class
+functions, with an explicit signature (:data:`BATCH`): it is compiled once, on the first
+batched fit, and cached on disk (:func:`batch_kernel`); a new recipe, or a plugin's compiled
+form, compiles only its own small functions, where a kernel compiled per recipe would cost
+~2 s of compiling for each combination of components. What must not be a first-class call is
+work per bin or per row: a search called per cut would make 2 550 calls a round at 10 x 255
+(30 us); the search scores every cut in its own loop, and the per-row work is the fused pass,
+driven by the factors per (cell, sign).
+
+Where such a round goes (1 000 x 10, the search swapped for a fixed cut): the stump's search
+6.4 us, the rest 9.0 us with a carried histogram and 10.0 us with one summed over the rows (the
+histogram ~4-5 us, the fused pass ~3 us); the Python values of a round, built afterwards,
+~4-5 us more (:func:`boostkit.compiled.run_batch_rounds`).
 """
 
 from __future__ import annotations
