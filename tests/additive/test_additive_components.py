@@ -299,6 +299,35 @@ def test_response_histograms_are_the_class_histograms_of_w_and_w_abs_z(n_columns
     np.testing.assert_allclose(found, expected, rtol=1e-12)
 
 
+@pytest.mark.parametrize("categorical", [False, True])
+def test_logit_step_from_the_stumps_sums_is_the_step_from_the_rows(categorical):
+    # Missing values (and a categorical column): the chosen cut's sums give each cell the
+    # weighted mean of z that the rows give.
+    rng = np.random.default_rng(8)
+    n = 600
+    X = np.c_[rng.integers(0, 4, n).astype(float), rng.normal(size=n)]
+    y = np.where(X[:, 1] + (X[:, 0] == 2) + 0.5 * rng.normal(size=n) > 0.5, 1, -1)
+    X[rng.random(n) < 0.1, 0] = np.nan
+    X[rng.random(n) < 0.1, 1] = np.nan
+    weights = rng.uniform(0.2, 1.0, n)
+    margin = rng.normal(scale=0.7, size=n)
+    for column, categories in ((0, np.arange(4.0) if categorical else None), (1, None)):
+        data = TrainingData(X[:, [column]], y, allow_missing=True,
+                            features=boostkit.FeatureSchema(1, ("x",), (categories,)))
+        state = boostkit.BoostState(data=data, weights=weights / weights.sum(), margin=margin,
+                                    n_rounds=1, rng=np.random.default_rng(0), hook=None,
+                                    n_jobs=1)
+        candidate = LogitStump(min_category_count=1).boostkit_propose(state)
+        from_sums = LogitStep().boostkit_calibrate(state, candidate)
+        rows = boostkit.Candidate(candidate.hypothesis, cells=candidate.cells)
+        from_rows = LogitStep().boostkit_calibrate(state, rows)
+        np.testing.assert_allclose(from_sums.contribution.cell_values,
+                                   from_rows.contribution.cell_values, rtol=1e-12)
+        np.testing.assert_allclose(candidate.hypothesis.cell_scores,
+                                   2.0 * from_rows.contribution.cell_values, rtol=1e-12)
+        np.testing.assert_allclose(from_sums.train_values, from_rows.train_values, rtol=1e-12)
+
+
 def test_logit_step_needs_the_logit_stump_and_the_same_z_max():
     X, y = np.arange(6.0)[:, None], np.array([-1, -1, 1, -1, 1, 1])
     refusal = "calibration 'logit-step' needs .*'logit-response'"
