@@ -26,6 +26,7 @@ import numpy as np
 
 from boostkit.kernels.exponential import CONTRACT, exp_nonpositive
 from boostkit.kernels.margin_loss import log_positive, softplus
+from boostkit.kernels.splits import first_near_minimum
 from boostkit.losses import get_loss, margin_loss_distribution
 
 
@@ -95,6 +96,76 @@ def explained_squares(wpos, wneg, n_columns, out):
                 if total > 0.0:
                     explained += net * net / total
         out[r] = explained
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _cut_explained(lnw, lpw, lnv, lpv, rnw, rpw, rnv, rpv):
+    # S_L^2 / W_L + S_R^2 / W_R of one cut from its sides' sums (explained_squares' terms, in
+    # its order: the left cell, then the right).
+    explained = 0.0
+    total, net = lpw + lnw, lpv - lnv
+    if total > 0.0:
+        explained += net * net / total
+    total, net = rpw + rnw, rpv - rnv
+    if total > 0.0:
+        explained += net * net / total
+    return explained
+
+
+@numba.njit(cache=True, nogil=True)
+def least_squares_cut(hist, valid, tolerance, scores, wneg, wpos):
+    """The cut of least weighted squared error of z over a ``(d, B, 2, 2)`` response histogram.
+
+    ``hist[f, b, 0]`` holds the weight w of the negative and positive examples in bin b of
+    feature f, ``hist[f, b, 1]`` their w |z| (one margin column). ``scores`` (``(d, B - 1)``)
+    receives every cut's loss, -(S_L^2 / W_L + S_R^2 / W_R) (FHT Algorithm 3, step 2(b), as
+    :func:`explained_squares` scores it, from left sums added bin by bin upwards and right sums
+    downwards, as :func:`boostkit.kernels.histogram.threshold_pair_sums` adds them: the same
+    numbers as ``boostkit.splits.best_split`` on the stacked sums). Returns the flat index of
+    the first valid cut within ``tolerance`` (relative) of the least loss
+    (:func:`boostkit.kernels.splits.first_near_minimum`, best_split's rule for ties), having
+    written its sides' sums into ``wneg`` and ``wpos`` (``(2, 2)``: side x [w, w|z|]), or -1
+    when no cut is valid. One compiled call in place of the sides' arrays, the loss over them
+    and the choice.
+    """
+    d, n_bins = hist.shape[0], hist.shape[1]
+    right = np.empty((n_bins, 4))
+    for f in range(d):
+        h = hist[f]
+        rnw = rpw = rnv = rpv = 0.0
+        for b in range(n_bins - 1, 0, -1):
+            rnw += h[b, 0, 0]
+            rpw += h[b, 0, 1]
+            rnv += h[b, 1, 0]
+            rpv += h[b, 1, 1]
+            right[b - 1, 0] = rnw
+            right[b - 1, 1] = rpw
+            right[b - 1, 2] = rnv
+            right[b - 1, 3] = rpv
+        lnw = lpw = lnv = lpv = 0.0
+        for b in range(n_bins - 1):
+            lnw += h[b, 0, 0]
+            lpw += h[b, 0, 1]
+            lnv += h[b, 1, 0]
+            lpv += h[b, 1, 1]
+            scores[f, b] = -_cut_explained(lnw, lpw, lnv, lpv, right[b, 0], right[b, 1],
+                                           right[b, 2], right[b, 3])
+    k = first_near_minimum(scores, valid, tolerance)
+    if k < 0:
+        return k
+    f, cut = k // (n_bins - 1), k % (n_bins - 1)
+    h = hist[f]
+    wneg[:] = 0.0
+    wpos[:] = 0.0
+    for b in range(cut + 1):
+        for channel in range(2):
+            wneg[0, channel] += h[b, channel, 0]
+            wpos[0, channel] += h[b, channel, 1]
+    for b in range(n_bins - 1, cut, -1):
+        for channel in range(2):
+            wneg[1, channel] += h[b, channel, 0]
+            wpos[1, channel] += h[b, channel, 1]
+    return k
 
 
 @numba.njit(cache=True, nogil=True, fastmath=CONTRACT, error_model="numpy")

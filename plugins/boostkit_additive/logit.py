@@ -36,10 +36,12 @@ from boostkit.kernels.blocks import histogram_threads
 from boostkit.kernels.boosting import take_cells
 from boostkit.kernels.two_channel import two_channel_histogram
 from boostkit.losses import get_loss, margin_loss_distribution, shard_weights
-from boostkit.splits import MIN_CATEGORY_COUNT, check_min_category_count, histogram
+from boostkit.splits import (MIN_CATEGORY_COUNT, TIE_TOLERANCE, Split, check_min_category_count,
+                             histogram)
 from boostkit_adaboost import Stump, search_binned, two_cell_hypothesis
 
-from .kernels import explained_squares, response_weights, working_response
+from .kernels import (explained_squares, least_squares_cut, response_weights,
+                      working_response)
 
 #: A plugin capability: the weak learner chose its cells by the weighted least-squares fit of
 #: LogitBoost's working response, the criterion ``logit-step``'s values are optimal for.
@@ -144,6 +146,23 @@ def response_histograms(state, z_max: float) -> np.ndarray:
     return state.reduce(ResponseHistograms(z_max, state.data.binned.max_bins))
 
 
+def least_squares_split(hist: np.ndarray, valid: np.ndarray) -> Split | None:
+    """``boostkit.splits.best_split``'s split of a one-column response histogram
+    (``(d, B, 2, 2)``, :func:`response_histograms`) under :func:`_squared_error_gain` on
+    ordered data, or ``None``: the same losses, choice and sides' sums, from one compiled call
+    (:func:`boostkit_additive.kernels.least_squares_cut`)."""
+    d, n_bins = hist.shape[:2]
+    if valid.size == 0:
+        return None
+    scores = np.empty((d, n_bins - 1))
+    wneg, wpos = np.empty((2, 2)), np.empty((2, 2))
+    k = least_squares_cut(hist, valid, TIE_TOLERANCE, scores, wneg, wpos)
+    if k < 0:
+        return None
+    feature, cut = divmod(k, n_bins - 1)
+    return Split.at_cut(feature, cut, scores[feature, cut], wneg, wpos, weight_columns=1)
+
+
 def cell_response_means(wneg: np.ndarray, wpos: np.ndarray, n_columns: int) -> np.ndarray:
     """sum_{i in j} w_i z_i / sum_{i in j} w_i per cell j (and class) from the cells' stacked
     sums (columns as in :func:`response_histograms`): ``(K,)`` with one margin column, else
@@ -192,9 +211,13 @@ class LogitStump(boostkit.Proposal):
     def boostkit_propose(self, state):
         binned, n_columns = state.data.binned, state.data.n_columns
         hist = response_histograms(state, self.z_max)
-        split = search_binned(state, hist, _squared_error_gain(n_columns), self.min_category_count,
-                              category_keys=_mean_response_keys(n_columns),
-                              weight_columns=n_columns)
+        if binned.ordered and n_columns == 1:
+            split = least_squares_split(hist, binned.split_mask)
+        else:
+            split = search_binned(state, hist, _squared_error_gain(n_columns),
+                                  self.min_category_count,
+                                  category_keys=_mean_response_keys(n_columns),
+                                  weight_columns=n_columns)
         if split is None:  # every feature is constant: the constant hypothesis
             sums = hist[0].sum(axis=0)  # (2C, 2): every row in cell 0
             wneg = np.stack([sums[:, 0], np.zeros(2 * n_columns)])

@@ -74,7 +74,7 @@ from boostkit.splits import best_split, histogram
 
 from .kernels import class_half_log_odds, class_log_sigmoids, response_weights, working_response
 from .logit import (LogitWeights, _cell_means, _squared_error_gain, _z_max,
-                    response_histograms)
+                    least_squares_split, response_histograms)
 
 #: A plugin capability: the weak learner fitted one regression stump per class to Algorithm 6's
 #: working responses, which ``multinomial-step`` gives its per-class values.
@@ -227,7 +227,8 @@ class MultinomialStumps(boostkit.Proposal):
         for j in range(n_columns):
             # Class j's own fit: its column of w and of w|z|, (d, B, 2, 2).
             class_hist = hist[:, :, [j, n_columns + j]]
-            split = best_split(class_hist, binned.split_mask, loss)
+            split = (least_squares_split(class_hist, binned.split_mask) if n_columns == 1
+                     else best_split(class_hist, binned.split_mask, loss))
             if split is None:  # every feature is constant: the constant function
                 wneg = np.stack([class_hist[0].sum(axis=0)[:, 0], np.zeros(2)])
                 wpos = np.stack([class_hist[0].sum(axis=0)[:, 1], np.zeros(2)])

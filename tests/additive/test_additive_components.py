@@ -328,6 +328,27 @@ def test_logit_step_from_the_stumps_sums_is_the_step_from_the_rows(categorical):
         np.testing.assert_allclose(from_sums.train_values, from_rows.train_values, rtol=1e-12)
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_the_compiled_least_squares_cut_is_best_splits(seed):
+    from boostkit.splits import best_split
+    from boostkit_additive.logit import _squared_error_gain, least_squares_split
+
+    rng = np.random.default_rng(seed)
+    d, n_bins = 6, 12
+    hist = rng.exponential(size=(d, n_bins, 2, 2)) * (rng.random((d, n_bins, 1, 1)) < 0.8)
+    if seed == 1:  # every cut of feature 2 equal to feature 4's: the tie goes to feature 2
+        hist[4] = hist[2]
+    valid = rng.random((d, n_bins - 1)) < 0.9
+    ours = least_squares_split(hist, valid)
+    theirs = best_split(hist, valid, _squared_error_gain(1), weight_columns=1)
+    assert (ours.feature, ours.bin, ours.missing_left) == (theirs.feature, theirs.bin,
+                                                            theirs.missing_left)
+    assert ours.loss == theirs.loss  # the same sums in the same order
+    np.testing.assert_array_equal(ours.wneg, theirs.wneg)
+    np.testing.assert_array_equal(ours.wpos, theirs.wpos)
+    assert least_squares_split(hist, np.zeros_like(valid)) is None
+
+
 def test_logit_step_needs_the_logit_stump_and_the_same_z_max():
     X, y = np.arange(6.0)[:, None], np.array([-1, -1, 1, -1, 1, 1])
     refusal = "calibration 'logit-step' needs .*'logit-response'"
