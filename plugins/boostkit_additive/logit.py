@@ -180,9 +180,10 @@ class LogitStump(boostkit.Proposal):
     FHT Algorithm 3, step 2(b), with stumps: among every feature and bin edge, the cut whose
     two-cell fit of z (weights ``state.weights``, the w = p(1 - p) of ``logit-weights``) leaves the
     smallest weighted squared error. The sums are the class histograms of w and of w|z|
-    (``state.reduce``, :class:`ResponseHistograms`), searched by ``boostkit.splits.best_split``
-    as 2C columns; the fitted values come from the
-    chosen cut's sums, with no pass over the rows. The hypothesis is a ``decision-stump`` whose
+    (``state.reduce``, :class:`ResponseHistograms`), searched as 2C columns by
+    ``boostkit.splits.best_split`` (by :func:`least_squares_split`, the same split in one
+    compiled call, with one column on ordered data); the fitted values come from the chosen
+    cut's sums, with no pass over the rows. The hypothesis is a ``decision-stump`` whose
     cell scores are the fitted f_m (the weighted mean of z per side); with C > 1 margin columns
     it is phi(x) in {-1, +1}, the calibration giving each side its per-class values. The
     candidate carries each cell's sum of w z (``info["response_sums"]``, ``(2, C)``) for
