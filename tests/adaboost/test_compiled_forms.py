@@ -9,6 +9,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import boostkit
 from boostkit.compiled import (CALIBRATION, REWEIGHTING, STOPPING, CompiledCalibration,
@@ -16,6 +18,8 @@ from boostkit.compiled import (CALIBRATION, REWEIGHTING, STOPPING, CompiledCalib
                                compile_form)
 from boostkit.engine import BoostState
 from boostkit.data import TrainingData
+from boostkit.kernels.splits import lowest_error_cut
+from boostkit.splits import TIE_TOLERANCE, histogram, valid_splits
 from boostkit_adaboost.coefficients import constant_alpha_values, domain_partition_values
 from boostkit_adaboost.reweighting import exponential_log_factors
 from boostkit_adaboost.stopping import no_edge_code
@@ -40,12 +44,36 @@ def _search(criterion, hist=HIST, valid=VALID):
 
 
 def test_the_error_search_finds_the_cut_of_least_weighted_error():
-    k, scores, sides, cell_scores = _search("error")
-    assert k == 0  # feature 0, after bin 0
-    assert scores[0, 0] == pytest.approx(0.05 + 0.05)
-    assert scores[1, 0] == pytest.approx(0.1 + 0.15)
+    k, _, sides, cell_scores = _search("error")
+    assert k == 0  # feature 0, after bin 0: errs 0.05 + 0.05; feature 1's best 0.1 + 0.15
     np.testing.assert_allclose(sides, [[0.30, 0.05], [0.05, 0.10]])  # neg (l, r), pos (l, r)
     np.testing.assert_array_equal(cell_scores, [-1.0, 1.0])  # majorities: left -, right +
+
+
+@settings(max_examples=200)
+@given(st.integers(1, 9), st.integers(2, 40), st.integers(2, 80), st.integers(0, 2**32 - 1),
+       st.booleans())
+def test_the_error_search_chooses_the_cut_of_lowest_error_cut(d, n_bins, n, seed, sparse):
+    # The right sides as the class totals' rest: the same cut and sides as the engine's search,
+    # on the histograms of rows (every feature's bins sum to the same totals).
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, n_bins - 1, (d, n)).astype(np.uint8)
+    weights = rng.random(n) ** 4  # spread over orders of magnitude, as boosting's weights
+    if sparse:
+        weights[rng.random(n) < 0.5] = 0.0
+    weights[0] = 1.0
+    weights /= weights.sum()
+    is_pos = rng.integers(0, 2, n).astype(np.uint8)
+    hist = histogram(codes, weights, is_pos, n_bins)
+    counts = np.stack([np.bincount(row, minlength=n_bins) for row in codes]).astype(np.int64)
+    valid = np.ascontiguousarray(valid_splits(counts))
+    expected_sides = np.empty((2, 2))
+    expected = lowest_error_cut(hist, valid, TIE_TOLERANCE, np.empty((d, n_bins - 1)),
+                                expected_sides)
+    k, _, sides, _ = _search("error", hist=hist, valid=valid)
+    assert k == expected
+    if k >= 0:
+        np.testing.assert_array_equal(sides, expected_sides)
 
 
 def test_the_z_search_scores_two_sqrt_products():
