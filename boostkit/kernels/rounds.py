@@ -18,27 +18,30 @@ Measured with ``benchmarks/bench_batch.py`` (``adaboost``'s components, 200 roun
 ============== ========= ================== ====================================
 composition    a round   a one-round call   compiling
 ============== ========= ================== ====================================
-first-class    15.9 us   84 us              1.8 s once, for every recipe
-dispatchers    15.5 us   46 us              2.2 s for each recipe
-hand-inlined   15.9 us   80 us              1.8 s for each recipe
+first-class    13.4 us   109 us             once, for every recipe
+dispatchers    12.5 us   59 us              3.4 s for each recipe
+hand-inlined   12.8 us   91 us              3.1 s for each recipe
 ============== ========= ================== ====================================
 
 (dispatchers: the components passed as numba dispatchers, the kernel compiled for them, LLVM
 free to inline them; hand-inlined: the kernel's source with the components' calls replaced by
-``inline="always"`` functions.) A round costs the same within the noise: a first-class call
-is ~11 ns against ~0.6 ns inlined, and a round makes six. So the kernel takes first-class
-functions, with an explicit signature (:data:`BATCH`): it is compiled once, on the first
-batched fit, and cached on disk (:func:`batch_kernel`); a new recipe, or a plugin's compiled
-form, compiles only its own small functions, where a kernel compiled per recipe would cost
-~2 s of compiling for each combination of components. What must not be a first-class call is
-work per bin or per row: a search called per cut would make 2 550 calls a round at 10 x 255
-(30 us); the search scores every cut in its own loop, and the per-row work is the fused pass,
-driven by the factors per (cell, sign).
+``inline="always"`` functions; an earlier run, with a slower search, gave 15.9, 15.5 and
+15.9 us.) A first-class call is ~11 ns against ~0.6 ns inlined and a round makes six; the
+rest of the gap (up to ~0.9 us, 7 %, within this machine's noise) is what inlining lets LLVM
+do around the calls. So the kernel takes first-class functions, with an explicit signature
+(:data:`BATCH`): it is compiled once, on the first batched fit (~1.6 s, with its kernels
+already cached), and cached on disk (:func:`batch_kernel`); a new recipe, or a plugin's
+compiled form, compiles only its own small functions, where a kernel compiled per recipe
+costs ~2-3 s of compiling for each combination of components, in every fresh environment.
+What must not be a first-class call is work per bin or per row: a search called per cut would
+make 2 550 calls a round at 10 x 255 (30 us); the search scores every cut in its own loop, and
+the per-row work is the fused pass, driven by the factors per (cell, sign).
 
-Where such a round goes (1 000 x 10, the search swapped for a fixed cut): the stump's search
-6.4 us, the rest 9.0 us with a carried histogram and 10.0 us with one summed over the rows (the
-histogram ~4-5 us, the fused pass ~3 us); the Python values of a round, built afterwards,
-~4-5 us more (:func:`boostkit.compiled.run_batch_rounds`).
+Where such a round goes (1 000 x 10, the search swapped for a fixed cut): the stump's error
+search 3.3 us, the rest 9.1 us with a carried histogram and 10.0 us with one summed over the
+rows (the histogram ~4-5 us, the fused pass ~3 us); the Python values of a round, built
+afterwards, ~4-5 us more (:func:`boostkit.compiled.run_batch_rounds`). A whole batched
+``Booster("adaboost")`` round: 18.6 us, against 87.5 us one by one.
 """
 
 from __future__ import annotations
