@@ -109,31 +109,52 @@ def _cell_tables(values, factors, kept_cell, n_classes):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def _cell_row(i, code_row, table, values, error, factor, is_pos, d1, weights, new_weights,
+              margin, total, train_err, werr):
+    # Row i of the binary pass: F, the errors, the new weight; the sums so far, updated, and
+    # the row's cell, old weight and sign. Branch-free, as add_contribution: the signs are
+    # unpredictable.
+    cell = table[np.uintp(code_row[i])]
+    s = is_pos[i]
+    at = np.uintp(2) * np.uintp(cell) + np.uintp(s)
+    m = margin[i] + values[cell]
+    margin[i] = m
+    train_err += d1[i] * ((2.0 * s - 1.0) * m <= 0.0)
+    w = weights[i]
+    werr += w * error[at]
+    new = w * factor[at]
+    new_weights[i] = new
+    total += new
+    return total, train_err, werr, cell, w
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def _cell_pass(code_row, table, values, factors, kept_cell, is_pos, d1, weights, new_weights,
                margin, rows, row_change, row_pos):
     # cell_term_pass with the new weights written to ``new_weights`` (may be ``weights``).
     error, factor, change = _cell_tables(values, factors, kept_cell, 1)
-    compact = kept_cell >= 0
     n = code_row.shape[0]
-    k = 0
     total = train_err = werr = 0.0
-    for i in range(n):  # branch-free, as add_contribution: the signs are unpredictable
-        cell = table[np.uintp(code_row[i])]
-        s = is_pos[i]
-        at = np.uintp(2) * np.uintp(cell) + np.uintp(s)
-        y = 2.0 * s - 1.0
-        m = margin[i] + values[cell]
-        margin[i] = m
-        train_err += d1[i] * (y * m <= 0.0)
-        w = weights[i]
-        werr += w * error[at]
-        new = w * factor[at]
-        new_weights[i] = new
-        total += new
+    if kept_cell < 0:  # nothing to compact: a loop LLVM vectorises (1.8 against 3.1 ms at 10^6)
+        for i in range(n):
+            total, train_err, werr, _, _ = _cell_row(i, code_row, table, values, error, factor,
+                                                     is_pos, d1, weights, new_weights, margin,
+                                                     total, train_err, werr)
+        return 0, total, train_err, werr
+    k = 0
+    for i in range(n):  # every row written at the end, the next overwrites one that stays
+        total, train_err, werr, cell, w = _cell_row(i, code_row, table, values, error, factor,
+                                                    is_pos, d1, weights, new_weights, margin,
+                                                    total, train_err, werr)
         rows[k] = i
-        row_change[k] = change[at] * w
-        row_pos[k] = s
-        k += (cell != kept_cell) & compact
+        row_change[k] = w  # D_t(i), multiplied by the change of factor below
+        k += cell != kept_cell
+    for j in range(k):  # two stores a row above, not three: 2.7 against 3.1 ms at 10^6 rows
+        i = rows[j]
+        s = is_pos[i]
+        row_pos[j] = s
+        at = np.uintp(2) * np.uintp(table[np.uintp(code_row[i])]) + np.uintp(s)
+        row_change[j] = change[at] * row_change[j]
     return k, total, train_err, werr
 
 
