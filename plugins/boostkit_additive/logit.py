@@ -40,7 +40,7 @@ from boostkit.splits import (MIN_CATEGORY_COUNT, TIE_TOLERANCE, Split, check_min
                              histogram)
 from boostkit_adaboost import Stump, search_binned, two_cell_hypothesis
 
-from .kernels import (explained_squares, least_squares_cut, response_weights,
+from .kernels import (class_major, explained_squares, least_squares_cut, response_weights,
                       working_response)
 
 #: A plugin capability: the weak learner chose its cells by the weighted least-squares fit of
@@ -113,10 +113,7 @@ class ResponseHistograms:
     columns [C, 2C) their sums of w |z|, z the clipped working response from the rows' margins
     F_{t-1} (:func:`boostkit_additive.kernels.response_weights`, one pass). The positive side
     less the negative one of the second is sum w z, FHT Algorithm 3's least-squares numerator.
-    With one column on one thread both come from one pass over the codes
-    (:func:`boostkit.kernels.two_channel.two_channel_histogram`, the two class histograms bit
-    for bit); else from the engine's class-histogram kernel, twice
-    (:func:`boostkit.splits.histogram`). Picklable: it runs where the rows are
+    Summed by :func:`stacked_histograms`. Picklable: it runs where the rows are
     (``state.reduce``).
     """
 
@@ -127,16 +124,44 @@ class ResponseHistograms:
         values = np.empty(rows.margin.size)
         response_weights(rows.margin.ravel(), rows.y.ravel(), rows.weights.ravel(), self.z_max,
                          values)
-        codes = rows.codes
-        if rows.margin.ndim == 1 and histogram_threads(codes, rows.n_jobs) == 1:
-            out = np.empty((codes.shape[0], self.n_bins, 2, 2))
-            two_channel_histogram(codes, rows.weights, values, rows.is_pos, out)
-            return out
-        stacked = [histogram(codes, w, rows.is_pos, self.n_bins, rows.n_jobs)
-                   for w in (rows.weights, values.reshape(rows.margin.shape))]
-        if rows.margin.ndim == 1:  # (d, B, 2) each: one column of w, one of w|z|
+        return stacked_histograms(rows.codes, rows.weights, values.reshape(rows.margin.shape),
+                                  rows.is_pos, self.n_bins, rows.n_jobs)
+
+
+def stacked_histograms(codes: np.ndarray, weights: np.ndarray, values: np.ndarray,
+                       is_pos: np.ndarray, n_bins: int, n_jobs: int = 1) -> np.ndarray:
+    """``(d, B, 2C, 2)``: the class histograms of ``weights`` (columns [0, C)) and of
+    ``values`` (columns [C, 2C)), both ``(n,)`` or ``(n, C)`` over (example, class) pairs.
+
+    On one thread, class by class in one pass over the codes each
+    (:func:`boostkit.kernels.two_channel.two_channel_histogram`: the sums of the engine's
+    class-histogram kernel, bit for bit, as the pair histogram sums each class); on threads,
+    the engine's histogram of each (:func:`boostkit.splits.histogram`).
+    """
+    d = codes.shape[0]
+    if histogram_threads(codes, n_jobs) > 1:
+        stacked = [histogram(codes, w, is_pos, n_bins, n_jobs) for w in (weights, values)]
+        if weights.ndim == 1:  # (d, B, 2) each: one column of each
             stacked = [h[:, :, None, :] for h in stacked]
         return np.concatenate(stacked, axis=2)
+    if weights.ndim == 1:
+        out = np.empty((d, n_bins, 2, 2))
+        two_channel_histogram(codes, weights, values, is_pos, out)
+        return out
+    n_columns = weights.shape[1]
+    out = np.empty((d, n_bins, 2 * n_columns, 2))
+    part = np.empty((d, n_bins, 2, 2))
+    # Class-major copies: class l's pairs, a binary problem of their own, adjacent in memory.
+    weights_t, values_t = np.empty((n_columns, codes.shape[1])), np.empty((n_columns,
+                                                                           codes.shape[1]))
+    is_pos_t = np.empty((n_columns, codes.shape[1]), dtype=np.uint8)
+    for pairs, out_t in ((weights, weights_t), (values, values_t), (is_pos, is_pos_t)):
+        class_major(np.ascontiguousarray(pairs), out_t)
+    for l in range(n_columns):
+        two_channel_histogram(codes, weights_t[l], values_t[l], is_pos_t[l], part)
+        out[:, :, l] = part[:, :, 0]
+        out[:, :, n_columns + l] = part[:, :, 1]
+    return out
 
 
 def response_histograms(state, z_max: float) -> np.ndarray:

@@ -70,11 +70,11 @@ import boostkit
 from boostkit.capabilities import SINGLE_LABEL
 from boostkit.kernels.boosting import take_cells
 from boostkit.losses import get_loss, margin_loss_distribution
-from boostkit.splits import best_split, histogram
+from boostkit.splits import best_split
 
 from .kernels import class_half_log_odds, class_log_sigmoids, response_weights, working_response
 from .logit import (LogitWeights, _cell_means, _squared_error_gain, _z_max,
-                    least_squares_split, response_histograms)
+                    least_squares_split, response_histograms, stacked_histograms)
 
 #: A plugin capability: the weak learner fitted one regression stump per class to Algorithm 6's
 #: working responses, which ``multinomial-step`` gives its per-class values.
@@ -254,9 +254,8 @@ def _response_histograms(state, z_max: float) -> np.ndarray:
     g = softmax_margins(state.margin)
     values = np.empty(g.size)
     response_weights(g.ravel(), data.y.ravel(), state.weights.ravel(), z_max, values)
-    response = histogram(binned.codes, values.reshape(g.shape), data.is_pos, binned.max_bins,
-                         state.n_jobs)
-    return np.concatenate([state.class_histogram(), response], axis=2)
+    return stacked_histograms(binned.codes, state.weights, values.reshape(g.shape), data.is_pos,
+                              binned.max_bins, state.n_jobs)
 
 
 def _check_cell_values(value) -> np.ndarray:

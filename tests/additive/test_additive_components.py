@@ -349,6 +349,29 @@ def test_the_compiled_least_squares_cut_is_best_splits(seed):
     assert least_squares_split(hist, np.zeros_like(valid)) is None
 
 
+@pytest.mark.parametrize("n_columns", [1, 4])
+def test_stacked_histograms_are_the_engines_histograms_bit_for_bit(n_columns):
+    from boostkit.splits import histogram
+    from boostkit_additive.kernels import class_major
+    from boostkit_additive.logit import stacked_histograms
+
+    rng = np.random.default_rng(9)
+    n, d, n_bins = 5000, 5, 30
+    codes = rng.integers(0, n_bins, size=(d, n)).astype(np.uint8)
+    shape = (n,) if n_columns == 1 else (n, n_columns)
+    weights, values = rng.random(shape), rng.random(shape)
+    is_pos = (rng.random(shape) < 0.5).astype(np.uint8)
+    found = stacked_histograms(codes, weights, values, is_pos, n_bins)
+    engine = [histogram(codes, w, is_pos, n_bins) for w in (weights, values)]
+    if n_columns == 1:
+        engine = [h[:, :, None, :] for h in engine]
+    np.testing.assert_array_equal(found, np.concatenate(engine, axis=2))
+    if n_columns > 1:
+        out = np.empty((n_columns, n))
+        class_major(weights, out)
+        np.testing.assert_array_equal(out, weights.T)
+
+
 def test_logit_step_needs_the_logit_stump_and_the_same_z_max():
     X, y = np.arange(6.0)[:, None], np.array([-1, -1, 1, -1, 1, 1])
     refusal = "calibration 'logit-step' needs .*'logit-response'"
