@@ -290,13 +290,16 @@ class Booster:
         category unseen in training is read as a missing value
         (:class:`boostkit.features.FeatureSchema`).
     histogram:
-        How the rows' class histogram is found each round: ``"exact"`` (default) sums every
-        row under D_t; ``"carried"`` (or a :class:`boostkit.plane.CarriedHistogram` with its
-        drift limits) updates last round's histogram from the rows off the last term's largest
-        cell, where the reweighting multiplies weights per (cell, sign) (``exponential``) and
-        the term is constant per cell; elsewhere, and whenever the drift bound would pass its
-        limit, it sums every row. The carried histogram agrees with the exact one to rounding
-        (within the stated bound), so a tie between stumps within that may go the other way.
+        How the rows' class histogram is found each round: ``"carried"`` (default; or a
+        :class:`boostkit.plane.CarriedHistogram` with its drift limits) updates last round's
+        histogram from the rows off the last term's largest cell, where the reweighting
+        multiplies weights per (cell, sign) (``exponential``) and the term is constant per
+        cell; such a round also adds the term, measures it and reweighs the rows in one fused
+        pass (D_{t+1} = D_t g / Z_t, :mod:`boostkit.kernels.fused`) on one thread. Elsewhere,
+        and whenever the drift bound would pass its limit, it sums every row. ``"exact"`` sums
+        every row under D_t each round and computes the weights from the margins. Both agree
+        to rounding (within the stated bounds, ``docs/performance.md``), so a tie between
+        stumps within that may go the other way.
     compiled_rounds:
         ``True`` (default): when every component of the recipe has a compiled form
         (``boostkit_compiled_form``, :mod:`boostkit.compiled`) and the fit has no observer,
@@ -335,7 +338,7 @@ class Booster:
     stopping: Any = attrs.field(default=None, kw_only=True)
     learning_rate: float | None = attrs.field(default=None, kw_only=True, validator=_learning_rate)
     categorical_features: Any = attrs.field(default=CATEGORICAL_FROM_DTYPE, kw_only=True)
-    histogram: Any = attrs.field(default="exact", kw_only=True, validator=_histogram)
+    histogram: Any = attrs.field(default="carried", kw_only=True, validator=_histogram)
     compiled_rounds: bool = attrs.field(default=True, kw_only=True,
                                         validator=attrs.validators.instance_of(bool))
 

@@ -40,12 +40,12 @@ from .capabilities import check_data_requirements
 from .components import BinCells, Candidate, RowWeights, Weights, describe_hypothesis
 from .errors import HookError
 from .kernels.blocks import row_threads
-from .kernels.boosting import (add_contribution, add_contribution_blocks, all_finite_parallel,
-                               sum_and_min_parallel)
+from .kernels.boosting import (add_contribution, add_contribution_blocks, all_finite,
+                               all_finite_parallel, sum_and_min_parallel)
 from .kernels.carried import (changed_class_histogram, changed_class_weights,
                               changed_pair_weights, gather_codes, rows_off_cell)
 from .kernels.fused import carry_factors, cell_term_pass_into, factor_scale, pair_term_pass_into
-from .plugins import get_registry
+from .plugins import get_registry, tracing_enabled
 from .splits import histogram
 
 __all__ = ["Advance", "CarriedHistogram", "DataPlane", "HISTOGRAM_MODES", "RowPlane", "Rows",
@@ -263,6 +263,27 @@ def check_distribution(weights: np.ndarray, shape: tuple, owner: str, n_jobs: in
     )
 
 
+def cell_log_factors(reweighting):
+    """The reweighting's ``cell_log_factors`` (log g[cell, sign] of a term's values per cell:
+    D_{t+1}(i) = D_t(i) g[cell_i, y_i] / Z_t), or ``None`` when it declares none, or when a
+    subclass overrides its weights (``boostkit_reweight``, ``boostkit_row_weights``) below the
+    class that declared the factors: that subclass changed the rule without saying it is still
+    multiplicative per cell (SAMME's weights floored after normalising are not)."""
+    owners = type(reweighting).__mro__
+
+    def owner(name):
+        return next((cls for cls in owners if name in vars(cls)), None)
+
+    declared = owner("cell_log_factors")
+    if declared is None:
+        return None
+    for hook in ("boostkit_reweight", "boostkit_row_weights"):
+        rule = owner(hook)
+        if rule is not None and rule is not declared and issubclass(rule, declared):
+            return None
+    return reweighting.cell_log_factors
+
+
 #: The ways a :class:`RowPlane` gets each round's class histogram (``Booster(histogram=...)``):
 #: ``"exact"`` sums every row under D_t; ``"carried"`` updates the last histogram
 #: (:class:`CarriedHistogram` with its defaults).
@@ -386,10 +407,13 @@ class RowPlane(DataPlane):
         # Whole-rows reweighting when the component has one (it may use state.least_margin,
         # found in the pass that adds the contribution); else its row form.
         self._whole_rows = bool(state.hook.boostkit_reweight.get_hookimpls())
-        # A carried histogram needs a reweighting that says how it multiplies a cell's weights.
+        # A carried histogram and the fused pass need a reweighting that says how it
+        # multiplies a cell's weights.
         reweighting = next(c for role, c in self.components if role == "reweighting")
-        self._cell_log_factors = (getattr(reweighting, "cell_log_factors", None)
-                                  if self.carried is not None else None)
+        self._cell_log_factors = (cell_log_factors(reweighting) if self.carried is not None
+                                  else None)
+        # A traced fit calls every round hook, so the trace shows each (no fused pass).
+        self._fused = self._cell_log_factors is not None and not tracing_enabled()
 
     def class_histogram(self, state) -> np.ndarray:
         # One histogram per distribution: several components may ask within a round.
@@ -443,7 +467,8 @@ class RowPlane(DataPlane):
         of one binned feature's bins and whose reweighting multiplies weights per (cell, sign),
         or ``None``: a term that replaces another, cells that are not a table of one feature's
         bins (or a table that misses a code), values not constant per cell or not finite, log
-        factors of another shape."""
+        factors ``None`` (a reweighting multiplicative per cell only for some parameters says
+        so) or of another shape."""
         bin_cells = candidate.bin_cells
         if calibrated.replaces is not None or not isinstance(bin_cells, BinCells):
             return None
@@ -455,7 +480,10 @@ class RowPlane(DataPlane):
         if (table.shape[0] < counts.shape[0] or int(table.max()) >= values.shape[0]
                 or not np.isfinite(values).all()):
             return None
-        log_factors = np.ascontiguousarray(self._cell_log_factors(values), dtype=np.float64)
+        log_factors = self._cell_log_factors(values)
+        if log_factors is None:  # the rule is not multiplicative per cell with its parameters
+            return None
+        log_factors = np.ascontiguousarray(log_factors, dtype=np.float64)
         if log_factors.shape != values.shape + (2,):
             return None
         rows_per_cell = np.bincount(table[:counts.shape[0]], weights=counts,
@@ -497,7 +525,7 @@ class RowPlane(DataPlane):
     def advance(self, state, candidate: Candidate, calibrated) -> Advance:
         t, n_jobs, shape = state.round, state.n_jobs, self.data.y.shape
         calibration = self._calibration
-        if self._cell_log_factors is not None and row_threads(self.data.y.size, n_jobs) == 1:
+        if self._fused and row_threads(self.data.y.size, n_jobs) == 1:
             term = self._cell_term(state, candidate, calibrated)
             if term is not None:
                 fused = self._fused_advance(state, candidate, calibrated, *term)
@@ -568,8 +596,16 @@ class RowPlane(DataPlane):
         if not math.isfinite(growth):
             return None
         t, shape = state.round, self.data.y.shape
-        check_array(calibrated.train_values, shape, "training contributions",
-                     f"boostkit_calibrate of {self._calibration} in round {t}", finite=False)
+        where = f"boostkit_calibrate of {self._calibration} in round {t}"
+        check_array(calibrated.train_values, shape, "training contributions", where,
+                    finite=False)
+        # The calibration's own values are not added (the cell values are), but a non-finite
+        # one is the calibration's error all the same: one read (0.35 ms at 10^6 rows).
+        if not all_finite(calibrated.train_values.ravel()):
+            raise HookError(non_finite_message(
+                calibrated.train_values, describe_hypothesis(candidate.hypothesis,
+                                                             self.data.features),
+                f"round {t}, {self._calibration}"))
         previous = self._histogram
         carry = (previous is not None and previous[0] is state.weights
                  and self._may_carry(growth))

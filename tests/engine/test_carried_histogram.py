@@ -38,6 +38,7 @@ class DriftLog:
 
     def __init__(self):
         self.relative, self.bound, self.off_empty, self.carried = [], [], [], []
+        self.fused = 0
 
     def __call__(self, state, record):
         plane = state.plane
@@ -54,10 +55,13 @@ class DriftLog:
         self.bound.append(plane.histogram_growth * (n + plane.rounds_carried * (n + 4)) * UNIT
                           + n * UNIT)
         self.carried.append(plane.rounds_carried)
+        self.fused = plane.rounds_fused
 
 
 def _fit_both(algorithm, X, y, features, n_rounds=200, carried="carried"):
-    exact = boostkit.Booster(algorithm, n_rounds=n_rounds).fit(X, y, features=features)
+    # The exact histogram and the weights from the margins, round by round: the reference.
+    exact = boostkit.Booster(algorithm, n_rounds=n_rounds, histogram="exact",
+                             compiled_rounds=False).fit(X, y, features=features)
     log = DriftLog()
     model = boostkit.Booster(algorithm, n_rounds=n_rounds, histogram=carried,
                              callbacks=[log]).fit(X, y, features=features)
@@ -83,6 +87,12 @@ def test_the_carried_fit_picks_the_exact_fits_stumps_within_the_bound(name, n_ro
     assert [r.hypothesis for r in carried.records] == [r.hypothesis for r in exact.records]
     np.testing.assert_allclose([r.training_error for r in carried.records],
                                [r.training_error for r in exact.records], rtol=0, atol=1e-12)
+    # The fused pass's weights (multiplied per cell): coefficients within the tolerance
+    # reference's 1e-10 of each round's largest.
+    for fused, whole in zip(carried.records, exact.records):
+        scale = np.abs(whole.coefficients).max()
+        assert np.abs(np.subtract(fused.coefficients, whole.coefficients)).max() <= 1e-10 * scale
+    assert log.fused == len(carried.records)  # every round took the fused pass
     assert sum(k > 0 for k in log.carried) > len(log.carried) // 2  # most rounds were carried
     assert all(r <= b for r, b in zip(log.relative, log.bound))
     assert max(log.relative) < 1e-8  # measured: at most 2.7e-9 (mushroom), else 4e-11
@@ -120,10 +130,15 @@ def test_a_rule_that_is_not_multiplicative_per_cell_sums_every_row_bit_for_bit()
     assert [r.hypothesis for r in carried.records] == [r.hypothesis for r in exact.records]
 
 
-def test_the_default_is_the_exact_histogram():
+def test_the_default_is_the_carried_histogram_and_exact_sums_every_row():
     X, y, features = _sample("ionosphere")
+    assert boostkit.Booster("adaboost").histogram == "carried"
     log = DriftLog()
     boostkit.Booster("adaboost", n_rounds=20, callbacks=[log]).fit(X, y, features=features)
+    assert max(log.carried) > 0
+    log = DriftLog()
+    boostkit.Booster("adaboost", n_rounds=20, histogram="exact", callbacks=[log]).fit(
+        X, y, features=features)
     assert set(log.carried) == {0} and set(log.relative) == {0.0}
     assert RowPlane(None, (), recipe_name="").carried is None
 

@@ -158,3 +158,16 @@ def test_property_weights_stay_non_negative_and_the_compaction_is_the_rows_off_t
     kept_factor = np.take_along_axis(factors[max(kept, 0)][None].repeat(len(want), 0), sign,
                                      -1)[..., 0]
     np.testing.assert_array_equal(change, (factor - kept_factor) * weights[want])
+
+
+def test_a_reweighting_that_overrides_the_rule_below_its_factors_declares_none():
+    from boostkit_adaboost.multiclass import SammeWeights
+    from boostkit_adaboost.reweighting import ExponentialReweighting
+
+    from boostkit.plane import cell_log_factors
+
+    exponential = ExponentialReweighting()
+    assert cell_log_factors(exponential) == exponential.cell_log_factors
+    # SAMME's weights floored after normalising are no product of per-cell factors.
+    assert cell_log_factors(SammeWeights(floor=1e-3)) is None
+    assert cell_log_factors(object()) is None

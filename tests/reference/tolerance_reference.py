@@ -20,9 +20,11 @@ and compares with :func:`compare`:
   margin;
 * the same test accuracy.
 
-It stands beside the bit-for-bit fingerprints (:mod:`binary_reference`), which stay until the
-first change meant to move bits lands; that change retires them in its own commit and
-regenerates this reference, saying which results moved and why.
+It replaced the bit-for-bit fingerprints of fitted models: a change that moves bits (a new
+summation order, weights multiplied per cell instead of computed from the margins) regenerates
+it in its own commit, after checking that the stored reference still passes, and says which
+results moved and why. Only the model files boostkit 0.1 saved are still compared bit for bit
+(:mod:`binary_reference`): they fit nothing.
 """
 
 from __future__ import annotations
@@ -57,8 +59,8 @@ DECISION_RTOL = 1e-9
 NEAR_TIE = 2 * TIE_TOLERANCE
 
 #: ``name: (rows sampled, rows fitted)``; the rest of the sample is held out. spambase's sample
-#: is the fingerprints' (:func:`binary_reference.dataset`); breast_cancer_wisconsin has missing
-#: values, german_credit categorical columns.
+#: is the saved model files' (:func:`binary_reference.dataset`); breast_cancer_wisconsin has
+#: missing values, german_credit categorical columns.
 DATASETS = {
     "spambase": (1200, 900),
     "breast_cancer_wisconsin": (699, 500),
