@@ -213,49 +213,92 @@ def class_half_log_odds(logits, out):
     at a time called the C library per class (3.7 ms at 20 000 x 10 classes).
     """
     n, c = logits.shape
-    s = np.empty((c, _TILE_ROWS))  # a tile's logits, class-major: each loop runs over examples
-    g = np.empty((c, _TILE_ROWS))
-    top = np.empty(_TILE_ROWS)  # the top class, as a float (the selects stay one width)
-    top_logit = np.empty(_TILE_ROWS)
-    second = np.empty(_TILE_ROWS)
-    near = np.empty(_TILE_ROWS)  # sum_{k != top} e^{s_k - second} >= 1, then its log
-    rest = np.empty(_TILE_ROWS)  # sum_{k != top} e^{s_k - s_top}
+    s, g, scratch = _tile_arrays(c)
     for lo in range(0, n, _TILE_ROWS):
         m = min(lo + _TILE_ROWS, n) - lo
         for i in range(m):
             for l in range(c):
                 s[l, i] = logits[lo + i, l]
-        for i in range(m):
-            top[i] = 0.0
-            top_logit[i] = s[0, i]
-            second[i] = -np.inf
-            near[i] = 0.0
-        for l in range(1, c):  # the first largest logit, as a strict > keeps it
-            sl = s[l]
-            for i in range(m):
-                higher = sl[i] > top_logit[i]
-                top[i] = l if higher else top[i]
-                top_logit[i] = sl[i] if higher else top_logit[i]
-        for l in range(c):
-            sl = s[l]
-            for i in range(m):
-                x = sl[i] if l != top[i] else -np.inf
-                second[i] = x if x > second[i] else second[i]
-        for l in range(c):
-            sl = s[l]
-            for i in range(m):
-                e = exp_nonpositive(sl[i] - second[i])
-                near[i] += e if l != top[i] else 0.0
-        for i in range(m):
-            rest[i] = exp_nonpositive(second[i] - top_logit[i]) * near[i]
-            near[i] = log_positive(near[i])
-        for l in range(c):
-            sl, gl = s[l], g[l]
-            for i in range(m):
-                x = sl[i]
-                others = 1.0 + (rest[i] - exp_nonpositive(x - top_logit[i]))
-                gl[i] = (0.5 * (x - second[i] - near[i]) if l == top[i]
-                         else 0.5 * (x - top_logit[i] - log_positive(others)))
+        _tile_half_log_odds(s, g, m, scratch)
         for i in range(m):
             for l in range(c):
                 out[lo + i, l] = g[l, i]
+
+
+@numba.njit(cache=True, nogil=True, fastmath=CONTRACT, error_model="numpy")
+def moved_half_log_odds(margin, step, scale, out):
+    """:func:`class_half_log_odds` of the logits log sigma(2 G) + ``scale`` * ``step``.
+
+    ``margin`` G and ``step`` are ``(n, C)``: the half log-odds of the softmax of the logits
+    the margins stand for (:func:`class_log_sigmoids`), moved by a step of Algorithm 6 (``scale``
+    1) or not (``scale`` 0: the margins normalised). The logits are made in the tile, with no
+    array of their own: the same numbers as the two kernels one after the other.
+    """
+    n, c = margin.shape
+    s, g, scratch = _tile_arrays(c)
+    for lo in range(0, n, _TILE_ROWS):
+        m = min(lo + _TILE_ROWS, n) - lo
+        for i in range(m):
+            for l in range(c):
+                s[l, i] = margin[lo + i, l]
+        for l in range(c):
+            sl = s[l]
+            for i in range(m):
+                sl[i] = -softplus(-2.0 * sl[i])
+        for i in range(m):
+            for l in range(c):
+                s[l, i] += scale * step[lo + i, l]
+        _tile_half_log_odds(s, g, m, scratch)
+        for i in range(m):
+            for l in range(c):
+                out[lo + i, l] = g[l, i]
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _tile_arrays(c):
+    # A tile's logits and half log-odds, class-major (each loop runs over examples), and five
+    # numbers per example (_tile_half_log_odds).
+    return (np.empty((c, _TILE_ROWS)), np.empty((c, _TILE_ROWS)),
+            np.empty((5, _TILE_ROWS)))
+
+
+@numba.njit(cache=True, nogil=True, fastmath=CONTRACT, error_model="numpy", inline="always")
+def _tile_half_log_odds(s, g, m, scratch):
+    # g[l, i] = G_il of the logits s[l, i] of the tile's first m examples (class-major).
+    c = s.shape[0]
+    top = scratch[0]  # the top class, as a float (the selects stay one width)
+    top_logit = scratch[1]
+    second = scratch[2]
+    near = scratch[3]  # sum_{k != top} e^{s_k - second} >= 1, then its log
+    rest = scratch[4]  # sum_{k != top} e^{s_k - s_top}
+    for i in range(m):
+        top[i] = 0.0
+        top_logit[i] = s[0, i]
+        second[i] = -np.inf
+        near[i] = 0.0
+    for l in range(1, c):  # the first largest logit, as a strict > keeps it
+        sl = s[l]
+        for i in range(m):
+            higher = sl[i] > top_logit[i]
+            top[i] = l if higher else top[i]
+            top_logit[i] = sl[i] if higher else top_logit[i]
+    for l in range(c):
+        sl = s[l]
+        for i in range(m):
+            x = sl[i] if l != top[i] else -np.inf
+            second[i] = x if x > second[i] else second[i]
+    for l in range(c):
+        sl = s[l]
+        for i in range(m):
+            e = exp_nonpositive(sl[i] - second[i])
+            near[i] += e if l != top[i] else 0.0
+    for i in range(m):
+        rest[i] = exp_nonpositive(second[i] - top_logit[i]) * near[i]
+        near[i] = log_positive(near[i])
+    for l in range(c):
+        sl, gl = s[l], g[l]
+        for i in range(m):
+            x = sl[i]
+            others = 1.0 + (rest[i] - exp_nonpositive(x - top_logit[i]))
+            gl[i] = (0.5 * (x - second[i] - near[i]) if l == top[i]
+                     else 0.5 * (x - top_logit[i] - log_positive(others)))

@@ -72,7 +72,8 @@ from boostkit.kernels.boosting import take_cells
 from boostkit.losses import get_loss, margin_loss_distribution
 from boostkit.splits import best_split
 
-from .kernels import class_half_log_odds, class_log_sigmoids, response_weights, working_response
+from .kernels import (class_log_sigmoids, moved_half_log_odds, response_weights,
+                      working_response)
 from .logit import (LogitWeights, _cell_means, _squared_error_gain, _z_max,
                     least_squares_split, response_histograms, stacked_histograms)
 
@@ -108,12 +109,14 @@ def softmax_margins(margin: np.ndarray) -> np.ndarray:
     """The half log-odds of ``margin_probabilities(margin)``: G itself when its sigma(2 G) sum to 1.
 
     One column (two classes) is already its own half log-odds, p = sigma(2F), and is returned as
-    it is.
+    it is. Several: :func:`boostkit_additive.kernels.moved_half_log_odds` of the class logits
+    unmoved.
     """
     if margin.ndim == 1:
         return margin
+    margin = np.ascontiguousarray(margin, dtype=np.float64)
     out = np.empty_like(margin)
-    class_half_log_odds(class_logits(margin), out)
+    moved_half_log_odds(margin, margin, 0.0, out)
     return out
 
 
@@ -141,14 +144,16 @@ def centred_step(cell_values: np.ndarray, sides: np.ndarray) -> np.ndarray:
 
 
 def margin_change(margin: np.ndarray, step: np.ndarray) -> np.ndarray:
-    """G(F + f) - G(F): the change of the margins when the logits F move by ``step``.
+    """G(F + f) - G(F): the change of the margins when the logits F move by ``step``
+    (:func:`boostkit_additive.kernels.moved_half_log_odds`, F = log sigma(2 G)).
 
     One column: the margin is F itself, so the change is the step.
     """
     if margin.ndim == 1:
         return step
+    margin = np.ascontiguousarray(margin, dtype=np.float64)
     moved = np.empty_like(margin)
-    class_half_log_odds(class_logits(margin) + step, moved)
+    moved_half_log_odds(margin, np.ascontiguousarray(step, dtype=np.float64), 1.0, moved)
     return moved - margin
 
 
