@@ -10,11 +10,16 @@ boosting" (FHT), Algorithm 3, with p(x) = 1 / (1 + e^{-2F(x)}) (their eq. 19) an
 * w |z|, the values whose class histogram, beside that of the weights w = p (1 - p), holds every
   cut's least-squares fit of z (the weights and the potential
   sum_i D_1(i) log2(1 + e^{-2 y_i F(x_i)}) are the engine's margin loss ``logitboost``);
+* the least-squares stump's search over those sums (:func:`explained_squares`,
+  :func:`least_squares_cut`);
 * for Algorithm 6 (several classes, :mod:`boostkit_additive.multinomial`), the half log-odds of
   each class against the rest under the softmax of the class logits, on which the two quantities
-  above are Algorithm 6's per class.
+  above are Algorithm 6's per class, and the pairs' arrays class by class (:func:`class_major`).
 
-Plain module-level functions over arrays and scalars (boostkit's kernel conventions).
+Plain module-level functions over arrays and scalars (boostkit's kernel conventions). The loops
+over examples use the engine's plain-arithmetic exponential and logarithms
+(``exp_nonpositive``, ``log_positive``, ``softplus``), which LLVM vectorises where the C
+library's cannot be.
 """
 
 from __future__ import annotations
