@@ -250,9 +250,10 @@ def moved_half_log_odds(margin, step, scale, out):
             sl = s[l]
             for i in range(m):
                 sl[i] = -softplus(-2.0 * sl[i])
-        for i in range(m):
-            for l in range(c):
-                s[l, i] += scale * step[lo + i, l]
+        if scale != 0.0:  # unmoved (scale 0): adding 0 * step would change no logit
+            for i in range(m):
+                for l in range(c):
+                    s[l, i] += scale * step[lo + i, l]
         _tile_half_log_odds(s, g, m, scratch)
         for i in range(m):
             for l in range(c):
