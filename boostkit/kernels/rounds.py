@@ -56,7 +56,7 @@ from numba import types
 
 from ..compiled import CALIBRATION, REWEIGHTING, SEARCH, STOPPING
 from .carried import changed_class_histogram
-from .fused import carry_factors, cell_term_pass
+from .fused import carry_factors, cell_term_pass, factor_scale
 from .histogram import class_histogram
 
 __all__ = ["BATCH", "MAX_STOPPING", "NON_FINITE", "NO_WEIGHT", "FirstClass", "batch_kernel",
@@ -172,13 +172,13 @@ def run_batch(codes, is_pos, d1, weights, margin, valid, bin_counts,
     kept_factors = np.empty(2)
     growth = 1.0  # prod rho_t since the last histogram summed over the rows
     carried = 0  # rounds carried since then
-    step = np.inf  # rho_t of last round's term (inf: no histogram to carry)
+    step = np.inf  # rho_t of last round's term
+    carry = False  # whether this round's histogram is carried from last round's
     n_off = 0
     stop[0] = 0
     stop[1] = 0
     for t in range(cuts.shape[0]):
-        if (np.isfinite(step) and growth * step <= max_growth
-                and (refresh_every == 0 or carried + 1 < refresh_every)):
+        if carry:
             # H_{t+1} = (g_O H_t + sum_{j != O} (g_j - g_O) H_j) / Z_t, as the row plane
             changed_class_histogram(codes, rows[:n_off], row_change[:n_off], row_pos[:n_off],
                                     change)
@@ -218,9 +218,13 @@ def run_batch(codes, is_pos, d1, weights, margin, valid, bin_counts,
             table[b] = cell
             rows_per_cell[cell] += bin_counts[feature, b]
         factors, kept, step = carry_factors(log_factors, rows_per_cell)
+        # The row plane's rule (RowPlane._may_carry): carry next round's histogram while the
+        # drift bound stays within its limits; else no row is compacted (a faster pass).
+        carry = (np.isfinite(step) and growth * step <= max_growth
+                 and (refresh_every == 0 or carried + 1 < refresh_every))
         n_off, total, training_error, weighted_error = cell_term_pass(
-            codes[feature], table, values[t], factors, kept, is_pos, d1, weights, margin, rows,
-            row_change, row_pos)
+            codes[feature], table, values[t], factors, kept if carry else -1, is_pos, d1,
+            weights, margin, rows, row_change, row_pos)
         if not (total > 0.0 and np.isfinite(total)):
             stop[0] = NO_WEIGHT
             stop[1] = t + 1
@@ -231,11 +235,8 @@ def run_batch(codes, is_pos, d1, weights, margin, valid, bin_counts,
         kept_factors[0] = factors[kept, 0]
         kept_factors[1] = factors[kept, 1]
         # log Z_t = log sum_i D_t(i) g[cell_i, y_i], the factors' common scale put back.
-        top = -np.inf
-        for j in range(2):
-            if rows_per_cell[j] > 0.0:
-                top = max(top, log_factors[j, 0], log_factors[j, 1])
-        log_z = math.log(total) + top if potential else np.nan
+        log_z = (math.log(total) + factor_scale(log_factors, rows_per_cell) if potential
+                 else np.nan)
         numbers[t, 0] = weighted_error
         numbers[t, 1] = training_error
         numbers[t, 2] = log_z
