@@ -31,6 +31,7 @@ reads only cell sums, and a reweighting with a row form (``boostkit_row_weights`
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any, Mapping
 
 import attrs
@@ -385,6 +386,7 @@ class RowPlane(DataPlane):
         self._carry: _Carry | None = None
         # The fused pass's rows off the kept cell, their change of weight and sign: reused.
         self._off_rows: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._spare_weights: np.ndarray | None = None  # D_{t-1}'s array, for D_{t+1}
         #: prod rho_t over the rounds carried since the last exact histogram, and their number.
         self.histogram_growth = 1.0
         self.rounds_carried = 0
@@ -614,7 +616,11 @@ class RowPlane(DataPlane):
             buffers = self._off_rows = (np.empty(shape[0], dtype=np.uintp), np.empty(shape),
                                         np.empty(shape, dtype=np.uint8))
         rows, row_change, row_pos = buffers
-        weights = np.empty(shape)
+        # D_{t+1} goes to D_{t-1}'s array when nothing but the plane holds it any more (a new
+        # array's pages are faulted in by the pass: 0.4 ms more at 10^6 rows).
+        weights, self._spare_weights = self._spare_weights, None
+        if weights is None or weights.shape != shape or sys.getrefcount(weights) > 2:
+            weights = np.empty(shape)
         bin_cells = candidate.bin_cells
         term_pass = cell_term_pass_into if len(shape) == 1 else pair_term_pass_into
         n_off, total, training_error, weighted_error = term_pass(
@@ -633,7 +639,10 @@ class RowPlane(DataPlane):
         self._carry = (_Carry(weights, previous[1], factors[kept], growth, bin_cells.feature,
                               off=(rows[:n_off], row_change[:n_off], row_pos[:n_off]))
                        if carry else None)
-        state.weights = weights
+        # The carry holds H_t: the plane keeps no other reference to D_t, which is the next
+        # round's spare array.
+        self._histogram = None
+        self._spare_weights, state.weights = state.weights, weights
         return Advance(training_error, weighted_error, log_potential)
 
     def _from_row_form(self, state, margin, y, d1) -> Weights:
