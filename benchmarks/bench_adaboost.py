@@ -342,6 +342,10 @@ def main(argv=None):
         for size, key, ms, fit_s, ratio, speedup, a in rows:
             print(f"{size:>12} {key:>32} {ms:9.3f} {fit_s:8.2f} {ratio:14.2f} {speedup:8.2f} "
                   f"{a:8.4f}")
+        noisy = [key for key, value in medians.items() if value <= 0.0]
+        if noisy:  # T rounds timed faster than T/10: the rounds are below the setup's noise
+            print(f"{'':>12} {', '.join(noisy)}: the T - T/10 rounds took less than the noise of "
+                  "the fits' setup (more --rounds or --repeats, or --clock cpu)")
         if "scikit-learn (1 thr)" in acc:
             print(f"{'':>12} accuracy after {sk_rounds} rounds: {recipes[0]} "
                   f"{acc['boostkit@sk']:.4f}, scikit-learn {acc['scikit-learn (1 thr)']:.4f} "
