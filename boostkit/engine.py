@@ -295,11 +295,12 @@ class Booster:
         histogram from the rows off the last term's largest cell, where the reweighting
         multiplies weights per (cell, sign) (``exponential``) and the term is constant per
         cell; such a round also adds the term, measures it and reweighs the rows in one fused
-        pass (D_{t+1} = D_t g / Z_t, :mod:`boostkit.kernels.fused`) on one thread. Elsewhere,
-        and whenever the drift bound would pass its limit, it sums every row. ``"exact"`` sums
-        every row under D_t each round and computes the weights from the margins. Both agree
-        to rounding (within the stated bounds, ``docs/performance.md``), so a tie between
-        stumps within that may go the other way.
+        pass (D_{t+1} = D_t g / Z_t, :mod:`boostkit.kernels.fused`; on one thread whatever
+        ``n_jobs``: it beat the threaded passes it replaces). Elsewhere, and whenever the drift
+        bound would pass its limit, it sums every row. ``"exact"`` sums every row under D_t
+        each round and computes the weights from the margins. Both agree to rounding (within
+        the stated bounds, ``docs/performance.md``), so a tie between stumps within that may go
+        the other way.
     compiled_rounds:
         ``True`` (default): when every component of the recipe has a compiled form
         (``boostkit_compiled_form``, :mod:`boostkit.compiled`) and the fit has no observer,
