@@ -10,8 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from boostkit.kernels.boosting import add_contribution
-from boostkit.kernels.fused import carry_factors, cell_term_pass, pair_term_pass
+import boostkit
+from boostkit.kernels.boosting import add_contribution, exponential_distribution
+from boostkit.kernels.fused import (carry_factors, cell_term_pass, cell_term_pass_into,
+                                    pair_term_pass, pair_term_pass_into)
 
 
 def _problem(rng, n, n_bins, n_cells, n_classes=None):
@@ -171,3 +173,51 @@ def test_a_reweighting_that_overrides_the_rule_below_its_factors_declares_none()
     # SAMME's weights floored after normalising are no product of per-cell factors.
     assert cell_log_factors(SammeWeights(floor=1e-3)) is None
     assert cell_log_factors(object()) is None
+
+
+@pytest.mark.parametrize("kernel, into, n_classes", [
+    (cell_term_pass, cell_term_pass_into, None), (pair_term_pass, pair_term_pass_into, 3)])
+def test_the_into_passes_leave_d_t_and_write_the_in_place_passes_numbers(kernel, into, n_classes):
+    rng = np.random.default_rng(3)
+    code_row, table, values, log_factors, is_pos, d1, weights, margin = _problem(
+        rng, 513, 6, 3, n_classes)
+    factors = np.exp(log_factors)
+    in_place = _run(kernel, code_row, table, values, factors, 1, is_pos, d1, weights, margin)
+    kept_weights, new_weights, new_margin = weights.copy(), np.empty(weights.shape), margin.copy()
+    rows = np.empty(513, dtype=np.uintp)
+    row_change, row_pos = np.empty(weights.shape), np.empty(weights.shape, dtype=np.uint8)
+    n_off, total, train_err, werr = into(code_row, table, values, factors, 1, is_pos, d1,
+                                         kept_weights, new_weights, new_margin, rows, row_change,
+                                         row_pos)
+    np.testing.assert_array_equal(kept_weights, weights)
+    got = (new_weights, new_margin, rows[:n_off], row_change[:n_off], row_pos[:n_off], total,
+           train_err, werr)
+    for a, b in zip(got, in_place):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_fused_weights_stay_within_the_drift_bound_of_the_margins_weights():
+    # 200 rounds of real AdaBoost on separable mushroom (its values grow to several units):
+    # every weight of the normal range within (3 k + 2 sum_t max |v_t| + 2 max |y F| + 2 n) u
+    # of exp(-y F) normalised, the weights computed from the margins (2 n u: the two totals'
+    # rounding, a common scale).
+    if "mushroom" not in boostkit.datasets.available():
+        pytest.skip("dataset mushroom is not available")
+    data = boostkit.datasets.load("mushroom", dropna=True)
+    worst, bound, size = [], [], [0.0]
+
+    def compare(state, record):
+        size[0] += float(np.abs(record.coefficients).max())
+        expected, _ = exponential_distribution(state.margin.ravel(), state.data.y.ravel(),
+                                               state.initial_weights.ravel())
+        normal = expected > np.finfo(np.float64).tiny
+        got = state.weights.ravel()[normal]
+        worst.append(float((np.abs(got - expected[normal]) / expected[normal]).max()))
+        margins = np.abs(state.margin).max()
+        bound.append((3 * state.round + 2 * size[0] + 2 * margins + 2 * state.weights.size)
+                     * 2.0 ** -53)
+
+    model = boostkit.Booster("real-adaboost", n_rounds=200, callbacks=[compare]).fit(
+        data.X, data.y, features=data.features)
+    assert len(model.records) == 200
+    assert all(w <= b for w, b in zip(worst, bound))
