@@ -108,12 +108,17 @@ def test_estimator_takes_callbacks_and_stays_clonable():
 
 # -- verbose -----------------------------------------------------------------------------------
 
+#: verbose's first line: the fit runs its rounds one by one (boostkit.compiled), and why.
+ONE_BY_ONE = ("boostkit: rounds run one by one, not in a compiled batch: observer 'RoundLog' "
+              "(boostkit.observers) observes every round (verbose)")
+
 
 def test_verbose_prints_one_line_every_k_rounds_and_the_last(capsys):
     boostkit.Booster("adaboost", n_rounds=5, verbose=2).fit(X, Y)
     out, err = capsys.readouterr()
     assert err == ""
-    lines = out.splitlines()
+    why, *lines = out.splitlines()
+    assert why == ONE_BY_ONE
     assert lines[0] == "[2/5] eps_t=0.125 Z_t=0.661438 prod_Z_t=0.52915 training_error=0.2"
     assert [line.split()[0] for line in lines] == ["[2/5]", "[4/5]", "[5/5]"]
     assert lines[-1].endswith(" stop=max-rounds")
@@ -122,6 +127,7 @@ def test_verbose_prints_one_line_every_k_rounds_and_the_last(capsys):
 def test_verbose_one_prints_every_round(capsys):
     boostkit.Booster("adaboost", n_rounds=2, verbose=1).fit(X, Y)
     assert capsys.readouterr().out.splitlines() == [
+        ONE_BY_ONE,
         "[1/2] eps_t=0.2 Z_t=0.8 prod_Z_t=0.8 training_error=0.2",
         "[2/2] eps_t=0.125 Z_t=0.661438 prod_Z_t=0.52915 training_error=0.2 stop=max-rounds",
     ]
@@ -130,7 +136,8 @@ def test_verbose_one_prints_every_round(capsys):
 def test_verbose_prints_the_validation_scores(capsys):
     model = boostkit.Booster(with_validation(patience=2), n_rounds=12, verbose=1).fit(
         X, Y, eval_set=(X_VAL, Y_VAL))
-    lines = capsys.readouterr().out.splitlines()
+    why, *lines = capsys.readouterr().out.splitlines()
+    assert why.startswith("boostkit: rounds run one by one, not in a compiled batch: ")
     assert lines[0] == ("[ 1/12] eps_t=0.2 Z_t=0.8 prod_Z_t=0.8 training_error=0.2 "
                         "validation_error=0 validation_log_loss=0.223144")
     assert len(lines) == model.n_rounds == 3 and model.best_round == 1
@@ -158,6 +165,8 @@ def test_verbose_prints_the_last_round_of_an_exhausted_pool(capsys, in_process_p
     recipe = attrs.evolve(get_registry().algorithm("adaboost"), proposal_wrappers=("two-rounds",))
     boostkit.Booster(recipe, n_rounds=10, verbose=5).fit(X, Y)
     assert capsys.readouterr().out.splitlines() == [
+        "boostkit: rounds run one by one, not in a compiled batch: proposal-wrapper "
+        "'two-rounds' has no compiled form (no proposal-wrapper in a batch)",
         "[ 2/10] eps_t=0.125 Z_t=0.661438 prod_Z_t=0.52915 training_error=0.2 stop=pool-exhausted",
     ]
 
@@ -173,5 +182,6 @@ def test_estimator_verbose_prints(capsys):
 
     BoostClassifier(n_rounds=2, verbose=2).fit(X, Y)
     assert capsys.readouterr().out.splitlines() == [
+        ONE_BY_ONE,
         "[2/2] eps_t=0.125 Z_t=0.661438 prod_Z_t=0.52915 training_error=0.2 stop=max-rounds",
     ]
