@@ -32,7 +32,6 @@ import numpy as np
 from boostkit.kernels.exponential import CONTRACT, exp_nonpositive
 from boostkit.kernels.margin_loss import log_positive, softplus
 from boostkit.kernels.splits import first_near_minimum
-from boostkit.losses import get_loss, margin_loss_distribution
 
 
 @numba.njit(cache=True, nogil=True)
@@ -65,20 +64,6 @@ def response_weights(margin, y, weights, z_max, out):
         e = exp_nonpositive(-abs(x))
         grow = e if x <= 0.0 else 1.0 / e  # e^x
         out[i] = weights[i] * min(1.0 + grow, z_max)
-
-
-def logistic_weights(margin, y, d1, out, n_jobs: int = 1) -> float:
-    """w_i proportional to D_1(i) p_i (1 - p_i) into ``out``, normalised; returns the log of
-    sum_i D_1(i) log2(1 + e^{-2 y_i F_i}), the D_1-weighted logistic loss in bits.
-
-    FHT Algorithm 3, step 2(a), with p = 1 / (1 + e^{-2F}): the engine's margin loss
-    ``logitboost`` (:func:`boostkit.losses.margin_loss_distribution`: one vectorised pass, in log
-    space where the weights could underflow, so they sum to 1 whatever the margins).
-    """
-    weights, log_potential = margin_loss_distribution(get_loss("logitboost"), margin, y, d1,
-                                                      n_jobs)
-    out[:] = weights
-    return log_potential
 
 
 @numba.njit(cache=True, nogil=True)

@@ -328,10 +328,9 @@ def test_logit_stump_groups_categories_by_least_squares_like_brute_force():
     schema = FeatureSchema(1, ("color",), (COLORS,))
     state = _state(X, y, features=schema)
     state.margin = rng.normal(scale=0.5, size=n)  # z and w differ per example
-    from boostkit_additive.kernels import logistic_weights
-    weights = np.empty(n)
-    logistic_weights(state.margin, state.data.y, state.initial_weights, weights)
-    state.weights = weights
+    from boostkit.losses import get_loss, margin_loss_distribution
+    state.weights, _ = margin_loss_distribution(get_loss("logitboost"), state.margin,
+                                                state.data.y, state.initial_weights, 1)
     stump = LogitStump(min_category_count=1)
     candidate = stump.boostkit_propose(state)
     from boostkit_additive.logit import response
@@ -340,7 +339,7 @@ def test_logit_stump_groups_categories_by_least_squares_like_brute_force():
     def sse(left):
         total = 0.0
         for side in (left, ~left):
-            w, zz = weights[side], z[side]
+            w, zz = state.weights[side], z[side]
             total += np.sum(w * (zz - np.sum(w * zz) / np.sum(w)) ** 2)
         return total
 
