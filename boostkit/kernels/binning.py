@@ -62,6 +62,8 @@ CODE_TILE = 256
 # Rows of one task of code_bins_parallel (its bin counts are summed after): a number of rows, so
 # the blocks, and the answer, do not depend on the threads.
 CODE_BLOCK = 1 << 16
+# Rows of each column that quantile_bins reads first to guess whether it holds float32 values.
+FLOAT32_PROBE = 256
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -299,25 +301,13 @@ def _code_sorted_column(sorted_values, sorted_rows, f, weighted, max_bins,
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _bin_column(X, f, weighted, max_bins, n_categories, missing_code, thresholds,
-                n_thresholds, codes, bin_counts, values, rows, values_tmp, rows_tmp, distinct,
-                counts):
+def _bin_sorted_column(X, f, weighted, max_bins, n_categories, missing_code, thresholds,
+                       n_thresholds, codes, bin_counts, sorted_values, sorted_rows, distinct,
+                       counts):
     bin_counts[f, :] = 0
-    n_sorted = -1
-    if X.shape[0] < 2**31:  # float32 values sort on 32-bit keys and rows, in the same scratch
-        sorted32, rows32, is_float32 = sort_float32_column(
-            X, f, values.view(np.float32), rows.view(np.int32), values_tmp.view(np.float32),
-            rows_tmp.view(np.int32))
-        if is_float32:
-            _code_sorted_column(sorted32, rows32, f, weighted, max_bins, n_categories,
-                                thresholds, n_thresholds, codes, bin_counts, distinct, counts)
-            n_sorted = sorted32.shape[0]
-    if n_sorted < 0:
-        sorted64, rows64 = sort_column(X, f, values, rows, values_tmp, rows_tmp)
-        _code_sorted_column(sorted64, rows64, f, weighted, max_bins, n_categories,
-                            thresholds, n_thresholds, codes, bin_counts, distinct, counts)
-        n_sorted = sorted64.shape[0]
-    if n_sorted < X.shape[0]:
+    _code_sorted_column(sorted_values, sorted_rows, f, weighted, max_bins, n_categories,
+                        thresholds, n_thresholds, codes, bin_counts, distinct, counts)
+    if sorted_values.shape[0] < X.shape[0]:
         for i in range(X.shape[0]):
             if X[i, f] != X[i, f]:
                 codes[f, i] = missing_code
@@ -326,6 +316,84 @@ def _bin_column(X, f, weighted, max_bins, n_categories, missing_code, thresholds
 
 
 @numba.njit(cache=True, nogil=True)
+def _quantile_bins64(X, columns, weighted, max_bins, n_categories, missing_code, thresholds,
+                     n_thresholds, codes, bin_counts):
+    n = X.shape[0]
+    values, values_tmp, distinct = np.empty(n), np.empty(n), np.empty(n)
+    rows, rows_tmp = np.empty(n, dtype=np.intp), np.empty(n, dtype=np.intp)
+    counts = np.empty(n, dtype=np.int64)
+    for f in columns:
+        sorted_values, sorted_rows = sort_column(X, f, values, rows, values_tmp, rows_tmp)
+        _bin_sorted_column(X, f, weighted, max_bins, n_categories, missing_code, thresholds,
+                           n_thresholds, codes, bin_counts, sorted_values, sorted_rows,
+                           distinct, counts)
+
+
+@numba.njit(cache=True, nogil=True)
+def _quantile_bins32(X, columns, declined, weighted, max_bins, n_categories, missing_code,
+                     thresholds, n_thresholds, codes, bin_counts):
+    n = X.shape[0]
+    values, values_tmp = np.empty(n, dtype=np.float32), np.empty(n, dtype=np.float32)
+    rows, rows_tmp = np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int32)
+    distinct, counts = np.empty(n), np.empty(n, dtype=np.int64)
+    for f in columns:
+        sorted_values, sorted_rows, is_float32 = sort_float32_column(X, f, values, rows,
+                                                                     values_tmp, rows_tmp)
+        if is_float32:
+            _bin_sorted_column(X, f, weighted, max_bins, n_categories, missing_code,
+                               thresholds, n_thresholds, codes, bin_counts, sorted_values,
+                               sorted_rows, distinct, counts)
+        else:
+            declined[f] = True
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def _quantile_bins64_parallel(X, columns, weighted, max_bins, n_categories, missing_code,
+                              thresholds, n_thresholds, codes, bin_counts):
+    n = X.shape[0]
+    for j in numba.prange(columns.shape[0]):
+        f = columns[j]
+        sorted_values, sorted_rows = sort_column(X, f, np.empty(n), np.empty(n, dtype=np.intp),
+                                                 np.empty(n), np.empty(n, dtype=np.intp))
+        _bin_sorted_column(X, f, weighted, max_bins, n_categories, missing_code, thresholds,
+                           n_thresholds, codes, bin_counts, sorted_values, sorted_rows,
+                           np.empty(n), np.empty(n, dtype=np.int64))
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def _quantile_bins32_parallel(X, columns, declined, weighted, max_bins, n_categories,
+                              missing_code, thresholds, n_thresholds, codes, bin_counts):
+    n = X.shape[0]
+    for j in numba.prange(columns.shape[0]):
+        f = columns[j]
+        sorted_values, sorted_rows, is_float32 = sort_float32_column(
+            X, f, np.empty(n, dtype=np.float32), np.empty(n, dtype=np.int32),
+            np.empty(n, dtype=np.float32), np.empty(n, dtype=np.int32))
+        if is_float32:
+            _bin_sorted_column(X, f, weighted, max_bins, n_categories, missing_code,
+                               thresholds, n_thresholds, codes, bin_counts, sorted_values,
+                               sorted_rows, np.empty(n), np.empty(n, dtype=np.int64))
+        else:
+            declined[f] = True
+
+
+def _bin_by_key_width(kernel32, kernel64, X, *args):
+    # Columns whose first rows are float32 values try the 32-bit sort (below 2**31 rows), which
+    # declines a column at its first value that is not; the others, and the declined, take the
+    # 64-bit sort. Each kernel compiles only when a column needs it: on data of one kind a cold
+    # start compiles one of the two.
+    declined = np.ones(X.shape[1], dtype=np.bool_)
+    if X.shape[0] < 2**31:
+        head = X[:FLOAT32_PROBE]
+        with np.errstate(over="ignore"):  # a value beyond float32's range: not float32
+            may_be_float32 = ((head.astype(np.float32) == head) | np.isnan(head)).all(axis=0)
+        if may_be_float32.any():
+            declined &= ~may_be_float32
+            kernel32(X, np.flatnonzero(may_be_float32), declined, *args)
+    if declined.any():
+        kernel64(X, np.flatnonzero(declined), *args)
+
+
 def quantile_bins(X, weighted, max_bins, n_categories, missing_code, thresholds,
                   n_thresholds, codes, bin_counts):
     """Bin every column of ``X`` (``(n, d)``) from one sort of it.
@@ -336,26 +404,18 @@ def quantile_bins(X, weighted, max_bins, n_categories, missing_code, thresholds,
     (``thresholds`` is ``(d, max_bins - 1)``). ``codes[f, i]`` (``(d, n)`` uint8) is the number
     of thresholds strictly below ``X[i, f]`` (as :func:`apply_bins` gives it), ``missing_code``
     for NaN, and ``bin_counts[f, b]`` the number of ``weighted`` rows with code b. Scratch: 48
-    bytes a row.
+    bytes a row. Columns of float32 values (NaN aside) sort on 32-bit keys
+    (:func:`sort_float32_column`), the others on 64-bit keys (:func:`sort_column`): the same
+    order, the same answer.
     """
-    n = X.shape[0]
-    values, values_tmp, distinct = np.empty(n), np.empty(n), np.empty(n)
-    rows, rows_tmp = np.empty(n, dtype=np.intp), np.empty(n, dtype=np.intp)
-    counts = np.empty(n, dtype=np.int64)
-    for f in range(X.shape[1]):
-        _bin_column(X, f, weighted, max_bins, n_categories, missing_code, thresholds,
-                    n_thresholds, codes, bin_counts, values, rows, values_tmp, rows_tmp,
-                    distinct, counts)
+    _bin_by_key_width(_quantile_bins32, _quantile_bins64, X, weighted, max_bins, n_categories,
+                      missing_code, thresholds, n_thresholds, codes, bin_counts)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
 def quantile_bins_parallel(X, weighted, max_bins, n_categories, missing_code,
                            thresholds, n_thresholds, codes, bin_counts):
     """:func:`quantile_bins` with the columns spread over numba's threads (the same answer):
     worth it for a whole training set, not for one column."""
-    n = X.shape[0]
-    for f in numba.prange(X.shape[1]):
-        _bin_column(X, f, weighted, max_bins, n_categories, missing_code, thresholds,
-                    n_thresholds, codes, bin_counts, np.empty(n), np.empty(n, dtype=np.intp),
-                    np.empty(n), np.empty(n, dtype=np.intp), np.empty(n),
-                    np.empty(n, dtype=np.int64))
+    _bin_by_key_width(_quantile_bins32_parallel, _quantile_bins64_parallel, X, weighted,
+                      max_bins, n_categories, missing_code, thresholds, n_thresholds, codes,
+                      bin_counts)

@@ -115,3 +115,36 @@ def test_a_cold_import_and_plugin_load_compile_nothing(tmp_path):
     cold = run_python(IMPORT, tmp_path)
     assert cold.stdout.splitlines() == ["import:", "plugins:"], cold.stdout
     assert MESSAGE not in cold.stderr, cold.stderr
+
+
+# Bins a data set of one kind of column and prints the sorts numba compiled.
+BINNING = """
+import numpy as np
+from numba.core import event
+from boostkit.kernels.binning import quantile_bins
+
+compiled = []
+
+class RecordCompiles(event.Listener):
+    def on_start(self, compiling):
+        compiled.append(compiling.data["dispatcher"].py_func.__name__)
+
+    def on_end(self, compiling):
+        pass
+
+event.register("numba:compile", RecordCompiles())
+X = np.random.default_rng(0).normal(size=(500, 3)).astype({dtype})
+quantile_bins(X.astype(np.float64), np.ones(500, dtype=bool), 255, np.zeros(3, dtype=np.int64),
+              255, np.empty((3, 254)), np.empty(3, dtype=np.int64), np.empty((3, 500), np.uint8),
+              np.empty((3, 256), dtype=np.int64))
+print(*sorted({{name for name in compiled if name.startswith("sort")}}))
+"""
+
+
+@pytest.mark.parametrize(("dtype", "sort"), [("np.float64", "sort_column"),
+                                             ("np.float32", "sort_float32_column")])
+def test_binning_compiles_only_the_column_sort_its_values_need(tmp_path, dtype, sort):
+    """float32 values sort on 32-bit keys, others on 64-bit ones: a cold binning of columns of
+    one kind compiles one of the two sorts (each ~2.5 s of compiling with its radix sort)."""
+    cold = run_python(BINNING.format(dtype=dtype), tmp_path)
+    assert cold.stdout.split() == [sort], cold.stdout
