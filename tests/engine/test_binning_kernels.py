@@ -13,6 +13,7 @@ from hypothesis.extra import numpy as hnp
 import boostkit
 from boostkit.data import MAX_BINS, bin_features, encode_bins
 from boostkit.errors import DataError
+from boostkit.kernels import binning
 from boostkit.kernels.binning import (CODE_BLOCK, CODE_TILE, SEARCH_WIDTH, code_bins,
                                       code_bins_parallel, column_thresholds, count_below,
                                       quantile_bins, quantile_bins_parallel, sort_column,
@@ -270,6 +271,32 @@ def test_parallel_binning_equals_serial_binning():
     np.testing.assert_array_equal(codes, parallel[2])
     np.testing.assert_array_equal(counts, parallel[3])
 
+
+
+@pytest.mark.parametrize("n_rows", [300, 40_000])
+def test_binning_gives_the_same_bins_whichever_sort_takes_a_column(n_rows):
+    """Float32 columns among others sort on 32-bit keys only when they hold enough values; a
+    column whose first rows are float32 values but a later one is not is declined by the 32-bit
+    sort and sorted again on 64-bit keys. Every column gets the bins of the 64-bit sort."""
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 300, size=(n_rows, 4)).astype(np.float64)  # float32 values
+    X[:, 1] = rng.normal(size=n_rows)  # float64 values
+    X[n_rows - 5, 2] = 0.1  # declined late
+    X[rng.random(X.shape) < 0.03] = np.nan
+    weighted = rng.random(n_rows) < 0.8
+    n_categories = np.zeros(4, dtype=np.int64)
+
+    def binned(kernel, *columns):
+        out = (np.zeros((4, 254)), np.zeros(4, dtype=np.int64), np.zeros((4, n_rows), np.uint8),
+               np.zeros((4, 256), dtype=np.int64))
+        kernel(X, *columns, weighted, 255, n_categories, 255, *out)
+        return out
+
+    assert (4 * n_rows >= binning.FLOAT32_SORT_VALUES) == (n_rows == 40_000)
+    expected = binned(binning._quantile_bins64, np.arange(4))
+    for got in (binned(quantile_bins), binned(quantile_bins_parallel)):
+        for expected_part, got_part in zip(expected, got):
+            np.testing.assert_array_equal(got_part, expected_part)
 
 def search_table(thresholds):
     """code_bins' table: each feature's thresholds padded with +inf to SEARCH_WIDTH values."""
