@@ -18,7 +18,7 @@ import types
 
 # Matrix products (PAV-AdaBoost's Cmass and its reproductions) go to OpenBLAS, whose kernels sum
 # in other orders on AVX-512 and AVX2 CPUs; the figures the pages quote and the stored
-# fingerprints were computed with the AVX2 ones, which every x86-64 machine runs. OpenBLAS reads
+# reference models were computed with the AVX2 ones, which every x86-64 machine runs. OpenBLAS reads
 # this once, when numpy is first imported, so it must be set before that.
 os.environ.setdefault("OPENBLAS_CORETYPE", "Haswell")
 
