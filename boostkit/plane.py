@@ -44,7 +44,7 @@ from .kernels.blocks import row_threads
 from .kernels.boosting import (add_contribution, add_contribution_blocks, all_finite,
                                all_finite_parallel, sum_and_min_parallel)
 from .kernels.carried import (changed_class_histogram, changed_class_weights,
-                              changed_pair_weights, gather_codes, rows_off_cell)
+                              changed_pair_histogram, changed_pair_weights, rows_off_cell)
 from .kernels.fused import carry_factors, cell_term_pass_into, factor_scale, pair_term_pass_into
 from .plugins import get_registry, tracing_enabled
 from .splits import histogram
@@ -423,7 +423,7 @@ class RowPlane(DataPlane):
             carry, self._carry = self._carry, None
             if carry is not None and carry.weights is state.weights and self._may_carry(
                     carry.growth):
-                self._histogram = (state.weights, self._carried(carry, state.n_jobs))
+                self._histogram = (state.weights, self._carried(carry))
                 self.histogram_growth *= carry.growth
                 self.rounds_carried += 1
             else:
@@ -442,7 +442,7 @@ class RowPlane(DataPlane):
                 and (limits.refresh_every is None
                      or self.rounds_carried + 1 < limits.refresh_every))
 
-    def _carried(self, carry: _Carry, n_jobs: int) -> np.ndarray:
+    def _carried(self, carry: _Carry) -> np.ndarray:
         """H_{t+1} from H_t and the rows off the last term's largest cell, normalised."""
         binned, previous = self.data.binned, carry.previous
         if carry.off is not None:
@@ -452,15 +452,11 @@ class RowPlane(DataPlane):
             weigh = changed_pair_weights if previous.ndim == 4 else changed_class_weights
             change, is_pos = weigh(rows, cells, carry.old_weights, self.data.is_pos,
                                    carry.delta)
-        if previous.ndim == 4:  # (example, class) pairs: the pair histogram of their codes
-            change = histogram(gather_codes(binned.codes, rows), change, is_pos,
-                               binned.max_bins, n_jobs)
-        else:
-            summed = np.empty_like(previous)
-            changed_class_histogram(binned.codes, rows, change, is_pos, summed)
-            change = summed
+        summed = np.empty_like(previous)  # over (example, class) pairs: (d, B, C, 2)
+        add_changes = changed_pair_histogram if previous.ndim == 4 else changed_class_histogram
+        add_changes(binned.codes, rows, change, is_pos, summed)
         carried = previous * carry.kept_factors
-        carried += change
+        carried += summed
         carried /= carried[0].sum()  # every row is in one bin of feature 0: the total, Z_t
         return carried
 

@@ -8,9 +8,9 @@ off O are summed again, as LightGBM gets a leaf's histogram from its sibling's b
 :func:`rows_off_cell` finds them (once per round, from the split feature's codes) and
 :func:`changed_class_weights` (:func:`changed_pair_weights` over (example, class) pairs) gives
 each its change of weight (g[cell_i, y_i] - g[O, y_i]) D_t(i). :func:`changed_class_histogram`
-sums those per feature and bin, reading each row's codes where they are; over pairs
-:func:`gather_codes` copies the rows' codes into adjacent memory for the engine's pair
-histogram (:func:`boostkit.splits.histogram`).
+sums those per feature and bin, reading each row's codes where they are
+(:func:`changed_pair_histogram` per feature, bin, class and sign over pairs);
+:func:`gather_codes` copies the rows' codes into adjacent memory.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import numba
 import numpy as np
 
 __all__ = ["rows_off_cell", "gather_codes", "changed_class_weights", "changed_class_histogram",
-           "changed_pair_weights"]
+           "changed_pair_weights", "changed_pair_histogram"]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -155,3 +155,35 @@ def changed_class_histogram(codes, rows, change, is_pos, out):
             for b in range(n_bins):
                 out[first + j, b, 0] = group[j * _CODES + b]
                 out[first + j, b, 1] = group[(_GROUP + j) * _CODES + b]
+
+
+@numba.njit(cache=True, nogil=True)
+def changed_pair_histogram(codes, rows, change, is_pos, out):
+    """:func:`changed_class_histogram` over (example, class) pairs (Schapire & Singer 1999,
+    section 7: every pair one more binary example): overwrite ``out`` (``(d, n_bins, C, 2)``)
+    with the sum of ``change[k, l]`` (``(m, C)`` float64) per feature, bin, class l and sign
+    ``is_pos[k, l]`` (``(m, C)`` uint8) over the gathered ``rows`` (increasing), reading their
+    codes in place from the ``(d, n)`` uint8 ``codes``. Every bin adds its rows in increasing
+    order: the sums of :func:`boostkit.splits.histogram` of the gathered rows, bit for bit.
+
+    One feature per pass into a class-major (C, 2, 256) group (40 KB at C = 10, in the
+    first-level cache): a row's C adds go to C rows of the group at its code. 0.77 ms for 5 100
+    of 100 000 rows x 20 features x 10 classes, against 1.5 ms for gathering their codes and
+    summing those with the pair histogram; four features per pass (a 160 KB group) took 1.45 ms,
+    the adds straight into ``out``'s (C, 2) block of the code 0.90 ms (one thread, CPU time,
+    medians of 100 calls)."""
+    d, n_bins = codes.shape[0], out.shape[1]
+    m, n_classes = change.shape[0], change.shape[1]
+    group = np.empty(n_classes * 2 * _CODES)
+    for f in range(d):
+        group[:] = 0.0
+        row = codes[f]
+        for k in range(m):
+            code = np.uintp(row[rows[k]])
+            for l in range(n_classes):
+                at = (np.uintp(2 * l) + np.uintp(is_pos[k, l])) * np.uintp(_CODES) + code
+                group[at] += change[k, l]
+        for b in range(n_bins):
+            for l in range(n_classes):
+                out[f, b, l, 0] = group[2 * l * _CODES + b]
+                out[f, b, l, 1] = group[(2 * l + 1) * _CODES + b]

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from boostkit.kernels import histogram as kh
+from boostkit.kernels.carried import changed_pair_histogram
 from boostkit.kernels.histogram import (
     cell_pair_sums,
     pair_histogram,
@@ -18,6 +19,7 @@ from boostkit.kernels.histogram import (
     split_pair_weights,
     threshold_pair_sums,
 )
+from boostkit.splits import histogram
 
 # Serially (None) and on 1 to 7 threads (in blocks of examples; these small inputs are one
 # block, tests/engine/test_block_kernels.py has many).
@@ -241,3 +243,42 @@ def test_cell_pair_sums_match_reference(c):
             wneg[:, l], np.bincount(cells[~pos[:, l]], weights[~pos[:, l], l], minlength=n_cells),
             rtol=1e-12)
     assert (wneg[-1] == 0.0).all() and (wpos[-1] == 0.0).all()
+
+
+# -- changed_pair_histogram (boostkit.kernels.carried) ------------------------------------------
+
+
+def reference_changed_pair_histogram(codes, rows, change, is_pos, n_bins):
+    return reference_pair_histogram(codes[:, rows], reference_split(change, is_pos), n_bins)
+
+
+@pytest.mark.parametrize("c", [1, 3, 10])
+@pytest.mark.parametrize("multilabel", [False, True])
+def test_changed_pair_histogram_matches_reference(c, multilabel):
+    codes, change, is_pos = random_pairs(400, 5, c, 256, seed=c, multilabel=multilabel)
+    change -= 0.5  # the changes of weight have either sign
+    rng = np.random.default_rng(c)
+    rows = np.flatnonzero(rng.random(400) < 0.3).astype(np.uintp)
+    out = np.full((5, 255, c, 2), np.nan)  # stale contents; codes up to 252
+    changed_pair_histogram(codes, rows, change[rows], is_pos[rows], out)
+    want = reference_changed_pair_histogram(codes, rows, change[rows], is_pos[rows], 255)
+    np.testing.assert_allclose(out, want, rtol=1e-13, atol=1e-13)
+    # The rows summed in increasing order: the engine's histogram of the gathered rows' codes.
+    np.testing.assert_array_equal(
+        out, histogram(np.ascontiguousarray(codes[:, rows]), change[rows], is_pos[rows], 255))
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), c=st.integers(1, 6), n=st.integers(0, 50), d=st.integers(1, 3),
+       n_bins=st.integers(1, 256))
+def test_changed_pair_histogram_sums_every_gathered_pair_once(data, c, n, d, n_bins):
+    codes = data.draw(hnp.arrays(np.uint8, (d, n), elements=st.integers(0, n_bins - 1)))
+    rows = np.flatnonzero(data.draw(hnp.arrays(np.bool_, n))).astype(np.uintp)
+    m = rows.shape[0]
+    change = data.draw(hnp.arrays(np.float64, (m, c), elements=st.floats(-8, 8, width=16)))
+    is_pos = data.draw(hnp.arrays(np.uint8, (m, c), elements=st.integers(0, 1)))
+    out = np.full((d, n_bins, c, 2), np.nan)
+    changed_pair_histogram(codes, rows, change, is_pos, out)
+    # Half-precision values: every sum exact, so the reference's order does not matter.
+    np.testing.assert_array_equal(
+        out, reference_changed_pair_histogram(codes, rows, change, is_pos, n_bins))
