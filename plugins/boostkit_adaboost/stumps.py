@@ -24,10 +24,10 @@ import numpy as np
 import boostkit
 from boostkit.capabilities import CATEGORICAL_FEATURES, DISTRIBUTED, MISSING_VALUES
 from boostkit.compiled import SEARCH, CompiledProposal, compile_form
-from boostkit.kernels.splits import first_near_minimum
 from boostkit.criteria import check_criterion, partition_loss
 from boostkit.splits import (MIN_CATEGORY_COUNT, TIE_TOLERANCE, best_binned_split, best_split,
                              check_min_category_count, class_ratio_keys, lowest_two_losses)
+from boostkit_adaboost.search_kernels import lowest_squared_error_cut, lowest_z_cut
 
 
 def _scores_array(value) -> np.ndarray:
@@ -357,106 +357,15 @@ def _cut_sides(hist, f, c, sides):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _cell_terms_of_four(hist, f, right, left_terms, right_terms, cell_loss):
-    # Every cut of features f..f+3: suffix sums into ``right``, then prefix sums, and the loss
-    # of each cut's left and right cell, in the order of threshold_class_sums (left upwards,
-    # right downwards). Eight running sums at once: one chain of dependent additions is bound
-    # by their latency.
-    m = hist.shape[1] - 1
-    h0, h1, h2, h3 = hist[f], hist[f + 1], hist[f + 2], hist[f + 3]
-    r0, r1, r2, r3 = right[0], right[1], right[2], right[3]
-    sn0 = sn1 = sn2 = sn3 = sp0 = sp1 = sp2 = sp3 = 0.0
-    for k in range(m):
-        b = m - k
-        sn0 += h0[b, 0]
-        sp0 += h0[b, 1]
-        sn1 += h1[b, 0]
-        sp1 += h1[b, 1]
-        sn2 += h2[b, 0]
-        sp2 += h2[b, 1]
-        sn3 += h3[b, 0]
-        sp3 += h3[b, 1]
-        r0[b - 1, 0], r0[b - 1, 1], r1[b - 1, 0], r1[b - 1, 1] = sn0, sp0, sn1, sp1
-        r2[b - 1, 0], r2[b - 1, 1], r3[b - 1, 0], r3[b - 1, 1] = sn2, sp2, sn3, sp3
-    l0, l1, l2, l3 = left_terms[f], left_terms[f + 1], left_terms[f + 2], left_terms[f + 3]
-    t0, t1, t2, t3 = right_terms[f], right_terms[f + 1], right_terms[f + 2], right_terms[f + 3]
-    sn0 = sn1 = sn2 = sn3 = sp0 = sp1 = sp2 = sp3 = 0.0
-    for b in range(m):
-        sn0 += h0[b, 0]
-        sp0 += h0[b, 1]
-        sn1 += h1[b, 0]
-        sp1 += h1[b, 1]
-        sn2 += h2[b, 0]
-        sp2 += h2[b, 1]
-        sn3 += h3[b, 0]
-        sp3 += h3[b, 1]
-        l0[b], t0[b] = cell_loss(sn0, sp0), cell_loss(r0[b, 0], r0[b, 1])
-        l1[b], t1[b] = cell_loss(sn1, sp1), cell_loss(r1[b, 0], r1[b, 1])
-        l2[b], t2[b] = cell_loss(sn2, sp2), cell_loss(r2[b, 0], r2[b, 1])
-        l3[b], t3[b] = cell_loss(sn3, sp3), cell_loss(r3[b, 0], r3[b, 1])
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _lowest_loss_cut(hist, valid, scores, sides, cell_scores, cell_loss, combine):
-    # Every cut's loss, combine(cell_loss(left), cell_loss(right)), from the sums of
-    # threshold_class_sums; the choice of best_split (first_near_minimum), its sides and
-    # scores. The cells' terms are combined in a pass of its own, which the compiler vectorises
-    # (a square root or a division per cut costs less four at a time).
-    d, n_bins, _ = hist.shape
-    m = n_bins - 1
-    right = np.empty((4, m, 2))
-    right_terms = np.empty((d, m))
-    for group in range(d // 4):
-        _cell_terms_of_four(hist, 4 * group, right, scores, right_terms, cell_loss)
-    for f in range(d - d % 4, d):
-        r = right[0]
-        sn = sp = 0.0
-        for b in range(m, 0, -1):
-            sn += hist[f, b, 0]
-            sp += hist[f, b, 1]
-            r[b - 1, 0], r[b - 1, 1] = sn, sp
-        sn = sp = 0.0
-        for b in range(m):
-            sn += hist[f, b, 0]
-            sp += hist[f, b, 1]
-            scores[f, b], right_terms[f, b] = cell_loss(sn, sp), cell_loss(r[b, 0], r[b, 1])
-    for f in range(d):
-        left, other = scores[f], right_terms[f]
-        for b in range(m):
-            left[b] = combine(left[b], other[b])
-    k = first_near_minimum(scores, valid, TIE_TOLERANCE)
+def _chosen_cut(hist, k, sides, cell_scores):
+    # The sides and scores of the chosen cut (k < 0: the constant stump).
     if k < 0:
         _constant_sides(hist, sides)
     else:
+        m = hist.shape[1] - 1
         _cut_sides(hist, k // m, k % m, sides)
     _majority(sides, cell_scores)
     return k
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _product(n, p):
-    return p * n
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _z(left, right):
-    # boostkit.criteria.z_loss of two cells from their products W+_j W-_j:
-    # 2 (sqrt(W+_0 W-_0) + sqrt(W+_1 W-_1))
-    return 2.0 * (math.sqrt(left) + math.sqrt(right))
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _squared_error_cell(n, p):
-    # The squared error a cell's weighted mean of y leaves (gentle-step's partition loss):
-    # W - (W+ - W-) c, c = (W+ - W-) / W (0 for an empty cell).
-    total = p + n
-    value = (p - n) / total if total > 0.0 else 0.0
-    return total - (p - n) * value
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _sum(left, right):
-    return left + right
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -539,22 +448,21 @@ def error_search(hist, valid, scores, sides, cell_scores, params):
                         k = f * m + b
                         break
                 break
-    if k < 0:
-        _constant_sides(hist, sides)
-    else:
-        _cut_sides(hist, k // m, k % m, sides)
-    _majority(sides, cell_scores)
-    return k
+    return _chosen_cut(hist, k, sides, cell_scores)
 
 
 def z_search(hist, valid, scores, sides, cell_scores, params):
-    """The cut of lowest Z = 2 sum_j sqrt(W+_j W-_j) (Wilbur et al. 2005, eq. 12)."""
-    return _lowest_loss_cut(hist, valid, scores, sides, cell_scores, _product, _z)
+    """The cut of lowest Z = 2 sum_j sqrt(W+_j W-_j) (Wilbur et al. 2005, eq. 12):
+    :func:`boostkit_adaboost.search_kernels.lowest_z_cut`, the cuts that cannot win set aside
+    without their square roots. ``scores`` is left unwritten."""
+    return _chosen_cut(hist, lowest_z_cut(hist, valid), sides, cell_scores)
 
 
 def squared_error_search(hist, valid, scores, sides, cell_scores, params):
-    """The cut of lowest weighted squared error of a per-cell mean of y (FHT Algorithm 4)."""
-    return _lowest_loss_cut(hist, valid, scores, sides, cell_scores, _squared_error_cell, _sum)
+    """The cut of lowest weighted squared error of a per-cell mean of y (FHT Algorithm 4):
+    :func:`boostkit_adaboost.search_kernels.lowest_squared_error_cut`, the cuts that cannot win
+    set aside without their divisions. ``scores`` is left unwritten."""
+    return _chosen_cut(hist, lowest_squared_error_cut(hist, valid), sides, cell_scores)
 
 
 #: The stump's compiled searches, by partition criterion.

@@ -1,0 +1,288 @@
+"""The stump's compiled searches under Z and the squared error, scoring only the cuts that can win.
+
+The search scoring every cut sums each cut's sides as
+:func:`boostkit.kernels.histogram.threshold_class_sums` does (left upwards, right downwards) and
+takes the lowest loss within :data:`boostkit.splits.TIE_TOLERANCE` (relative), the lowest
+feature, then the lowest cut (:func:`boostkit.kernels.splits.first_near_minimum`). Its cost is a
+square root (Z = 2 sum_j sqrt(W+_j W-_j), Wilbur et al. 2005, eq. 12) or a division (the
+squared error sum_j W_j - (W+_j - W-_j)^2 / W_j of a per-cell mean of y, FHT Algorithm 4) per
+cell and cut. Here most cuts are shown to lose by a test of products alone, and only the others
+are scored, with the same sides and the same arithmetic: the same cut is chosen.
+
+* Z: with a = W+_0 W-_0, b = W+_1 W-_1 and a bound T, sqrt(a) + sqrt(b) > T exactly when
+  a + b >= T^2 or 4 a b > (T^2 - a - b)^2;
+* squared error: with W_j the cells' weights and d_j = W+_j - W-_j, the loss exceeds T exactly
+  when (W_0 + W_1 - T) W_0 W_1 > d_0^2 W_1 + d_1^2 W_0.
+
+One pass per four features sums the left sides (eight running sums; a pass's stores bound it);
+the test takes each right side as the feature's total less the left, within
+delta = 4 B eps W of the suffix sum (W the feature's weight, B the bins). The test's bound is the
+best loss known plus margins that cover delta and rounding many times over, so a cut set aside
+loses to the best by more than the tie tolerance: for Z, T/2 = (1 + 2e-6) best / 2 + 1.01 eta
+with eta = sqrt(2 delta W) (|sqrt(x) - sqrt(y)| <= sqrt(|x - y|)); for the squared error,
+T = (1 + 1e-9) best + 8 delta + 1e-12 W (a cell's loss 4 W+ W- / W moves by at most 4 per unit
+of either weight while both stay >= 0; it can be ~0, hence the absolute part). The first bound
+of a group of features comes from every 32nd cut of each, scored on the approximate sides plus
+the same margins. The cuts that pass are scored with their right sides summed downwards, as the
+search scoring every cut sums them. Outside weights of 1e-100..1e100 every cut is scored.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from boostkit.splits import TIE_TOLERANCE
+
+_EPS = np.finfo(np.float64).eps
+# Where the tests' products neither overflow nor leave the normal numbers: outside, no cut is
+# set aside.
+_SMALLEST = 1e-100
+_LARGEST = 1e100
+# Every how many cuts a group's features are first scored, for the test's first bound.
+_SAMPLE_STRIDE = 32
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _prefix_of_four(hist, f, left):
+    # left[j] = (negatives, positives) left of every cut of feature f + j, summed upwards.
+    # Eight running sums at once: one chain of dependent additions is bound by their latency.
+    m = hist.shape[1] - 1
+    h0, h1, h2, h3 = hist[f], hist[f + 1], hist[f + 2], hist[f + 3]
+    s0, s1, s2, s3 = left[0], left[1], left[2], left[3]
+    sn0 = sn1 = sn2 = sn3 = sp0 = sp1 = sp2 = sp3 = 0.0
+    for b in range(m):
+        sn0 += h0[b, 0]
+        sp0 += h0[b, 1]
+        sn1 += h1[b, 0]
+        sp1 += h1[b, 1]
+        sn2 += h2[b, 0]
+        sp2 += h2[b, 1]
+        sn3 += h3[b, 0]
+        sp3 += h3[b, 1]
+        s0[0, b], s0[1, b], s1[0, b], s1[1, b] = sn0, sp0, sn1, sp1
+        s2[0, b], s2[1, b], s3[0, b], s3[1, b] = sn2, sp2, sn3, sp3
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _prefix_of_one(hist, f, left):
+    # _prefix_of_four's sums of feature f alone, into left[0].
+    m = hist.shape[1] - 1
+    h, s = hist[f], left[0]
+    sn = sp = 0.0
+    for b in range(m):
+        sn += h[b, 0]
+        sp += h[b, 1]
+        s[0, b], s[1, b] = sn, sp
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _z_loss(ln, lp, rn, rp):
+    # boostkit.criteria.z_loss of a cut, as the search scoring every cut computes it.
+    return 2.0 * (math.sqrt(lp * ln) + math.sqrt(rp * rn))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _z_upper(ln, lp, rn, rp, delta, total):
+    # At least the Z of a cut whose right side (rn, rp >= 0) is within delta of its sum.
+    eta = math.sqrt(2.0 * delta * total)
+    return (_z_loss(ln, lp, rn, rp) + 2.0 * eta) * (1.0 + 1e-12)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _z_limit(best, delta, total):
+    # (T/2)^2 of the test (module docstring): inf, nothing set aside, outside the safe range.
+    eta = math.sqrt(2.0 * delta * total)
+    half = 0.5 * best * (1.0 + 2e-6) + 1.01 * eta
+    limit = half * half
+    return limit if _SMALLEST < limit < _LARGEST else np.inf
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _z_loses(ln, lp, rn, rp, limit):
+    # sqrt(a) + sqrt(b) > sqrt(limit), from products: a + b at the limit (within 1e-8 of it,
+    # where the square below loses its precision), or 4 a b > (limit - a - b)^2. Bitwise
+    # operators, no branch: the compiler tests several cuts at once.
+    a = lp * ln
+    b = rp * rn
+    rest = limit - (a + b)
+    return (rest <= 1e-8 * limit) | (4.0 * a * b > rest * rest)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _squared_cell(n, p):
+    # The squared error a cell's weighted mean of y leaves: W - (W+ - W-) c, c = (W+ - W-) / W
+    # (0 for an empty cell), as gentle-step's partition loss.
+    total = p + n
+    value = (p - n) / total if total > 0.0 else 0.0
+    return total - (p - n) * value
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _squared_loss(ln, lp, rn, rp):
+    return _squared_cell(ln, lp) + _squared_cell(rn, rp)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _squared_upper(ln, lp, rn, rp, delta, total):
+    # At least the squared error of a cut whose right side (rn, rp >= 0) is within delta of
+    # its sum.
+    return _squared_loss(ln, lp, rn, rp) + 8.0 * delta + 8.0 * _EPS * total
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _squared_limit(best, delta, total):
+    # T of the test (module docstring): inf, nothing set aside, outside the safe range.
+    if not (_SMALLEST < total < _LARGEST) or not best < np.inf:
+        return np.inf
+    return best * (1.0 + 1e-9) + 8.0 * delta + 1e-12 * total
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _squared_loses(ln, lp, rn, rp, limit):
+    # W_0 + W_1 - d_0^2 / W_0 - d_1^2 / W_1 > T times W_0 W_1: only where the right side's
+    # weights are >= 0 (the sum is, a difference may not be) and W_1 > 0; an empty left cell
+    # gives false.
+    left = lp + ln
+    right = rp + rn
+    dl = lp - ln
+    dr = rp - rn
+    return ((rn >= 0.0) & (rp >= 0.0) & (right > 0.0)
+            & ((left + right - limit) * left * right > dl * dl * right + dr * dr * left))
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _scale(hist, f, left, n_bins):
+    # Feature f's class totals, its weight W and delta, the bound on |total - left - right|.
+    m = n_bins - 1
+    total_neg = left[0, m - 1] + hist[f, m, 0]
+    total_pos = left[1, m - 1] + hist[f, m, 1]
+    total = total_neg + total_pos
+    return total_neg, total_pos, total, 4.0 * n_bins * _EPS * total
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _sample(hist, f, left, valid, best, upper):
+    # The best known bound after scoring feature f's every 32nd valid cut on approximate sides.
+    n_bins = hist.shape[1]
+    m = n_bins - 1
+    ln, lp = left[0], left[1]
+    total_neg, total_pos, total, delta = _scale(hist, f, left, n_bins)
+    for b in range(_SAMPLE_STRIDE // 2, m, _SAMPLE_STRIDE):
+        rn = total_neg - ln[b]
+        rp = total_pos - lp[b]
+        if valid[b] and rn >= 0.0 and rp >= 0.0:
+            s = upper(ln[b], lp[b], rn, rp, delta, total)
+            if s < best:
+                best = s
+    return best
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _scan_feature(hist, f, left, valid, best, flags, found, n_found, loss, limit_of, loses):
+    # Feature f's cuts that the test cannot set aside, scored with their exact right sides and
+    # appended to ``found`` (flat index, loss); the best loss after them.
+    n_bins = hist.shape[1]
+    m = n_bins - 1
+    ln, lp = left[0], left[1]
+    total_neg, total_pos, total, delta = _scale(hist, f, left, n_bins)
+    limit = limit_of(best, delta, total)
+    n_left = 0
+    if limit < np.inf:
+        for b in range(m):
+            flag = valid[b] & ~loses(ln[b], lp[b], total_neg - ln[b], total_pos - lp[b], limit)
+            flags[b] = flag
+            n_left += flag
+    else:
+        for b in range(m):
+            flags[b] = valid[b]
+            n_left += valid[b]
+    if n_left > 0:
+        lowest = 0
+        while not flags[lowest]:
+            lowest += 1
+        h = hist[f]
+        rn = rp = 0.0
+        for c in range(m - 1, lowest - 1, -1):  # the right sides summed downwards, exactly
+            rn += h[c + 1, 0]
+            rp += h[c + 1, 1]
+            if flags[c]:
+                s = loss(ln[c], lp[c], rn, rp)
+                found[n_found, 0] = f * m + c
+                found[n_found, 1] = s
+                n_found += 1
+                if s < best:
+                    best = s
+    return best, n_found
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _first_near_lowest_found(found, n_found):
+    # first_near_minimum over the scored cuts (each cut set aside loses by more than the
+    # tolerance): a NaN gives 0, as does a lowest loss of inf; else the lowest index within it.
+    if n_found == 0:
+        return -1
+    lowest = np.inf
+    for i in range(n_found):
+        s = found[i, 1]
+        if np.isnan(s):
+            return 0
+        lowest = min(lowest, s)
+    if lowest == np.inf:
+        return 0
+    bound = lowest + TIE_TOLERANCE * abs(lowest)
+    first = np.inf
+    for i in range(n_found):
+        if found[i, 1] <= bound:
+            first = min(first, found[i, 0])
+    return int(first)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _lowest_loss_cut(hist, valid, loss, upper, limit_of, loses):
+    # The flat index of the chosen cut (-1: none valid).
+    d, n_bins, _ = hist.shape
+    m = n_bins - 1
+    left = np.empty((4, 2, m))
+    flags = np.empty(m, dtype=np.bool_)
+    found = np.empty((d * m, 2))
+    n_found = 0
+    best = np.inf
+    if d >= 4:
+        # Groups of four features; the last one ends at feature d - 1, overlapping the one
+        # before (whose features are not scanned again): a lone feature's pass costs as much.
+        n_groups = (d + 3) // 4
+        for group in range(n_groups):
+            f = min(4 * group, d - 4)
+            _prefix_of_four(hist, f, left)
+            for j in range(4 * group - f, 4):
+                best = _sample(hist, f + j, left[j], valid[f + j], best, upper)
+            for j in range(4 * group - f, 4):
+                best, n_found = _scan_feature(hist, f + j, left[j], valid[f + j], best, flags,
+                                              found, n_found, loss, limit_of, loses)
+    else:
+        for f in range(d):
+            _prefix_of_one(hist, f, left)
+            best = _sample(hist, f, left[0], valid[f], best, upper)
+            best, n_found = _scan_feature(hist, f, left[0], valid[f], best, flags, found,
+                                          n_found, loss, limit_of, loses)
+    return _first_near_lowest_found(found, n_found)
+
+
+@numba.njit(cache=True, nogil=True)
+def lowest_z_cut(hist, valid):
+    """The flat index ``f * (B - 1) + b`` of the cut of lowest Z = 2 sum_j sqrt(W+_j W-_j) of a
+    ``(d, B, 2)`` class histogram (``[..., 0]`` negatives) among the ``valid`` ``(d, B - 1)``
+    cuts, -1 when none is: what :func:`boostkit.splits.best_split` chooses under
+    :func:`boostkit.criteria.z_loss`, scoring only the cuts that can win."""
+    return _lowest_loss_cut(hist, valid, _z_loss, _z_upper, _z_limit, _z_loses)
+
+
+@numba.njit(cache=True, nogil=True)
+def lowest_squared_error_cut(hist, valid):
+    """:func:`lowest_z_cut` under the weighted squared error of a per-cell mean of y,
+    sum_j W_j - (W+_j - W-_j)^2 / W_j (FHT Algorithm 4; gentle-step's partition loss)."""
+    return _lowest_loss_cut(hist, valid, _squared_loss, _squared_upper, _squared_limit,
+                            _squared_loses)
