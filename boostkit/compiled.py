@@ -190,6 +190,10 @@ _ONCE_PER_FIT = frozenset({"boostkit_fit_start", "boostkit_fit_end", "boostkit_b
                            "boostkit_calibrate", "boostkit_reweight", "boostkit_row_weights",
                            "boostkit_shard_weights", "boostkit_should_stop"})
 
+#: Hooks an observer may implement and still watch a batched fit (a compare's final weights):
+#: called once per fit, after the batch as after the rounds one by one.
+_OBSERVED_ONCE = frozenset({"boostkit_fit_start", "boostkit_fit_end"})
+
 
 @attrs.frozen(eq=False)
 class BatchPlan:
@@ -251,6 +255,10 @@ def batch_plan(components, state, *, callbacks=(), tracing: bool = False):
     plane, data = state.plane, state.data
     for role, component in components:
         if role == "observer":
+            hooks = frozenset(name for name in dir(component) if name.startswith("boostkit_")
+                              and hasattr(getattr(component, name, None), "boostkit_impl"))
+            if hooks <= _OBSERVED_ONCE:
+                continue  # it watches the fit's start and end, which a batch has as well
             return None, (f"{_label(role, component)} ({type(component).__module__}) observes "
                           "every round" + (" (verbose)" if type(component).__name__ == "RoundLog"
                                            else ""))
@@ -281,6 +289,8 @@ def batch_plan(components, state, *, callbacks=(), tracing: bool = False):
         return None, f"{n_stopping} stopping rules (a batch runs at most {MAX_STOPPING})"
     forms = {}
     for role, component in components:
+        if role == "observer":
+            continue
         try:
             form = component.boostkit_compiled_form(state=state)
         except HookError:

@@ -333,3 +333,31 @@ def test_a_compiled_form_giving_infinite_values_stops_the_fit_naming_it(in_proce
                                         r"finite from the compiled form of calibration "
                                         r"'infinite-alpha' \(test_compiled_rounds\)"):
         boostkit.Booster("adaboost", calibration="infinite-alpha", n_rounds=3).fit(X, y)
+
+
+class _FinalWeights:
+    """An observer of the fit's end only: the weights after the last round."""
+
+    weights = None
+
+    @boostkit.hookimpl
+    def boostkit_fit_end(self, state, model):
+        self.weights = state.weights.copy()
+
+
+class _EveryRound(_FinalWeights):
+    @boostkit.hookimpl
+    def boostkit_round_end(self, state, record):
+        pass
+
+
+def test_an_observer_of_the_fit_end_only_keeps_the_batch_and_sees_its_final_weights():
+    X, y = _small_data()
+    batched, one_by_one = _FinalWeights(), _EveryRound()
+    with mock.patch("boostkit.engine.run_batch_rounds", wraps=compiled.run_batch_rounds) as run:
+        boostkit.Booster("adaboost", n_rounds=5, observers=[batched]).fit(X, y)
+        assert run.call_count == 1
+        boostkit.Booster("adaboost", n_rounds=5, observers=[one_by_one]).fit(X, y)
+        assert run.call_count == 1  # boostkit_round_end: the rounds one by one
+    np.testing.assert_allclose(batched.weights, one_by_one.weights, rtol=1e-12)
+    assert math.isclose(batched.weights.sum(), 1.0, rel_tol=1e-12)
