@@ -19,7 +19,7 @@ import attrs
 import numpy as np
 
 from .components import BinCells
-from .criteria import weighted_error
+from .criteria import MULTICLASS_CRITERIA, weighted_error
 from .kernels.blocks import histogram_threads
 from .kernels.histogram import (
     class_histogram,
@@ -31,7 +31,8 @@ from .kernels.histogram import (
     threshold_pair_sums,
     true_pair_weights,
 )
-from .kernels.splits import binned_split_candidates, first_near_minimum, lowest_error_cut
+from .kernels.splits import (binned_split_candidates, first_near_minimum, lowest_error_cut,
+                             pair_z_scores)
 
 __all__ = [
     "Split",
@@ -219,6 +220,20 @@ def best_split(hist: np.ndarray, valid: np.ndarray, loss: PartitionLoss, *,
             return None
         feature, b = divmod(k, n_bins - 1)
         return Split.at_cut(feature, b, scores[feature, b], sides[0], sides[1],
+                            weight_columns=weight_columns)
+    if (loss is MULTICLASS_CRITERIA["z"] and priority is None and hist.ndim == 4
+            and valid.shape == (d, n_bins - 1)):
+        # AdaBoost.MH's Z over (example, class) pairs: every cut's loss from one compiled
+        # call, the sides of the chosen cut's feature only (0.1 against 1.3 ms at 20 features
+        # x 255 bins x 10 classes).
+        scores = np.empty((d, n_bins - 1))
+        pair_z_scores(hist, scores)
+        k = first_near_minimum(scores, valid, TIE_TOLERANCE)
+        if k < 0:
+            return None
+        feature, b = divmod(k, n_bins - 1)
+        wneg, wpos = _threshold_sides(hist[feature:feature + 1])
+        return Split.at_cut(feature, b, scores[feature, b], wneg[0, b], wpos[0, b],
                             weight_columns=weight_columns)
     wneg, wpos = _threshold_sides(hist)
     # Losses within 1e-12 (relative) of the minimum are ties: summation order (threads, blocks)

@@ -320,6 +320,40 @@ def lowest_error_cut(hist, valid, tolerance, scores, sides):
 
 
 @numba.njit(cache=True, nogil=True)
+def pair_z_scores(hist, scores):
+    """Fill ``scores`` (``(d, B - 1)``) with AdaBoost.MH's normaliser
+    Z = 2 sum_{side, l} sqrt(W+_{side,l} W-_{side,l}) of the cut after every bin of a
+    ``(d, B, C, 2)`` pair histogram (Schapire & Singer 1999, sections 7-8; Wilbur et al. 2005,
+    eq. 12): :func:`boostkit.criteria.partition_loss`'s pair ``"z"`` of the sides
+    :func:`boostkit.kernels.histogram.threshold_pair_sums` gives (left prefix sums, right
+    suffix sums, in its order), without their two ``(d, B - 1, 2, C)`` arrays or numpy's
+    temporaries. The classes' square roots are added left side first, class by class: the
+    same terms as numpy's reduction, summed in another order (a few ulps apart)."""
+    d, n_bins, n_classes, _ = hist.shape
+    m = n_bins - 1
+    right = np.empty((m, n_classes))  # sqrt(W+ W-) of each class on the right of every cut
+    left = np.empty((n_classes, 2))
+    for f in range(d):
+        h = hist[f]
+        left[:] = 0.0  # the right sides' running sums first
+        for b in range(m, 0, -1):
+            for l in range(n_classes):
+                left[l, 0] += h[b, l, 0]
+                left[l, 1] += h[b, l, 1]
+                right[b - 1, l] = np.sqrt(left[l, 1] * left[l, 0])
+        left[:] = 0.0
+        for b in range(m):
+            z = 0.0
+            for l in range(n_classes):
+                left[l, 0] += h[b, l, 0]
+                left[l, 1] += h[b, l, 1]
+                z += np.sqrt(left[l, 1] * left[l, 0])
+            for l in range(n_classes):
+                z += right[b, l]
+            scores[f, b] = 2.0 * z
+
+
+@numba.njit(cache=True, nogil=True)
 def _first_near_lowest(scores, valid, tolerance, lowest):
     # first_near_minimum's answer, given each row's lowest valid score: only the first row that
     # reaches the bound is scanned.

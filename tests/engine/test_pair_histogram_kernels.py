@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from boostkit.criteria import MULTICLASS_CRITERIA
 from boostkit.kernels import histogram as kh
 from boostkit.kernels.carried import changed_pair_histogram
 from boostkit.kernels.histogram import (
@@ -19,7 +20,8 @@ from boostkit.kernels.histogram import (
     split_pair_weights,
     threshold_pair_sums,
 )
-from boostkit.splits import histogram
+from boostkit.kernels.splits import pair_z_scores
+from boostkit.splits import best_split, histogram, valid_splits
 
 # Serially (None) and on 1 to 7 threads (in blocks of examples; these small inputs are one
 # block, tests/engine/test_block_kernels.py has many).
@@ -282,3 +284,64 @@ def test_changed_pair_histogram_sums_every_gathered_pair_once(data, c, n, d, n_b
     # Half-precision values: every sum exact, so the reference's order does not matter.
     np.testing.assert_array_equal(
         out, reference_changed_pair_histogram(codes, rows, change, is_pos, n_bins))
+
+
+# -- the pair Z search (boostkit.kernels.splits.pair_z_scores, boostkit.splits.best_split) -----
+
+
+def reference_pair_z(hist):
+    """Every cut's 2 sum_{side, l} sqrt(W+ W-), from numpy's cumulative sums."""
+    left = np.cumsum(hist, axis=1)[:, :-1]  # (d, B - 1, C, 2)
+    right = np.cumsum(hist[:, ::-1], axis=1)[:, ::-1][:, 1:]
+    return 2.0 * (np.sqrt(left[..., 0] * left[..., 1]).sum(axis=-1)
+                  + np.sqrt(right[..., 0] * right[..., 1]).sum(axis=-1))
+
+
+@pytest.mark.parametrize("c", [1, 3, 10])
+def test_pair_z_scores_match_reference_and_the_criterion(c):
+    codes, weights, is_pos = random_pairs(600, 4, c, 30, seed=c)
+    hist = reference_pair_histogram(codes, reference_split(weights, is_pos), 30)
+    scores = np.full((4, 29), np.nan)
+    pair_z_scores(hist, scores)
+    np.testing.assert_allclose(scores, reference_pair_z(hist), rtol=1e-13, atol=1e-300)
+    # The criterion the search recognises, on the threshold sides, to a few ulps.
+    wneg = np.empty((4, 29, 2, c))
+    wpos = np.empty_like(wneg)
+    threshold_pair_sums(hist, wneg, wpos)
+    np.testing.assert_allclose(scores, MULTICLASS_CRITERIA["z"](wpos, wneg), rtol=1e-14)
+
+
+@settings(max_examples=40, deadline=None)
+@given(hist=hnp.arrays(np.float64, st.tuples(st.integers(1, 3), st.integers(2, 9),
+                                             st.integers(1, 5), st.just(2)),
+                       elements=st.floats(0.0, 1e6)))
+def test_pair_z_scores_of_any_histogram(hist):
+    d, n_bins = hist.shape[:2]
+    scores = np.empty((d, n_bins - 1))
+    pair_z_scores(hist, scores)
+    np.testing.assert_allclose(scores, reference_pair_z(hist), rtol=1e-12, atol=1e-300)
+
+
+@pytest.mark.parametrize("c", [2, 10])
+@pytest.mark.parametrize("weight_columns", [None, 1])
+def test_the_compiled_pair_z_search_finds_the_numpy_searchs_split(c, weight_columns):
+    codes, weights, is_pos = random_pairs(800, 6, c, 20, seed=10 + c)
+    hist = reference_pair_histogram(codes, reference_split(weights, is_pos), 20)
+    counts = np.stack([np.bincount(row, minlength=20) for row in codes])
+    valid = valid_splits(counts)
+    valid[2, 3] = False  # a masked cut
+    z = MULTICLASS_CRITERIA["z"]
+    compiled = best_split(hist, valid, z, weight_columns=weight_columns)
+    generic = best_split(hist, valid, lambda wpos, wneg: z(wpos, wneg),  # not recognised
+                         weight_columns=weight_columns)
+    assert (compiled.feature, compiled.bin, compiled.missing_left) == (
+        generic.feature, generic.bin, generic.missing_left)
+    assert compiled.loss == pytest.approx(generic.loss, rel=1e-14)
+    np.testing.assert_array_equal(compiled.wneg, generic.wneg)
+    np.testing.assert_array_equal(compiled.wpos, generic.wpos)
+    # Ties go to the lowest feature: a copy of the best feature placed first wins.
+    twice = np.concatenate([hist[compiled.feature:compiled.feature + 1], hist])
+    valid_twice = np.concatenate([valid[compiled.feature:compiled.feature + 1], valid])
+    assert best_split(twice, valid_twice, z).feature == 0
+    # No valid cut: no split.
+    assert best_split(hist, np.zeros_like(valid), z) is None
