@@ -46,6 +46,22 @@ _SAMPLE_STRIDE = 32
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def cut_sides(hist, f, c, sides):
+    """Write the sides of the cut after bin c of feature f to ``sides`` (row 0 the negatives'
+    weight left and right, row 1 the positives'), summed in the order of
+    :func:`boostkit.kernels.histogram.threshold_class_sums` (left upwards, right downwards)."""
+    m = hist.shape[1] - 1
+    ln = lp = rn = rp = 0.0
+    for b in range(c + 1):
+        ln += hist[f, b, 0]
+        lp += hist[f, b, 1]
+    for b in range(m, c, -1):
+        rn += hist[f, b, 0]
+        rp += hist[f, b, 1]
+    sides[0, 0], sides[0, 1], sides[1, 0], sides[1, 1] = ln, rn, lp, rp
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def _prefix_of_four(hist, f, left):
     # left[j] = (negatives, positives) left of every cut of feature f + j, summed upwards.
     # Eight running sums at once: one chain of dependent additions is bound by their latency.
@@ -154,64 +170,66 @@ def _squared_loses(ln, lp, rn, rp, limit):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _scale(hist, f, left, n_bins):
+def _scale(hist, f, left, j, n_bins):
     # Feature f's class totals, its weight W and delta, the bound on |total - left - right|.
     m = n_bins - 1
-    total_neg = left[0, m - 1] + hist[f, m, 0]
-    total_pos = left[1, m - 1] + hist[f, m, 1]
+    total_neg = left[j, 0, m - 1] + hist[f, m, 0]
+    total_pos = left[j, 1, m - 1] + hist[f, m, 1]
     total = total_neg + total_pos
     return total_neg, total_pos, total, 4.0 * n_bins * _EPS * total
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _sample(hist, f, left, valid, best, upper):
+def _sample(hist, f, left, j, valid, best, upper):
     # The best known bound after scoring feature f's every 32nd valid cut on approximate sides.
     n_bins = hist.shape[1]
     m = n_bins - 1
-    ln, lp = left[0], left[1]
-    total_neg, total_pos, total, delta = _scale(hist, f, left, n_bins)
+    total_neg, total_pos, total, delta = _scale(hist, f, left, j, n_bins)
     for b in range(_SAMPLE_STRIDE // 2, m, _SAMPLE_STRIDE):
-        rn = total_neg - ln[b]
-        rp = total_pos - lp[b]
-        if valid[b] and rn >= 0.0 and rp >= 0.0:
-            s = upper(ln[b], lp[b], rn, rp, delta, total)
+        ln, lp = left[j, 0, b], left[j, 1, b]
+        rn = total_neg - ln
+        rp = total_pos - lp
+        if valid[f, b] and rn >= 0.0 and rp >= 0.0:
+            s = upper(ln, lp, rn, rp, delta, total)
             if s < best:
                 best = s
     return best
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _scan_feature(hist, f, left, valid, best, flags, found, n_found, loss, limit_of, loses):
+def _scan_feature(hist, f, left, j, valid, best, flags, found, n_found, loss, limit_of, loses):
     # Feature f's cuts that the test cannot set aside, scored with their exact right sides and
     # appended to ``found`` (flat index, loss); the best loss after them.
     n_bins = hist.shape[1]
     m = n_bins - 1
-    ln, lp = left[0], left[1]
-    total_neg, total_pos, total, delta = _scale(hist, f, left, n_bins)
+    total_neg, total_pos, total, delta = _scale(hist, f, left, j, n_bins)
     limit = limit_of(best, delta, total)
     n_left = 0
     if limit < np.inf:
         for b in range(m):
-            flag = valid[b] & ~loses(ln[b], lp[b], total_neg - ln[b], total_pos - lp[b], limit)
+            ln, lp = left[j, 0, b], left[j, 1, b]
+            flag = valid[f, b] & ~loses(ln, lp, total_neg - ln, total_pos - lp, limit)
             flags[b] = flag
             n_left += flag
     else:
         for b in range(m):
-            flags[b] = valid[b]
-            n_left += valid[b]
+            flags[b] = valid[f, b]
+            n_left += valid[f, b]
     if n_left > 0:
         lowest = 0
         while not flags[lowest]:
             lowest += 1
-        h = hist[f]
         rn = rp = 0.0
         for c in range(m - 1, lowest - 1, -1):  # the right sides summed downwards, exactly
-            rn += h[c + 1, 0]
-            rp += h[c + 1, 1]
+            rn += hist[f, c + 1, 0]
+            rp += hist[f, c + 1, 1]
             if flags[c]:
-                s = loss(ln[c], lp[c], rn, rp)
+                ln, lp = left[j, 0, c], left[j, 1, c]
+                s = loss(ln, lp, rn, rp)
                 found[n_found, 0] = f * m + c
                 found[n_found, 1] = s
+                found[n_found, 2], found[n_found, 3] = ln, rn
+                found[n_found, 4], found[n_found, 5] = lp, rp
                 n_found += 1
                 if s < best:
                     best = s
@@ -221,33 +239,34 @@ def _scan_feature(hist, f, left, valid, best, flags, found, n_found, loss, limit
 @numba.njit(cache=True, nogil=True, inline="always")
 def _first_near_lowest_found(found, n_found):
     # first_near_minimum over the scored cuts (each cut set aside loses by more than the
-    # tolerance): a NaN gives 0, as does a lowest loss of inf; else the lowest index within it.
+    # tolerance): the row in ``found`` of the lowest index within the tolerance of the lowest
+    # loss; -2 for the index 0 (a NaN loss, or a lowest loss of inf); -1 when none was scored.
     if n_found == 0:
         return -1
     lowest = np.inf
     for i in range(n_found):
         s = found[i, 1]
         if np.isnan(s):
-            return 0
+            return -2
         lowest = min(lowest, s)
     if lowest == np.inf:
-        return 0
+        return -2
     bound = lowest + TIE_TOLERANCE * abs(lowest)
-    first = np.inf
+    row = -1
     for i in range(n_found):
-        if found[i, 1] <= bound:
-            first = min(first, found[i, 0])
-    return int(first)
+        if found[i, 1] <= bound and (row < 0 or found[i, 0] < found[row, 0]):
+            row = i
+    return row
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _lowest_loss_cut(hist, valid, loss, upper, limit_of, loses):
-    # The flat index of the chosen cut (-1: none valid).
+def _lowest_loss_cut(hist, valid, sides, loss, upper, limit_of, loses):
+    # The flat index of the chosen cut (-1: none valid), its sides written.
     d, n_bins, _ = hist.shape
     m = n_bins - 1
     left = np.empty((4, 2, m))
     flags = np.empty(m, dtype=np.bool_)
-    found = np.empty((d * m, 2))
+    found = np.empty((d * m, 6))  # index, loss, sides (ln, rn, lp, rp) of every cut scored
     n_found = 0
     best = np.inf
     if d >= 4:
@@ -258,31 +277,40 @@ def _lowest_loss_cut(hist, valid, loss, upper, limit_of, loses):
             f = min(4 * group, d - 4)
             _prefix_of_four(hist, f, left)
             for j in range(4 * group - f, 4):
-                best = _sample(hist, f + j, left[j], valid[f + j], best, upper)
+                best = _sample(hist, f + j, left, j, valid, best, upper)
             for j in range(4 * group - f, 4):
-                best, n_found = _scan_feature(hist, f + j, left[j], valid[f + j], best, flags,
-                                              found, n_found, loss, limit_of, loses)
+                best, n_found = _scan_feature(hist, f + j, left, j, valid, best, flags, found,
+                                              n_found, loss, limit_of, loses)
     else:
         for f in range(d):
             _prefix_of_one(hist, f, left)
-            best = _sample(hist, f, left[0], valid[f], best, upper)
-            best, n_found = _scan_feature(hist, f, left[0], valid[f], best, flags, found,
-                                          n_found, loss, limit_of, loses)
-    return _first_near_lowest_found(found, n_found)
+            best = _sample(hist, f, left, 0, valid, best, upper)
+            best, n_found = _scan_feature(hist, f, left, 0, valid, best, flags, found, n_found,
+                                          loss, limit_of, loses)
+    row = _first_near_lowest_found(found, n_found)
+    if row == -1:
+        return -1
+    if row == -2:  # the cut after feature 0's first bin, as first_near_minimum answers
+        cut_sides(hist, 0, 0, sides)
+        return 0
+    sides[0, 0], sides[0, 1] = found[row, 2], found[row, 3]
+    sides[1, 0], sides[1, 1] = found[row, 4], found[row, 5]
+    return int(found[row, 0])
 
 
 @numba.njit(cache=True, nogil=True)
-def lowest_z_cut(hist, valid):
+def lowest_z_cut(hist, valid, sides):
     """The flat index ``f * (B - 1) + b`` of the cut of lowest Z = 2 sum_j sqrt(W+_j W-_j) of a
     ``(d, B, 2)`` class histogram (``[..., 0]`` negatives) among the ``valid`` ``(d, B - 1)``
     cuts, -1 when none is: what :func:`boostkit.splits.best_split` chooses under
-    :func:`boostkit.criteria.z_loss`, scoring only the cuts that can win."""
-    return _lowest_loss_cut(hist, valid, _z_loss, _z_upper, _z_limit, _z_loses)
+    :func:`boostkit.criteria.z_loss`, scoring only the cuts that can win. The chosen cut's
+    sides go to ``sides`` (as :func:`cut_sides`)."""
+    return _lowest_loss_cut(hist, valid, sides, _z_loss, _z_upper, _z_limit, _z_loses)
 
 
 @numba.njit(cache=True, nogil=True)
-def lowest_squared_error_cut(hist, valid):
+def lowest_squared_error_cut(hist, valid, sides):
     """:func:`lowest_z_cut` under the weighted squared error of a per-cell mean of y,
     sum_j W_j - (W+_j - W-_j)^2 / W_j (FHT Algorithm 4; gentle-step's partition loss)."""
-    return _lowest_loss_cut(hist, valid, _squared_loss, _squared_upper, _squared_limit,
+    return _lowest_loss_cut(hist, valid, sides, _squared_loss, _squared_upper, _squared_limit,
                             _squared_loses)

@@ -27,7 +27,7 @@ from boostkit.compiled import SEARCH, CompiledProposal, compile_form
 from boostkit.criteria import check_criterion, partition_loss
 from boostkit.splits import (MIN_CATEGORY_COUNT, TIE_TOLERANCE, best_binned_split, best_split,
                              check_min_category_count, class_ratio_keys, lowest_two_losses)
-from boostkit_adaboost.search_kernels import lowest_squared_error_cut, lowest_z_cut
+from boostkit_adaboost.search_kernels import cut_sides, lowest_squared_error_cut, lowest_z_cut
 
 
 def _scores_array(value) -> np.ndarray:
@@ -342,28 +342,10 @@ def _constant_sides(hist, sides):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _cut_sides(hist, f, c, sides):
-    # The (left, right) sums of the cut after bin c of feature f, added in the order of
-    # boostkit.kernels.histogram.threshold_class_sums (left upwards, right downwards).
-    m = hist.shape[1] - 1
-    ln = lp = rn = rp = 0.0
-    for b in range(c + 1):
-        ln += hist[f, b, 0]
-        lp += hist[f, b, 1]
-    for b in range(m, c, -1):
-        rn += hist[f, b, 0]
-        rp += hist[f, b, 1]
-    sides[0, 0], sides[0, 1], sides[1, 0], sides[1, 1] = ln, rn, lp, rp
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _chosen_cut(hist, k, sides, cell_scores):
-    # The sides and scores of the chosen cut (k < 0: the constant stump).
+def _scored_cut(hist, k, sides, cell_scores):
+    # The cell scores of the chosen cut, its sides written (k < 0: the constant stump's).
     if k < 0:
         _constant_sides(hist, sides)
-    else:
-        m = hist.shape[1] - 1
-        _cut_sides(hist, k // m, k % m, sides)
     _majority(sides, cell_scores)
     return k
 
@@ -448,21 +430,23 @@ def error_search(hist, valid, scores, sides, cell_scores, params):
                         k = f * m + b
                         break
                 break
-    return _chosen_cut(hist, k, sides, cell_scores)
+    if k >= 0:
+        cut_sides(hist, k // m, k % m, sides)
+    return _scored_cut(hist, k, sides, cell_scores)
 
 
 def z_search(hist, valid, scores, sides, cell_scores, params):
     """The cut of lowest Z = 2 sum_j sqrt(W+_j W-_j) (Wilbur et al. 2005, eq. 12):
     :func:`boostkit_adaboost.search_kernels.lowest_z_cut`, the cuts that cannot win set aside
     without their square roots. ``scores`` is left unwritten."""
-    return _chosen_cut(hist, lowest_z_cut(hist, valid), sides, cell_scores)
+    return _scored_cut(hist, lowest_z_cut(hist, valid, sides), sides, cell_scores)
 
 
 def squared_error_search(hist, valid, scores, sides, cell_scores, params):
     """The cut of lowest weighted squared error of a per-cell mean of y (FHT Algorithm 4):
     :func:`boostkit_adaboost.search_kernels.lowest_squared_error_cut`, the cuts that cannot win
     set aside without their divisions. ``scores`` is left unwritten."""
-    return _chosen_cut(hist, lowest_squared_error_cut(hist, valid), sides, cell_scores)
+    return _scored_cut(hist, lowest_squared_error_cut(hist, valid, sides), sides, cell_scores)
 
 
 #: The stump's compiled searches, by partition criterion.

@@ -33,12 +33,13 @@ def _check_same_cut(criterion, kernel, loss, hist, valid):
     valid = np.ascontiguousarray(valid)
     expected = best_split(hist, valid, loss)
     m = hist.shape[1] - 1
-    k = kernel(hist, valid)
+    kernel_sides, sides, cell_scores = np.empty((2, 2)), np.empty((2, 2)), np.empty(2)
+    k = kernel(hist, valid, kernel_sides)
     assert k == (-1 if expected is None else expected.feature * m + expected.bin)
-    sides, cell_scores = np.empty((2, 2)), np.empty(2)
     assert compiled_search(criterion)(hist, valid, np.empty((hist.shape[0], m)), sides,
                                       cell_scores, np.zeros(0)) == k
     if expected is not None:
+        np.testing.assert_array_equal(kernel_sides, [expected.wneg, expected.wpos])
         np.testing.assert_array_equal(sides, [expected.wneg, expected.wpos])
 
 
@@ -86,8 +87,8 @@ def test_a_separable_feature_and_no_valid_cut(criterion, kernel, loss):
     hist[:, 2:4, 1] = 0.25
     valid = np.ones((3, 4), dtype=bool)
     _check_same_cut(criterion, kernel, loss, hist, valid)
-    assert kernel(hist, valid) == 1
-    assert kernel(hist, np.zeros((3, 4), dtype=bool)) == -1
+    assert kernel(hist, valid, np.empty((2, 2))) == 1
+    assert kernel(hist, np.zeros((3, 4), dtype=bool), np.empty((2, 2))) == -1
 
 
 @pytest.mark.parametrize("criterion, kernel, loss", SEARCHES)
