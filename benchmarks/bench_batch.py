@@ -11,8 +11,11 @@ values, the exponential rule's factors, no-edge) into the batch kernel
 * ``inlined``: the kernel's source with the components' calls replaced by direct calls of
   ``inline="always"`` functions, compiled for this recipe: the hand-fused loop.
 
-Then a whole ``Booster("adaboost")`` fit per round, batched and one by one, and the Python
-cost of building a batch's records, hypotheses and contributions from its arrays.
+Then a whole ``Booster("adaboost")`` fit per round, batched and one by one, the Python
+cost of building a batch's records, hypotheses and contributions from its arrays, and the
+stump's compiled searches alone (``error``, ``z``, ``squared-error``: one call per round on the
+``(d, B, 2)`` class histogram), on the histograms of D_t of every 10th round of a
+``real-adaboost`` fit.
 
 One thread, CPU time (``time.process_time``), medians of ``--repeats``.
 
@@ -39,10 +42,12 @@ from boostkit.compiled import (CALIBRATION, REWEIGHTING, SEARCH, STOPPING,  # no
                                compile_form)
 from boostkit.data import TrainingData  # noqa: E402
 from boostkit.kernels import rounds  # noqa: E402
+from boostkit.splits import histogram  # noqa: E402
 from boostkit_adaboost.coefficients import constant_alpha_values  # noqa: E402
 from boostkit_adaboost.reweighting import exponential_log_factors  # noqa: E402
 from boostkit_adaboost.stopping import no_edge_code  # noqa: E402
-from boostkit_adaboost.stumps import compiled_search, error_search  # noqa: E402
+from boostkit_adaboost.stumps import (COMPILED_SEARCHES, compiled_search,  # noqa: E402
+                                     error_search)
 
 
 def make_data(n: int, d: int, seed: int = 0):
@@ -90,6 +95,52 @@ def time_kernel(kernel, data, n_rounds, components, repeats):
         ran = kernel(*args)
         times.append(time.process_time() - start)
     return statistics.median(times) / ran * 1e6, ran
+
+
+@numba.njit(nogil=True)
+def _search_calls(search, hists, valid, repeats):
+    # Every histogram searched ``repeats`` times: the calls of a batch, without its other work.
+    d, n_bins = hists.shape[1], hists.shape[2]
+    scores, sides, cell_scores = np.empty((d, n_bins - 1)), np.empty((2, 2)), np.empty(2)
+    params = np.zeros(0)
+    chosen = 0
+    for _ in range(repeats):
+        for i in range(hists.shape[0]):
+            chosen += search(hists[i], valid, scores, sides, cell_scores, params)
+    return chosen
+
+
+def round_histograms(X, y, data, n_rounds):
+    """The ``(d, B, 2)`` class histograms of D_t of every 10th round of a ``real-adaboost``
+    fit (D_t from its margins: exp(-y F_t), normalised)."""
+    sign = np.where(data.is_pos.astype(bool), 1.0, -1.0)
+    model = boostkit.Booster("real-adaboost", n_rounds=n_rounds).fit(X, y)
+    hists = []
+    for t, margin in enumerate(model.staged_decision_function(X)):
+        if t % 10 == 0:
+            exponent = -sign * np.asarray(margin).reshape(-1)
+            weights = np.exp(exponent - exponent.max())
+            hists.append(histogram(data.binned.codes, weights / weights.sum(), data.is_pos,
+                                   data.binned.max_bins))
+    return np.ascontiguousarray(np.stack(hists))
+
+
+def time_searches(X, y, data, n_rounds, repeats):
+    """Microseconds per call of each of the stump's compiled searches, medians of ``repeats``."""
+    hists = round_histograms(X, y, data, n_rounds)
+    valid = np.ascontiguousarray(data.binned.split_mask)
+    calls = 50
+    times = {}
+    for criterion in COMPILED_SEARCHES:
+        search = compiled_search(criterion)
+        _search_calls(search, hists, valid, 1)
+        runs = []
+        for _ in range(repeats):
+            start = time.process_time()
+            _search_calls(search, hists, valid, calls)
+            runs.append(time.process_time() - start)
+        times[criterion] = statistics.median(runs) / (calls * hists.shape[0]) * 1e6
+    return times, hists.shape[0]
 
 
 def main():
@@ -172,6 +223,11 @@ def main():
     print(f"run_batch_rounds: {per_round['batch']:.1f} us a round, the kernel "
           f"{per_round['kernel']:.1f} us, the records, hypotheses and contributions "
           f"{per_round['batch'] - per_round['kernel']:.1f} us")
+
+    searches, n_hists = time_searches(X, y, data, args.rounds, args.repeats)
+    print(f"the stump's searches alone ({n_hists} histograms of real-adaboost's D_t): "
+          + ", ".join(f"{criterion} {us:.2f} us" for criterion, us in searches.items())
+          + " a call")
 
 
 if __name__ == "__main__":
