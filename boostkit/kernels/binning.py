@@ -195,7 +195,7 @@ def sort_float32_column(X, f, values, rows, values_tmp, rows_tmp):
     return keys.view(np.float32), sorted_rows, True
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def _midpoint(lo, hi):
     """CART's threshold between neighbours ``lo < hi``: their midpoint, or ``lo`` when rounding
     makes the midpoint equal ``hi``."""

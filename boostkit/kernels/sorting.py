@@ -57,7 +57,7 @@ def radix_sort(keys, rows, keys_tmp, rows_tmp, n_digits):
     return keys, rows
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def flip_keys(keys, sign):
     """IEEE-754 bits to keys ordered as the values, in place: every bit of a negative value
     flipped, the ``sign`` bit of the others."""
@@ -66,7 +66,7 @@ def flip_keys(keys, sign):
         keys[j] = ~k if k & sign else k | sign
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, inline="always")
 def unflip_keys(keys, sign):
     """The inverse of :func:`flip_keys`: keys back to IEEE-754 bits, in place."""
     for j in range(keys.shape[0]):
