@@ -18,6 +18,7 @@ table, with the load average before and after, the CPU and numba's version.
 
 Run:  python benchmarks/bench_cold_start.py               (3 repeats, about 5 minutes)
       python benchmarks/bench_cold_start.py --repeats 5 --scenarios fit
+      python benchmarks/bench_cold_start.py --repeats 1 --breakdown   (what compiles, how long)
 """
 
 from __future__ import annotations
@@ -40,14 +41,23 @@ started_wall, started_cpu = time.perf_counter(), time.process_time()
 from numba.core import event
 
 compiled = [0]
+compiling = []  # (name, started) of the compiles under way, outermost first
+breakdown = []  # (depth, name, CPU seconds) of boostkit's compiles, in the order they began
 
 class CountCompiles(event.Listener):
     def on_start(self, ev):
-        module = getattr(ev.data["dispatcher"].py_func, "__module__", "") or ""
+        function = ev.data["dispatcher"].py_func
+        module = getattr(function, "__module__", "") or ""
         compiled[0] += module.startswith("boostkit")
+        name = f"{module}.{function.__qualname__}" if module.startswith("boostkit") else None
+        compiling.append((len(breakdown) if name else None, time.process_time()))
+        if name:
+            breakdown.append([len([c for c in compiling if c[0] is not None]) - 1, name, 0.0])
 
     def on_end(self, ev):
-        pass
+        index, started = compiling.pop()
+        if index is not None:
+            breakdown[index][2] = time.process_time() - started
 
 event.register("numba:compile", CountCompiles())
 phases = {}
@@ -77,6 +87,7 @@ else:
         main(["compare", "--algorithms", "adaboost", "--folds", "5", "--no-plots",
               "--no-progress", "--output", sys.argv[3]])
     phase("5-fold compare")
+phases["breakdown"] = breakdown
 with open(out_path, "w") as handle:
     json.dump(phases, handle)
 """
@@ -90,7 +101,8 @@ def run_child(scenario: str, cache_dir: str, work_dir: Path, tag: str) -> dict:
     completed = subprocess.run(args, env=env, capture_output=True, text=True)
     if completed.returncode != 0:
         raise RuntimeError(f"{scenario} ({tag}) failed:\n{completed.stderr}")
-    return json.loads(out_path.read_text())
+    phases = json.loads(out_path.read_text())
+    return phases.pop("breakdown"), phases
 
 
 def load_average() -> str:
@@ -112,6 +124,9 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--scenarios", default="fit,compare",
                         help="comma-separated: fit, compare (default both)")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="list what the last cold run of each scenario compiled, and for "
+                             "how long")
     args = parser.parse_args(argv)
     scenarios = [name.strip() for name in args.scenarios.split(",") if name.strip()]
     for name in scenarios:
@@ -123,13 +138,17 @@ def main(argv=None) -> int:
           f"numba {numba.__version__}; one thread")
     print(f"load average (1, 5, 15 min) before: {load_average()}")
     figures: dict[tuple[str, str, str], list[float]] = {}
+    breakdowns: dict[str, list] = {}  # the last cold run's compiles, per scenario
     with tempfile.TemporaryDirectory(prefix="bench-cold-") as work:
         work_dir = Path(work)
         for repeat in range(args.repeats):
             for scenario in scenarios:
                 cache_dir = tempfile.mkdtemp(prefix="numba-cache-", dir=work)
                 for state in ("cold", "warm"):
-                    phases = run_child(scenario, cache_dir, work_dir, f"{repeat}-{state}")
+                    compiles, phases = run_child(scenario, cache_dir, work_dir,
+                                                 f"{repeat}-{state}")
+                    if state == "cold":
+                        breakdowns[scenario] = compiles
                     for phase, values in phases.items():
                         for key, value in values.items():
                             figures.setdefault((phase, state, key), []).append(value)
@@ -151,6 +170,13 @@ def main(argv=None) -> int:
         print(f"| {phase} | {median('cold', 'wall'):.2f} | {median('cold', 'cpu'):.2f} | "
               f"{median('cold', 'compiled'):.0f} | {median('warm', 'wall'):.2f} | "
               f"{median('warm', 'cpu'):.2f} |")
+    if args.breakdown:
+        for scenario, compiles in breakdowns.items():
+            print()
+            print(f"{scenario}, last cold run: CPU seconds of each specialisation's compile "
+                  "(its callees', indented below it, included):")
+            for depth, name, seconds in compiles:
+                print(f"  {seconds:6.2f}  {'  ' * depth}{name}")
     return 0
 
 
