@@ -148,3 +148,41 @@ def test_binning_compiles_only_the_column_sort_its_values_need(tmp_path, dtype, 
     one kind compiles one of the two sorts (each ~2.5 s of compiling with its radix sort)."""
     cold = run_python(BINNING.format(dtype=dtype), tmp_path)
     assert cold.stdout.split() == [sort], cold.stdout
+
+
+# A first batched fit (the default adaboost, every component compiled), recording every
+# boostkit function numba compiles, one line per specialisation.
+FIT_COMPILES = """
+from numba.core import event
+
+compiled = []
+
+class RecordCompiles(event.Listener):
+    def on_start(self, compiling):
+        function = compiling.data["dispatcher"].py_func
+        if function.__module__.startswith("boostkit"):
+            compiled.append(function.__qualname__)
+
+    def on_end(self, compiling):
+        pass
+
+event.register("numba:compile", RecordCompiles())
+import boostkit
+from boostkit.datasets import load
+data = load("breast_cancer_wisconsin", dropna=True)
+boostkit.Booster("adaboost", n_rounds=10).fit(data.X, data.y)
+print(*compiled, sep="\\n")
+"""
+
+
+@pytest.mark.slow
+def test_a_first_batched_fit_compiles_each_kernel_once_and_none_of_the_per_round_path(tmp_path):
+    """One specialisation per function, the batch kernel's and not the per-round path's
+    (which a batched fit never calls), and one column sort (breast cancer's values are all
+    float32 values)."""
+    compiled = run_python(FIT_COMPILES, tmp_path).stdout.split()
+    assert "run_batch" in compiled, compiled
+    assert len(compiled) == len(set(compiled)), compiled
+    per_round = {"lowest_error_cut", "cell_term_pass_into", "_gather", "all_finite"}
+    assert not per_round & set(compiled), compiled
+    assert "sort_column" not in compiled, compiled
