@@ -83,6 +83,20 @@ def _prefix_of_four(hist, f, left):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def _prefix_of_two(hist, f, left):
+    # _prefix_of_four's sums of features f and f + 1, into left[0] and left[1].
+    m = hist.shape[1] - 1
+    h0, h1, s0, s1 = hist[f], hist[f + 1], left[0], left[1]
+    sn0 = sn1 = sp0 = sp1 = 0.0
+    for b in range(m):
+        sn0 += h0[b, 0]
+        sp0 += h0[b, 1]
+        sn1 += h1[b, 0]
+        sp1 += h1[b, 1]
+        s0[0, b], s0[1, b], s1[0, b], s1[1, b] = sn0, sp0, sn1, sp1
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def _prefix_of_one(hist, f, left):
     # _prefix_of_four's sums of feature f alone, into left[0].
     m = hist.shape[1] - 1
@@ -237,6 +251,19 @@ def _scan_feature(hist, f, left, j, valid, best, flags, found, n_found, loss, li
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def _scan_group(hist, f, first, count, left, valid, best, flags, found, n_found, loss, upper,
+                limit_of, loses):
+    # Features f + first .. f + count - 1, their left sums in left[first:count]: a first bound
+    # from their samples, then each feature's scan.
+    for j in range(first, count):
+        best = _sample(hist, f + j, left, j, valid, best, upper)
+    for j in range(first, count):
+        best, n_found = _scan_feature(hist, f + j, left, j, valid, best, flags, found, n_found,
+                                      loss, limit_of, loses)
+    return best, n_found
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def _first_near_lowest_found(found, n_found):
     # first_near_minimum over the scored cuts (each cut set aside loses by more than the
     # tolerance): the row in ``found`` of the lowest index within the tolerance of the lowest
@@ -269,24 +296,29 @@ def _lowest_loss_cut(hist, valid, sides, loss, upper, limit_of, loses):
     found = np.empty((d * m, 6))  # index, loss, sides (ln, rn, lp, rp) of every cut scored
     n_found = 0
     best = np.inf
-    if d >= 4:
-        # Groups of four features; the last one ends at feature d - 1, overlapping the one
-        # before (whose features are not scanned again): a lone feature's pass costs as much.
-        n_groups = (d + 3) // 4
-        for group in range(n_groups):
-            f = min(4 * group, d - 4)
-            _prefix_of_four(hist, f, left)
-            for j in range(4 * group - f, 4):
-                best = _sample(hist, f + j, left, j, valid, best, upper)
-            for j in range(4 * group - f, 4):
-                best, n_found = _scan_feature(hist, f + j, left, j, valid, best, flags, found,
-                                              n_found, loss, limit_of, loses)
-    else:
-        for f in range(d):
-            _prefix_of_one(hist, f, left)
-            best = _sample(hist, f, left, 0, valid, best, upper)
-            best, n_found = _scan_feature(hist, f, left, 0, valid, best, flags, found, n_found,
-                                          loss, limit_of, loses)
+    # Groups of four features, then the rest: three as a group ending at feature d - 1 (the
+    # features it shares with the group before are not scanned again), two as a pair, one
+    # alone. A pass's stores bound it: a pair's take half a group's, as do a lone feature's
+    # two chains of additions.
+    for group in range(d // 4):
+        _prefix_of_four(hist, 4 * group, left)
+        best, n_found = _scan_group(hist, 4 * group, 0, 4, left, valid, best, flags, found,
+                                    n_found, loss, upper, limit_of, loses)
+    done = d - d % 4
+    if d - done == 3 and d > 4:
+        _prefix_of_four(hist, d - 4, left)
+        best, n_found = _scan_group(hist, d - 4, 1, 4, left, valid, best, flags, found,
+                                    n_found, loss, upper, limit_of, loses)
+        done = d
+    if d - done >= 2:
+        _prefix_of_two(hist, done, left)
+        best, n_found = _scan_group(hist, done, 0, 2, left, valid, best, flags, found,
+                                    n_found, loss, upper, limit_of, loses)
+        done += 2
+    if d - done == 1:
+        _prefix_of_one(hist, done, left)
+        best, n_found = _scan_group(hist, done, 0, 1, left, valid, best, flags, found,
+                                    n_found, loss, upper, limit_of, loses)
     row = _first_near_lowest_found(found, n_found)
     if row == -1:
         return -1
