@@ -9,16 +9,17 @@ squared error sum_j W_j - (W+_j - W-_j)^2 / W_j of a per-cell mean of y, FHT Alg
 cell and cut. Here most cuts are shown to lose by a test of products alone, and only the others
 are scored, with the same sides and the same arithmetic: the same cut is chosen.
 
-* Z: with a = W+_0 W-_0, b = W+_1 W-_1 and a bound T, sqrt(a) + sqrt(b) > T exactly when
-  a + b >= T^2 or 4 a b > (T^2 - a - b)^2;
+* Z: with a = W+_0 W-_0, b = W+_1 W-_1 and a bound t, sqrt(a) + sqrt(b) > t exactly when
+  a + b >= t^2 or 4 a b > (t^2 - a - b)^2;
 * squared error: with W_j the cells' weights and d_j = W+_j - W-_j, the loss exceeds T exactly
   when (W_0 + W_1 - T) W_0 W_1 > d_0^2 W_1 + d_1^2 W_0.
 
-One pass per four features sums the left sides (eight running sums; a pass's stores bound it);
+One pass per four features (two, or one, for the last) sums the left sides (a pass's stores
+bound it);
 the test takes each right side as the feature's total less the left, within
 delta = 4 B eps W of the suffix sum (W the feature's weight, B the bins). The test's bound is the
 best loss known plus margins that cover delta and rounding many times over, so a cut set aside
-loses to the best by more than the tie tolerance: for Z, T/2 = (1 + 2e-6) best / 2 + 1.01 eta
+loses to the best by more than the tie tolerance: for Z, t = (1 + 2e-6) best / 2 + 1.01 eta
 with eta = sqrt(2 delta W) (|sqrt(x) - sqrt(y)| <= sqrt(|x - y|)); for the squared error,
 T = (1 + 1e-9) best + 8 delta + 1e-12 W (a cell's loss 4 W+ W- / W moves by at most 4 per unit
 of either weight while both stay >= 0; it can be ~0, hence the absolute part). The first bound
@@ -123,7 +124,7 @@ def _z_upper(ln, lp, rn, rp, delta, total):
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _z_limit(best, delta, total):
-    # (T/2)^2 of the test (module docstring): inf, nothing set aside, outside the safe range.
+    # t^2 of the test (module docstring): inf, nothing set aside, outside the safe range.
     eta = math.sqrt(2.0 * delta * total)
     half = 0.5 * best * (1.0 + 2e-6) + 1.01 * eta
     limit = half * half
