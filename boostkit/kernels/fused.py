@@ -160,9 +160,8 @@ def _cell_pass(code_row, table, values, factors, kept_cell, is_pos, d1, weights,
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _pair_pass(code_row, table, values, factors, kept_cell, is_pos, d1, weights, new_weights,
-               margin, rows, row_change, row_pos, separate):
-    # pair_term_pass with the new weights written to ``new_weights``: ``weights`` itself
-    # (``separate`` False) or another array, which leaves D_t to read again.
+               margin, rows, row_change, row_pos):
+    # pair_term_pass with the new weights written to ``new_weights`` (may be ``weights``).
     n_cells, n_classes = values.shape[0], values.shape[1]
     flat_values = np.ascontiguousarray(values).reshape(n_cells * n_classes)
     flat_factors = np.ascontiguousarray(factors).reshape(n_cells * n_classes, 2)
@@ -186,23 +185,10 @@ def _pair_pass(code_row, table, values, factors, kept_cell, is_pos, d1, weights,
             new = w * factor[at]
             new_weights[i, l] = new
             total += new
-            if not separate:  # D_t(i) is overwritten: its change is kept now, for every row
-                row_change[k, l] = change[at] * w
-                row_pos[k, l] = s
+            row_change[k, l] = change[at] * w
+            row_pos[k, l] = s
         rows[k] = i
         k += (cell != kept_cell) & compact
-    if separate:
-        # The rows off the kept cell only (a few percent at a stump's larger cell): their C
-        # changes and signs from D_t, not 9 C bytes a row for every row in the pass above
-        # (2.2 against 2.7 ms at 100 000 x 10 classes, 5 % of the rows off).
-        for j in range(k):
-            i = rows[j]
-            base = np.uintp(table[np.uintp(code_row[i])]) * np.uintp(n_classes)
-            for l in range(n_classes):
-                s = is_pos[i, l]
-                row_pos[j, l] = s
-                row_change[j, l] = change[np.uintp(2) * (base + np.uintp(l)) + np.uintp(s)] * \
-                    weights[i, l]
     return k, total, train_err, werr
 
 
@@ -246,13 +232,12 @@ def pair_term_pass(code_row, table, values, factors, kept_cell, is_pos, d1, weig
     over the pairs in row-major order, as :func:`~boostkit.kernels.boosting.add_contribution`
     sums the flattened pairs."""
     return _pair_pass(code_row, table, values, factors, kept_cell, is_pos, d1, weights, weights,
-                      margin, rows, row_change, row_pos, False)
+                      margin, rows, row_change, row_pos)
 
 
 @numba.njit(cache=True, nogil=True)
 def pair_term_pass_into(code_row, table, values, factors, kept_cell, is_pos, d1, weights,
                         new_weights, margin, rows, row_change, row_pos):
-    """:func:`pair_term_pass` with D_t left as it is: the new weights go to ``new_weights``
-    (not ``weights``)."""
+    """:func:`pair_term_pass` with D_t left as it is: the new weights go to ``new_weights``."""
     return _pair_pass(code_row, table, values, factors, kept_cell, is_pos, d1, weights, new_weights,
-                      margin, rows, row_change, row_pos, True)
+                      margin, rows, row_change, row_pos)
