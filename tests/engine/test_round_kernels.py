@@ -223,8 +223,11 @@ def test_a_fit_on_threads_with_new_margins_each_round_is_the_serial_fit_to_round
     X = rng.normal(size=(3 * 8192, 4))
     y = np.where(X[:, 0] + 0.5 * X[:, 1] + rng.normal(size=X.shape[0]) > 0, 1, -1)
     seen = []
-    serial = boostkit.Booster("adaboost", n_rounds=15).fit(X, y)
-    threads = boostkit.Booster("adaboost", n_rounds=15, n_jobs=2,
+    # Every row summed and the margins' pass on threads (a carried round's fused pass, and a
+    # compiled batch, run on one thread).
+    exact = {"n_rounds": 15, "histogram": "exact", "compiled_rounds": False}
+    serial = boostkit.Booster("adaboost", **exact).fit(X, y)
+    threads = boostkit.Booster("adaboost", n_jobs=2, **exact,
                                callbacks=[lambda state, record: seen.append(state.margin)]).fit(X, y)
     assert len({id(margin) for margin in seen}) == 15  # a new array every round
     assert [r.hypothesis for r in threads.records] == [r.hypothesis for r in serial.records]
