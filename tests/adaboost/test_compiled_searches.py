@@ -114,3 +114,19 @@ def test_the_rounds_of_a_fit_on_adult_choose_the_same_cuts(recipe, criterion, ke
             hist = histogram(data.binned.codes, weights / weights.sum(), data.is_pos,
                              data.binned.max_bins)
             _check_same_cut(criterion, kernel, loss, hist, data.binned.split_mask)
+
+
+@pytest.mark.parametrize("criterion, kernel, loss", SEARCHES)
+def test_a_cut_within_the_tolerance_of_a_later_features_lower_loss_is_kept(criterion, kernel,
+                                                                          loss):
+    # Feature 1 is feature 0 scaled by 1 - 1e-13: its losses are lower, within the tie
+    # tolerance, and its cuts are scored first for the first bound; feature 0's must not be set
+    # aside by it: the first cut of feature 0 wins.
+    hist = np.zeros((4, 64, 2))
+    hist[:, 0] = [0.3, 0.1]
+    hist[:, 40] = [0.1, 0.3]
+    hist[1] *= 1.0 - 1e-13
+    hist[2:] = hist[0, :, ::-1] * 0.5 + 0.25 / 64  # worse features
+    valid = np.ones((4, 63), dtype=bool)
+    _check_same_cut(criterion, kernel, loss, hist, valid)
+    assert kernel(hist, valid, np.empty((2, 2))) == 0
