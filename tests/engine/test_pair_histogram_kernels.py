@@ -1,6 +1,6 @@
 """The multiclass pair kernels (boostkit.kernels.histogram, the carried histogram's and the Z
-search's; C > 1 margin columns) against naive numpy references. Kernels are called directly; sizes are small so that the file also runs under
-``NUMBA_DISABLE_JIT=1`` (CI does)."""
+search's; C > 1 margin columns) against naive numpy references. Kernels are called directly;
+sizes are small so that the file also runs under ``NUMBA_DISABLE_JIT=1`` (CI does)."""
 
 from __future__ import annotations
 
