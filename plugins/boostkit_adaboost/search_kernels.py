@@ -35,6 +35,7 @@ import math
 import numba
 import numpy as np
 
+from boostkit.kernels.splits import lowest_error_cut
 from boostkit.splits import TIE_TOLERANCE
 
 _EPS = np.finfo(np.float64).eps
@@ -347,3 +348,135 @@ def lowest_squared_error_cut(hist, valid, sides):
     sum_j W_j - (W+_j - W-_j)^2 / W_j (FHT Algorithm 4; gentle-step's partition loss)."""
     return _lowest_loss_cut(hist, valid, sides, _squared_loss, _squared_upper, _squared_limit,
                             _squared_loses)
+
+
+# -- The weighted error: each feature's lowest on approximate sides, then the features that can
+#    hold the chosen cut scored exactly ---------------------------------------------------------
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _approximate_error(sn, sp, total_neg, total_pos):
+    # The weighted error of a cut, its left sums given and its right side the totals' rest
+    # (min(W+, W-) on each side, as boostkit.criteria.weighted_error).
+    return min(sp, sn) + min(total_pos - sp, total_neg - sn)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _error_margin(feature_neg, feature_pos, total_neg, total_pos, n_bins):
+    # At least |approximate - exact error| of every cut of a feature whose bins sum (upwards) to
+    # feature_neg, feature_pos, the totals being feature 0's (module docstring of the error's
+    # scheme): twice the totals' difference, and 8 (B + 1) times the rounding of one addition,
+    # relative (eps) and, among subnormal numbers, absolute. NaN or inf: a weight is.
+    gap = abs(total_neg - feature_neg) + abs(total_pos - feature_pos)
+    return 2.0 * gap + 8.0 * (n_bins + 1) * (_EPS * (feature_neg + feature_pos) + 5e-324)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _approximate_errors_of_four(hist, f, valid, total_neg, total_pos, lowest, margin):
+    # The lowest valid approximate error of features f..f+3 and its margin, in one pass over
+    # their bins: eight running sums at once (one chain of dependent additions is bound by their
+    # latency), no stores.
+    n_bins = hist.shape[1]
+    m = n_bins - 1
+    h0, h1, h2, h3 = hist[f], hist[f + 1], hist[f + 2], hist[f + 3]
+    v0, v1, v2, v3 = valid[f], valid[f + 1], valid[f + 2], valid[f + 3]
+    sn0 = sn1 = sn2 = sn3 = sp0 = sp1 = sp2 = sp3 = 0.0
+    low0 = low1 = low2 = low3 = np.inf
+    for b in range(m):
+        sn0 += h0[b, 0]
+        sp0 += h0[b, 1]
+        sn1 += h1[b, 0]
+        sp1 += h1[b, 1]
+        sn2 += h2[b, 0]
+        sp2 += h2[b, 1]
+        sn3 += h3[b, 0]
+        sp3 += h3[b, 1]
+        e0 = _approximate_error(sn0, sp0, total_neg, total_pos)
+        e1 = _approximate_error(sn1, sp1, total_neg, total_pos)
+        e2 = _approximate_error(sn2, sp2, total_neg, total_pos)
+        e3 = _approximate_error(sn3, sp3, total_neg, total_pos)
+        low0 = e0 if (v0[b] and e0 < low0) else low0
+        low1 = e1 if (v1[b] and e1 < low1) else low1
+        low2 = e2 if (v2[b] and e2 < low2) else low2
+        low3 = e3 if (v3[b] and e3 < low3) else low3
+    lowest[f], lowest[f + 1], lowest[f + 2], lowest[f + 3] = low0, low1, low2, low3
+    margin[f] = _error_margin(sn0 + h0[m, 0], sp0 + h0[m, 1], total_neg, total_pos, n_bins)
+    margin[f + 1] = _error_margin(sn1 + h1[m, 0], sp1 + h1[m, 1], total_neg, total_pos, n_bins)
+    margin[f + 2] = _error_margin(sn2 + h2[m, 0], sp2 + h2[m, 1], total_neg, total_pos, n_bins)
+    margin[f + 3] = _error_margin(sn3 + h3[m, 0], sp3 + h3[m, 1], total_neg, total_pos, n_bins)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _approximate_errors_of_one(hist, f, valid, total_neg, total_pos, lowest, margin):
+    # _approximate_errors_of_four's lowest error and margin of feature f alone.
+    n_bins = hist.shape[1]
+    m = n_bins - 1
+    sn = sp = 0.0
+    low = np.inf
+    for b in range(m):
+        sn += hist[f, b, 0]
+        sp += hist[f, b, 1]
+        e = _approximate_error(sn, sp, total_neg, total_pos)
+        low = e if (valid[f, b] and e < low) else low
+    lowest[f] = low
+    margin[f] = _error_margin(sn + hist[f, m, 0], sp + hist[f, m, 1], total_neg, total_pos,
+                              n_bins)
+
+
+@numba.njit(cache=True, nogil=True)
+def lowest_weighted_error_cut(hist, valid, scores, sides):
+    """:func:`boostkit.kernels.splits.lowest_error_cut` (ties within
+    :data:`boostkit.splits.TIE_TOLERANCE`): the same cut and the same ``sides``, bit for bit,
+    scoring exactly only the features that can hold it. ``scores`` (``(d, B - 1)``) is scratch.
+
+    One pass, four features at a time, finds each feature's lowest error with each cut's right
+    side the class totals' rest (feature 0's bins' sums) instead of its suffix sum, and a margin
+    M_f bounding the difference of every cut's two errors: twice the difference of the feature's
+    totals and feature 0's, plus 8 (B + 1) times one addition's rounding of the feature's weight
+    (each of a prefix sum, a suffix sum and a total errs by at most B roundings of it). A
+    feature's exact lowest error is then within M_f of its approximate one, so the lowest overall
+    is at most U = min_f (low_f + M_f), the tie bound at most U + tolerance |U|, and only the
+    features with low_f - M_f under that can hold a cut within it: those are scored by
+    :func:`lowest_error_cut` itself, and the first cut within the bound of their lowest exact
+    error is chosen, as :func:`boostkit.kernels.splits.first_near_minimum` chooses. A weight
+    that is NaN or inf (a margin that is not finite), or no valid cut, is left to
+    :func:`lowest_error_cut` over every feature. Weights are >= 0, as a class histogram's."""
+    d, n_bins, _ = hist.shape
+    m = n_bins - 1
+    total_neg = total_pos = 0.0
+    for b in range(n_bins):  # every row is in one bin of feature 0
+        total_neg += hist[0, b, 0]
+        total_pos += hist[0, b, 1]
+    lowest = np.empty(d)
+    margin = np.empty(d)
+    for group in range(d // 4):
+        _approximate_errors_of_four(hist, 4 * group, valid, total_neg, total_pos, lowest, margin)
+    for f in range(d - d % 4, d):
+        _approximate_errors_of_one(hist, f, valid, total_neg, total_pos, lowest, margin)
+    reach = np.inf  # the most the lowest exact error can be
+    finite = True
+    for f in range(d):
+        reach = min(reach, lowest[f] + margin[f])
+        finite &= np.isfinite(margin[f])
+    if not (finite and reach < np.inf):
+        return lowest_error_cut(hist, valid, TIE_TOLERANCE, scores, sides)
+    reach += TIE_TOLERANCE * abs(reach)  # the most the tie bound can be
+    overall = np.inf
+    for f in range(d):
+        if lowest[f] - margin[f] <= reach:
+            lowest_error_cut(hist[f:f + 1], valid[f:f + 1], TIE_TOLERANCE, scores[f:f + 1], sides)
+            low = np.inf
+            for b in range(m):
+                low = scores[f, b] if (valid[f, b] and scores[f, b] < low) else low
+            lowest[f] = low
+            overall = min(overall, low)
+        else:
+            lowest[f] = np.inf
+    bound = overall + TIE_TOLERANCE * abs(overall)
+    for f in range(d):
+        if lowest[f] <= bound:  # the first feature within the bound: its first such cut
+            for b in range(m):
+                if valid[f, b] and scores[f, b] <= bound:
+                    cut_sides(hist, f, b, sides)
+                    return f * m + b
+    return -1  # not reached: a feature scored holds the lowest exact error

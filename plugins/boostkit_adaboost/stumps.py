@@ -27,7 +27,8 @@ from boostkit.compiled import SEARCH, CompiledProposal, compile_form
 from boostkit.criteria import check_criterion, partition_loss
 from boostkit.splits import (MIN_CATEGORY_COUNT, TIE_TOLERANCE, best_binned_split, best_split,
                              check_min_category_count, class_ratio_keys, lowest_two_losses)
-from boostkit_adaboost.search_kernels import cut_sides, lowest_squared_error_cut, lowest_z_cut
+from boostkit_adaboost.search_kernels import (lowest_squared_error_cut, lowest_weighted_error_cut,
+                                             lowest_z_cut)
 
 
 def _scores_array(value) -> np.ndarray:
@@ -350,89 +351,14 @@ def _scored_cut(hist, k, sides, cell_scores):
     return k
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _cut_error(sn, sp, total_neg, total_pos):
-    # The weighted error of a cut, its left sums given: the right side's weight is the total's
-    # rest (min(W+, W-) on each side, as boostkit.criteria.weighted_error).
-    return min(sp, sn) + min(total_pos - sp, total_neg - sn)
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def _lowest_errors_of_four(hist, f, valid, total_neg, total_pos, lowest):
-    # The lowest valid error of features f..f+3 in one pass over their bins: eight running
-    # sums at once (one chain of dependent additions is bound by their latency), no stores.
-    m = hist.shape[1] - 1
-    h0, h1, h2, h3 = hist[f], hist[f + 1], hist[f + 2], hist[f + 3]
-    v0, v1, v2, v3 = valid[f], valid[f + 1], valid[f + 2], valid[f + 3]
-    sn0 = sn1 = sn2 = sn3 = sp0 = sp1 = sp2 = sp3 = 0.0
-    low0 = low1 = low2 = low3 = np.inf
-    for b in range(m):
-        sn0 += h0[b, 0]
-        sp0 += h0[b, 1]
-        sn1 += h1[b, 0]
-        sp1 += h1[b, 1]
-        sn2 += h2[b, 0]
-        sp2 += h2[b, 1]
-        sn3 += h3[b, 0]
-        sp3 += h3[b, 1]
-        e0 = _cut_error(sn0, sp0, total_neg, total_pos)
-        e1 = _cut_error(sn1, sp1, total_neg, total_pos)
-        e2 = _cut_error(sn2, sp2, total_neg, total_pos)
-        e3 = _cut_error(sn3, sp3, total_neg, total_pos)
-        low0 = e0 if (v0[b] and e0 < low0) else low0
-        low1 = e1 if (v1[b] and e1 < low1) else low1
-        low2 = e2 if (v2[b] and e2 < low2) else low2
-        low3 = e3 if (v3[b] and e3 < low3) else low3
-    lowest[f], lowest[f + 1], lowest[f + 2], lowest[f + 3] = low0, low1, low2, low3
-
-
 def error_search(hist, valid, scores, sides, cell_scores, params):
     """The cut of lowest weighted error (discrete AdaBoost's eps_t): signature
-    :data:`boostkit.compiled.SEARCH`.
-
-    One pass over each feature's bins, four features at a time, with each cut's right side the
-    class totals' rest instead of its own suffix sum (:func:`boostkit.kernels.splits.
-    lowest_error_cut`'s): errors within ~1e-16 of its, so the same cut but where two cuts are
-    that close to the tie tolerance's edge; the chosen cut's sides are summed as its are, bit
-    for bit. Ties (within :data:`boostkit.splits.TIE_TOLERANCE`, relative) go to the lowest
-    feature, then the lowest cut. ``scores`` is left unwritten."""
-    d, n_bins, _ = hist.shape
-    m = n_bins - 1
-    total_neg = total_pos = 0.0
-    for b in range(n_bins):  # every row is in one bin of feature 0
-        total_neg += hist[0, b, 0]
-        total_pos += hist[0, b, 1]
-    lowest = np.empty(d)
-    for group in range(d // 4):
-        _lowest_errors_of_four(hist, 4 * group, valid, total_neg, total_pos, lowest)
-    for f in range(d - d % 4, d):
-        sn = sp = 0.0
-        low = np.inf
-        for b in range(m):
-            sn += hist[f, b, 0]
-            sp += hist[f, b, 1]
-            e = _cut_error(sn, sp, total_neg, total_pos)
-            low = e if (valid[f, b] and e < low) else low
-        lowest[f] = low
-    overall = np.inf
-    for f in range(d):
-        overall = min(overall, lowest[f])
-    k = -1
-    if overall < np.inf:
-        bound = overall + TIE_TOLERANCE * abs(overall)
-        for f in range(d):
-            if lowest[f] <= bound:  # the first feature within the bound: its first such cut
-                sn = sp = 0.0
-                for b in range(m):
-                    sn += hist[f, b, 0]
-                    sp += hist[f, b, 1]
-                    if valid[f, b] and _cut_error(sn, sp, total_neg, total_pos) <= bound:
-                        k = f * m + b
-                        break
-                break
-    if k >= 0:
-        cut_sides(hist, k // m, k % m, sides)
-    return _scored_cut(hist, k, sides, cell_scores)
+    :data:`boostkit.compiled.SEARCH`:
+    :func:`boostkit_adaboost.search_kernels.lowest_weighted_error_cut`, the cut and sides of
+    :func:`boostkit.kernels.splits.lowest_error_cut` bit for bit, only the features that can hold
+    it scored exactly. ``scores`` is scratch."""
+    return _scored_cut(hist, lowest_weighted_error_cut(hist, valid, scores, sides), sides,
+                       cell_scores)
 
 
 def z_search(hist, valid, scores, sides, cell_scores, params):

@@ -9,13 +9,14 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import boostkit
 from boostkit.compiled import (CALIBRATION, REWEIGHTING, STOPPING, CompiledCalibration,
                                CompiledProposal, CompiledReweighting, CompiledStopping,
                                compile_form)
+from boostkit.criteria import z_loss
 from boostkit.engine import BoostState
 from boostkit.data import TrainingData
 from boostkit.kernels.splits import lowest_error_cut
@@ -50,12 +51,25 @@ def test_the_error_search_finds_the_cut_of_least_weighted_error():
     np.testing.assert_array_equal(cell_scores, [-1.0, 1.0])  # majorities: left -, right +
 
 
+def _check_the_cut_of_lowest_error_cut(hist, valid):
+    # The same cut and the same sides, bit for bit, as the engine's search.
+    d, n_bins, _ = hist.shape
+    expected_sides = np.empty((2, 2))
+    expected = lowest_error_cut(hist, valid, TIE_TOLERANCE, np.empty((d, n_bins - 1)),
+                                expected_sides)
+    k, _, sides, _ = _search("error", hist=hist, valid=valid)
+    assert k == expected
+    if k >= 0:
+        np.testing.assert_array_equal(sides, expected_sides)
+
+
 @settings(max_examples=200)
 @given(st.integers(1, 9), st.integers(2, 40), st.integers(2, 80), st.integers(0, 2**32 - 1),
        st.booleans())
+@example(d=9, n_bins=4, n=9, seed=33, sparse=True)  # a cut of error 0, ~1e-17 as totals' rest
 def test_the_error_search_chooses_the_cut_of_lowest_error_cut(d, n_bins, n, seed, sparse):
-    # The right sides as the class totals' rest: the same cut and sides as the engine's search,
-    # on the histograms of rows (every feature's bins sum to the same totals).
+    # On the histograms of rows (every feature's bins sum to the same totals), including cuts
+    # whose right side as the class totals' rest errs by an ulp.
     rng = np.random.default_rng(seed)
     codes = rng.integers(0, n_bins - 1, (d, n)).astype(np.uint8)
     weights = rng.random(n) ** 4  # spread over orders of magnitude, as boosting's weights
@@ -67,29 +81,45 @@ def test_the_error_search_chooses_the_cut_of_lowest_error_cut(d, n_bins, n, seed
     hist = histogram(codes, weights, is_pos, n_bins)
     counts = np.stack([np.bincount(row, minlength=n_bins) for row in codes]).astype(np.int64)
     valid = np.ascontiguousarray(valid_splits(counts))
-    expected_sides = np.empty((2, 2))
-    expected = lowest_error_cut(hist, valid, TIE_TOLERANCE, np.empty((d, n_bins - 1)),
-                                expected_sides)
+    _check_the_cut_of_lowest_error_cut(hist, valid)
+
+
+def test_the_error_search_takes_the_first_of_two_perfect_splits():
+    # Features 1 and 2 both separate the classes: error exactly 0 on suffix sums. Feature 1
+    # sums its negatives in another order than feature 0, so the totals' rest leaves it 5.6e-17
+    # and feature 2 (summed as feature 0) an exact 0: the first, feature 1's, is still chosen.
+    weights = np.array([0.64, 0.27, 0.04, 0.02, 0.81, 0.91])
+    weights /= weights.sum()
+    is_pos = np.array([0, 0, 0, 1, 1, 1], dtype=np.uint8)
+    codes = np.array([[1, 1, 1, 0, 2, 2],    # feature 0: negatives between positives
+                      [1, 0, 0, 2, 2, 2],    # feature 1: negatives in bins 0 and 1
+                      [0, 0, 0, 1, 2, 2]],   # feature 2: negatives in bin 0
+                     dtype=np.uint8)
+    hist = histogram(codes, weights, is_pos, 4)
+    valid = np.ones((3, 3), dtype=bool)
+    total_neg = hist[0, :, 0].sum()
+    assert total_neg - (hist[1, 0, 0] + hist[1, 1, 0]) > 0.0  # the totals' rest errs
+    assert lowest_error_cut(hist, valid, TIE_TOLERANCE, np.empty((3, 3)), np.empty((2, 2))) == 4
+    _check_the_cut_of_lowest_error_cut(hist, valid)
     k, _, sides, _ = _search("error", hist=hist, valid=valid)
-    assert k == expected
-    if k >= 0:
-        np.testing.assert_array_equal(sides, expected_sides)
+    assert k == 4 and sides[1, 0] == 0.0 and sides[0, 1] == 0.0  # nothing on the wrong side
 
 
 def test_the_z_search_scores_two_sqrt_products():
-    k, scores, _, _ = _search("z")
+    # ``scores`` is scratch: the loss is the chosen cut's, from the sides it returns.
+    k, _, sides, _ = _search("z")
     z = 2 * (math.sqrt(0.30 * 0.05) + math.sqrt(0.05 * 0.10))
-    assert k == 0 and scores[0, 0] == pytest.approx(z)
-    assert scores[1, 1] == pytest.approx(2 * (math.sqrt(0.2 * 0.2) + math.sqrt(0.05 * 0.05)))
+    assert k == 0 and z_loss(sides[1], sides[0]) == pytest.approx(z)
 
 
 def test_the_squared_error_search_scores_what_a_cell_mean_leaves():
-    k, scores, _, _ = _search("squared-error")
+    k, _, sides, _ = _search("squared-error")
 
     def left(n, p):
         return (n + p) - (p - n) ** 2 / (n + p)
 
-    assert k == 0 and scores[0, 0] == pytest.approx(left(0.30, 0.05) + left(0.05, 0.10))
+    loss = sum(left(n, p) for n, p in zip(sides[0], sides[1]))
+    assert k == 0 and loss == pytest.approx(left(0.30, 0.05) + left(0.05, 0.10))
 
 
 def test_without_a_valid_cut_the_search_gives_the_constant_stump():
