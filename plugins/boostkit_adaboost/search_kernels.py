@@ -1,4 +1,5 @@
-"""The stump's compiled searches under Z and the squared error, scoring only the cuts that can win.
+"""The stump's compiled searches under Z, the squared error and the weighted error, scoring
+exactly only the cuts that can win.
 
 The search scoring every cut sums each cut's sides as
 :func:`boostkit.kernels.histogram.threshold_class_sums` does (left upwards, right downwards) and
@@ -26,6 +27,11 @@ of either weight while both stay >= 0; it can be ~0, hence the absolute part). T
 of a group of features comes from every 32nd cut of each, scored on the approximate sides plus
 the same margins. The cuts that pass are scored with their right sides summed downwards, as the
 search scoring every cut sums them. Outside weights of 1e-100..1e100 every cut is scored.
+
+The weighted error (:func:`lowest_weighted_error_cut`, the cut of
+:func:`boostkit.kernels.splits.lowest_error_cut`) needs no test of products: one pass keeps each
+feature's lowest error on the approximate sides and a margin, and only the features whose
+margin reaches the tie bound are scored.
 """
 
 from __future__ import annotations
@@ -364,8 +370,7 @@ def _approximate_error(sn, sp, total_neg, total_pos):
 @numba.njit(cache=True, nogil=True, inline="always")
 def _error_margin(feature_neg, feature_pos, total_neg, total_pos, n_bins):
     # At least |approximate - exact error| of every cut of a feature whose bins sum (upwards) to
-    # feature_neg, feature_pos, the totals being feature 0's (module docstring of the error's
-    # scheme): twice the totals' difference, and 8 (B + 1) times the rounding of one addition,
+    # feature_neg, feature_pos, the totals being feature 0's (lowest_weighted_error_cut): twice the totals' difference, and 8 (B + 1) times the rounding of one addition,
     # relative (eps) and, among subnormal numbers, absolute. NaN or inf: a weight is.
     gap = abs(total_neg - feature_neg) + abs(total_pos - feature_pos)
     return 2.0 * gap + 8.0 * (n_bins + 1) * (_EPS * (feature_neg + feature_pos) + 5e-324)
@@ -423,6 +428,30 @@ def _approximate_errors_of_one(hist, f, valid, total_neg, total_pos, lowest, mar
                               n_bins)
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _exact_errors(hist, f, valid, scores, left, right):
+    # Feature f's errors into scores[f], as lowest_error_cut computes them (right sides summed
+    # downwards, then left sides upwards, min(W+, W-) on each: its _min_or_nan on numbers),
+    # each cut's sides kept in left and right; the lowest valid error.
+    m = hist.shape[1] - 1
+    sn = sp = 0.0
+    for b in range(m, 0, -1):
+        sn += hist[f, b, 0]
+        sp += hist[f, b, 1]
+        right[b - 1, 0], right[b - 1, 1] = sn, sp
+    sn = sp = 0.0
+    low = np.inf
+    for b in range(m):
+        sn += hist[f, b, 0]
+        sp += hist[f, b, 1]
+        left[b, 0], left[b, 1] = sn, sp
+        rn, rp = right[b, 0], right[b, 1]
+        e = (sp if sp <= sn else sn) + (rp if rp <= rn else rn)
+        scores[f, b] = e
+        low = e if (valid[f, b] and e < low) else low
+    return low
+
+
 @numba.njit(cache=True, nogil=True)
 def lowest_weighted_error_cut(hist, valid, scores, sides):
     """:func:`boostkit.kernels.splits.lowest_error_cut` (ties within
@@ -436,10 +465,10 @@ def lowest_weighted_error_cut(hist, valid, scores, sides):
     (each of a prefix sum, a suffix sum and a total errs by at most B roundings of it). A
     feature's exact lowest error is then within M_f of its approximate one, so the lowest overall
     is at most U = min_f (low_f + M_f), the tie bound at most U + tolerance |U|, and only the
-    features with low_f - M_f under that can hold a cut within it: those are scored by
-    :func:`lowest_error_cut` itself, and the first cut within the bound of their lowest exact
-    error is chosen, as :func:`boostkit.kernels.splits.first_near_minimum` chooses. A weight
-    that is NaN or inf (a margin that is not finite), or no valid cut, is left to
+    features with low_f - M_f under that can hold a cut within it: those (usually one) are
+    scored with :func:`lowest_error_cut`'s sums, and the first cut within the bound of their
+    lowest exact error is chosen, as :func:`boostkit.kernels.splits.first_near_minimum` does.
+    A weight that is NaN or inf (a margin that is not finite), or no valid cut, is left to
     :func:`lowest_error_cut` over every feature. Weights are >= 0, as a class histogram's."""
     d, n_bins, _ = hist.shape
     m = n_bins - 1
@@ -447,8 +476,8 @@ def lowest_weighted_error_cut(hist, valid, scores, sides):
     for b in range(n_bins):  # every row is in one bin of feature 0
         total_neg += hist[0, b, 0]
         total_pos += hist[0, b, 1]
-    lowest = np.empty(d)
-    margin = np.empty(d)
+    bounds = np.empty((2, d))  # each feature's lowest approximate error and its margin
+    lowest, margin = bounds[0], bounds[1]
     for group in range(d // 4):
         _approximate_errors_of_four(hist, 4 * group, valid, total_neg, total_pos, lowest, margin)
     for f in range(d - d % 4, d):
@@ -461,15 +490,15 @@ def lowest_weighted_error_cut(hist, valid, scores, sides):
     if not (finite and reach < np.inf):
         return lowest_error_cut(hist, valid, TIE_TOLERANCE, scores, sides)
     reach += TIE_TOLERANCE * abs(reach)  # the most the tie bound can be
+    left_right = np.empty((2, m, 2))
+    left, right = left_right[0], left_right[1]
     overall = np.inf
+    kept = -1  # the feature whose sides left and right hold
     for f in range(d):
         if lowest[f] - margin[f] <= reach:
-            lowest_error_cut(hist[f:f + 1], valid[f:f + 1], TIE_TOLERANCE, scores[f:f + 1], sides)
-            low = np.inf
-            for b in range(m):
-                low = scores[f, b] if (valid[f, b] and scores[f, b] < low) else low
-            lowest[f] = low
-            overall = min(overall, low)
+            lowest[f] = _exact_errors(hist, f, valid, scores, left, right)
+            overall = min(overall, lowest[f])
+            kept = f
         else:
             lowest[f] = np.inf
     bound = overall + TIE_TOLERANCE * abs(overall)
@@ -477,6 +506,10 @@ def lowest_weighted_error_cut(hist, valid, scores, sides):
         if lowest[f] <= bound:  # the first feature within the bound: its first such cut
             for b in range(m):
                 if valid[f, b] and scores[f, b] <= bound:
-                    cut_sides(hist, f, b, sides)
+                    if f == kept:  # summed as cut_sides sums them
+                        sides[0, 0], sides[0, 1] = left[b, 0], right[b, 0]
+                        sides[1, 0], sides[1, 1] = left[b, 1], right[b, 1]
+                    else:
+                        cut_sides(hist, f, b, sides)
                     return f * m + b
     return -1  # not reached: a feature scored holds the lowest exact error

@@ -1,7 +1,8 @@
-"""The stump's compiled Z and squared-error searches (boostkit_adaboost.search_kernels), which score
-only the cuts that can win, against the search scoring every cut (boostkit.splits.best_split with
-the numpy losses): the same cut, and the same sides, on histograms of rows with weights over many
-orders of magnitude, of ties, of extreme scales, and of real boosting rounds (adult)."""
+"""The stump's compiled searches under the weighted error, Z and the squared error
+(boostkit_adaboost.search_kernels), which score exactly only the cuts that can win, against the
+search scoring every cut (boostkit.splits.best_split with the numpy losses): the same cut, and
+the same sides, on histograms of rows with weights over many orders of magnitude, of ties, of
+extreme scales, and of real boosting rounds (adult)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import boostkit
-from boostkit.criteria import z_loss
+from boostkit.criteria import weighted_error, z_loss
 from boostkit.data import TrainingData
 from boostkit.splits import best_split, histogram, valid_splits
-from boostkit_adaboost.search_kernels import lowest_squared_error_cut, lowest_z_cut
+from boostkit_adaboost.search_kernels import (lowest_squared_error_cut, lowest_weighted_error_cut,
+                                             lowest_z_cut)
 from boostkit_adaboost.stumps import compiled_search
 from boostkit_additive.gentle import gentle_values
 
@@ -24,8 +26,15 @@ def squared_error(wpos, wneg):
     return (wpos + wneg - (wpos - wneg) * gentle_values(wpos, wneg)).sum(axis=-1)
 
 
+def lowest_error_kernel(hist, valid, sides):
+    # lowest_weighted_error_cut with its scratch scores, as the other kernels are called.
+    return lowest_weighted_error_cut(hist, valid, np.empty((hist.shape[0], hist.shape[1] - 1)),
+                                     sides)
+
+
 SEARCHES = [("z", lowest_z_cut, z_loss), ("squared-error", lowest_squared_error_cut,
-                                          squared_error)]
+                                          squared_error),
+            ("error", lowest_error_kernel, weighted_error)]
 
 
 def _check_same_cut(criterion, kernel, loss, hist, valid):
@@ -99,7 +108,8 @@ def test_a_nan_weight_gives_the_first_cut_as_first_near_minimum(criterion, kerne
 
 
 @pytest.mark.parametrize("recipe, criterion, kernel, loss", [
-    ("real-adaboost", *SEARCHES[0]), ("gentle-adaboost", *SEARCHES[1])])
+    ("real-adaboost", *SEARCHES[0]), ("gentle-adaboost", *SEARCHES[1]),
+    ("adaboost", *SEARCHES[2])])
 def test_the_rounds_of_a_fit_on_adult_choose_the_same_cuts(recipe, criterion, kernel, loss):
     # The histograms of D_t of 60 rounds on a real data set (numeric and one-hot columns).
     dataset = boostkit.datasets.load("adult", encode="onehot", dropna=True)
