@@ -86,7 +86,7 @@ def test_tracing_says_why_on_stderr(capsys, monkeypatch):
 @pytest.mark.parametrize("options, why", [
     ({"compiled_rounds": False}, "compiled_rounds=False"),
     ({"callbacks": [lambda state, record: None]}, "1 callback(s) run after every round"),
-    ({"n_jobs": 2, "rows": 300_000}, "n_jobs=2: the rounds' kernels run on threads"),
+    ({"n_jobs": 2, "rows": 600_000}, "n_jobs=2: the rounds' kernels run on threads"),
     ({"eval_set": True}, "the fit scores validation data every round"),
     ({"missing": True}, "stump' has no compiled form for this fit"),
     ({"classes": 3, "recipe": "real-adaboost"}, "3 margin columns (a batch fits one)"),
