@@ -303,8 +303,9 @@ class Booster:
         the other way.
     compiled_rounds:
         ``True`` (default): when every component of the recipe has a compiled form
-        (``boostkit_compiled_form``, :mod:`boostkit.compiled`) and the fit has no observer,
-        callback, ``verbose``, tracing or validation data, its rounds run in one compiled call
+        (``boostkit_compiled_form``, :mod:`boostkit.compiled`) and the fit has no observer of
+        every round (one of the fit's start and end only keeps the batch), callback,
+        ``verbose``, tracing or validation data, its rounds run in one compiled call
         (binary fits on ordered binned data, one thread: ``adaboost``, ``real-adaboost``,
         ``gentle-adaboost``), to the same model as one by one (coefficients within 1e-10
         relative); ``verbose`` and tracing say why a fit does not. ``False``: always one by
