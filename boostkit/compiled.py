@@ -276,6 +276,8 @@ def batch_plan(components, state, *, callbacks=(), tracing: bool = False):
                           "class whose compiled form it inherits")
     if callbacks:
         return None, f"{len(callbacks)} callback(s) run after every round"
+    if numba.config.DISABLE_JIT:  # the forms are plain Python: no code addresses to pass
+        return None, "numba's compiler is off (NUMBA_DISABLE_JIT)"
     if tracing:
         return None, "tracing (BOOSTKIT_TRACE) reports every hook call"
     if state.validation is not None:

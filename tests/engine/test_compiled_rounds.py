@@ -361,3 +361,18 @@ def test_an_observer_of_the_fit_end_only_keeps_the_batch_and_sees_its_final_weig
         assert run.call_count == 1  # boostkit_round_end: the rounds one by one
     np.testing.assert_allclose(batched.weights, one_by_one.weights, rtol=1e-12)
     assert math.isclose(batched.weights.sum(), 1.0, rel_tol=1e-12)
+
+
+def test_without_numbas_compiler_the_rounds_run_one_by_one(monkeypatch):
+    """NUMBA_DISABLE_JIT (how CI runs the kernels' Python code) leaves the compiled forms plain
+    Python functions, with no code to call from a batch: the fit runs its rounds one by one."""
+    import numba
+
+    from boostkit import engine
+
+    heard = []
+    monkeypatch.setattr(numba.config, "DISABLE_JIT", True)
+    monkeypatch.setattr(engine, "_say_per_round", lambda why, components: heard.append(why))
+    X, y = _small_data()
+    boostkit.Booster("adaboost", n_rounds=3).fit(X, y)
+    assert heard == ["numba's compiler is off (NUMBA_DISABLE_JIT)"]
