@@ -20,8 +20,11 @@ the next row overwrites one that stays.
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
+from numba.extending import overload
 
 __all__ = ["carry_factors", "cell_term_pass", "cell_term_pass_into", "factor_scale",
            "pair_term_pass", "pair_term_pass_into"]
@@ -30,23 +33,37 @@ __all__ = ["carry_factors", "cell_term_pass", "cell_term_pass_into", "factor_sca
 TINY = np.finfo(np.float64).tiny
 
 
+def _cell_rows(array):
+    """``array`` (``(n_cells, ...)``, C-contiguous) as ``(n_cells, k)``: a cell's values in a
+    row. This Python body runs without the JIT; compiled, a 2-d array is itself (numba compiles
+    no reshape for it, a tenth of a second at a cold start)."""
+    return array.reshape(array.shape[0], -1)
+
+
+@overload(_cell_rows)
+def _cell_rows_jit(array):
+    if array.ndim == 2:
+        return lambda array: array
+    return lambda array: array.reshape(array.shape[0], -1)
+
+
 @numba.njit(cache=True, nogil=True)
 def factor_scale(log_factors, rows_per_cell):
     """max log g over the cells that hold rows (``rows_per_cell > 0``; over every cell if none
     does), or NaN if one of theirs is not finite: the common scale :func:`carry_factors`
     divides out, so the round's true factor sum is Z_t = total e^{scale}."""
     n_cells = log_factors.shape[0]
-    flat = log_factors.reshape(n_cells, -1)
+    flat = _cell_rows(log_factors)
     occupied = False
     for j in range(n_cells):
         occupied = occupied or rows_per_cell[j] > 0
-    top = -np.inf
+    top = -math.inf
     for j in range(n_cells):
         if rows_per_cell[j] > 0 or not occupied:
             for q in range(flat.shape[1]):
                 value = flat[j, q]
-                if not np.isfinite(value):
-                    return np.nan
+                if not math.isfinite(value):
+                    return math.nan
                 top = value if value > top else top
     return top
 
@@ -66,27 +83,30 @@ def carry_factors(log_factors, rows_per_cell):
     overflowed gets factor 0: its rows, if any, have weight 0 and keep it.
     """
     n_cells = log_factors.shape[0]
-    flat = log_factors.reshape(n_cells, -1)
+    flat = _cell_rows(log_factors)
     kept = 0
     for j in range(n_cells):
         kept = j if rows_per_cell[j] > rows_per_cell[kept] else kept
     top = factor_scale(log_factors, rows_per_cell)
-    finite = np.isfinite(top)
-    factors = np.exp(flat - top) if finite else np.zeros_like(flat)
-    growth = 1.0 if finite else np.inf
+    finite = math.isfinite(top)
+    # Scalar loops with math.exp (the same libm exp as np.exp on an array, bit for bit): numba
+    # compiles them in a fraction of the time numpy's array API takes to type and lower.
+    shaped_factors = np.empty(log_factors.shape, dtype=np.float64)
+    factors = _cell_rows(shaped_factors)
     for j in range(n_cells):
-        if rows_per_cell[j] <= 0:
-            for q in range(flat.shape[1]):
-                factors[j, q] = factors[j, q] if np.isfinite(factors[j, q]) else 0.0
+        for q in range(flat.shape[1]):
+            factor = math.exp(flat[j, q] - top) if finite else 0.0
+            factors[j, q] = 0.0 if rows_per_cell[j] <= 0 and not math.isfinite(factor) else factor
+    growth = 1.0 if finite else math.inf
     for j in range(n_cells):
         if rows_per_cell[j] > 0 or j == kept:
             for q in range(flat.shape[1]):
                 kept_factor, factor = factors[kept, q], factors[j, q]
                 if not (kept_factor > 0.0 and factor > 0.0):
-                    growth = np.inf
+                    growth = math.inf
                 elif kept_factor > growth * factor:
                     growth = kept_factor / factor
-    return factors.reshape(log_factors.shape), kept, growth
+    return shaped_factors, kept, growth
 
 
 @numba.njit(cache=True, nogil=True)

@@ -5,6 +5,8 @@ cell and drift factor."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -13,7 +15,7 @@ from hypothesis import strategies as st
 import boostkit
 from boostkit.kernels.boosting import add_contribution, exponential_distribution
 from boostkit.kernels.fused import (carry_factors, cell_term_pass, cell_term_pass_into,
-                                    pair_term_pass, pair_term_pass_into)
+                                    factor_scale, pair_term_pass, pair_term_pass_into)
 
 
 def _problem(rng, n, n_bins, n_cells, n_classes=None):
@@ -130,6 +132,32 @@ def test_carry_factors_says_inf_when_a_factor_of_a_cell_with_rows_underflows():
     # A cell that is kept and alone: nothing changes, rho is 1.
     assert carry_factors(log_factors, np.array([5.0, 0.0]))[2] == 1.0
 
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 6), st.sampled_from([None, 3]), st.sampled_from([1.0, 300.0, 800.0]),
+       st.integers(0, 2 ** 32 - 1))
+def test_property_carry_factors_are_exp_of_the_log_factors_less_the_scale_bit_for_bit(
+        n_cells, n_classes, spread, seed):
+    # factors = e^{log g - scale} elementwise (libm's exp, as Python's math.exp), 0 where a
+    # cell without rows overflowed or the scale is not finite; the shape of log_factors.
+    rng = np.random.default_rng(seed)
+    shape = (n_cells, 2) if n_classes is None else (n_cells, n_classes, 2)
+    log_factors = rng.normal(size=shape) * spread
+    if seed % 5 == 0:
+        log_factors.flat[seed % log_factors.size] = (np.nan, np.inf, -np.inf)[seed % 3]
+    rows_per_cell = rng.integers(0, 3, n_cells) * rng.random(n_cells)
+    factors, _, _ = carry_factors(log_factors, rows_per_cell)
+    scale = factor_scale(log_factors, rows_per_cell)
+    assert factors.shape == shape and factors.dtype == np.float64
+    for index, value in np.ndenumerate(log_factors):
+        try:
+            want = math.exp(value - scale) if math.isfinite(scale) else 0.0
+        except OverflowError:  # Python raises where libm gives inf
+            want = math.inf
+        if rows_per_cell[index[0]] <= 0 and not math.isfinite(want):
+            want = 0.0
+        assert factors[index] == want or (math.isnan(want) and math.isnan(factors[index]))
 
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 300), st.integers(1, 6), st.integers(-1, 5), st.integers(0, 2 ** 32 - 1),
