@@ -366,6 +366,15 @@ class Candidate:
                             "or has its rows already")
         self._codes = codes
 
+    def release_codes(self) -> None:
+        """Drop the rows' bin codes of a candidate whose output is ``bin_cells`` applied to them
+        alone (no ``X``, and no cells or scores computed yet): it then has no rows, as on a
+        shard, and is calibrated from its cell sums, until :meth:`bind_codes` gives them back
+        (what the in-process plane does for a round that needs no value per row). A candidate
+        with its output otherwise keeps it."""
+        if self.X is None and self._cells is None and self._scores is None:
+            self._codes = None
+
     @property
     def has_cells(self) -> bool:
         """Whether the candidate gives a cell per example (``cells``, ``X`` or ``bin_cells``
