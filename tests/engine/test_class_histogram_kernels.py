@@ -164,3 +164,29 @@ def test_changed_class_histogram_property(n, d, n_bins, seed, share):
     changed_class_histogram(codes, rows, change, is_pos, out)
     np.testing.assert_array_equal(out, in_order_changed_histogram(codes, rows, change, is_pos,
                                                                   n_bins))
+
+
+@numba.njit
+def adjacent_codes_compiled(codes, weights, is_pos, start, stop):
+    return kh._adjacent_codes(codes, weights, is_pos, start, stop)
+
+
+@pytest.mark.parametrize("layout", ["C", "transposed", "every other example"])
+def test_adjacent_codes_copy_only_codes_not_adjacent_in_memory(layout):
+    codes, weights, is_pos = random_binned(2 * 300, 5, 60, seed=4)
+    if layout == "transposed":
+        codes = np.ascontiguousarray(codes.T).T
+    elif layout == "every other example":
+        codes, weights, is_pos = codes[:, ::2], weights[::2], is_pos[::2]
+    for adjacent_codes in (kh._adjacent_codes, adjacent_codes_compiled):
+        got_codes, got_weights, got_pos, start, stop = adjacent_codes(codes, weights, is_pos,
+                                                                      17, 290)
+        assert got_codes.strides[1] == 1
+        if layout == "C":  # the arguments themselves
+            assert got_codes is codes or np.shares_memory(got_codes, codes)
+            assert (start, stop) == (17, 290)
+        else:  # a copy of the examples [17, 290)
+            assert (start, stop) == (0, 273)
+        np.testing.assert_array_equal(got_codes[:, start:stop], codes[:, 17:290])
+        np.testing.assert_array_equal(got_weights[start:stop], weights[17:290])
+        np.testing.assert_array_equal(got_pos[start:stop], is_pos[17:290])
