@@ -183,7 +183,9 @@ def class_histogram(codes, weights, is_pos, out):
 
     ``codes`` is ``(d, n)`` uint8, ``weights`` ``(n,)`` float64, ``is_pos`` ``(n,)`` uint8 (1 for
     a positive example). ``out`` is overwritten. One pass over ``d * n`` bytes; every bin adds
-    its examples' weights in increasing order of the examples.
+    its examples' weights in increasing order of the examples. C-contiguous ``codes`` (the
+    binned data's, :mod:`boostkit.data`) are read in place; other layouts are copied a block
+    at a time (``_adjacent_codes``), compiled only for such codes.
     """
     class_histogram_block(codes, weights, is_pos, out, 0, codes.shape[1])
 
