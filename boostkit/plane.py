@@ -268,17 +268,20 @@ def check_distribution(weights: np.ndarray, shape: tuple, owner: str, n_jobs: in
 
 
 def answers_from_cells(component) -> bool:
-    """Whether a calibration component answers a candidate without rows from its cell sums:
-    it provides ``"distributed"``, declared in the class that calibrates or below it (a
-    subclass that overrides ``boostkit_calibrate`` of a distributable class may read the
-    training values, and is given rows)."""
+    """Whether a calibration component answers any candidate without rows from its cell sums:
+    it provides ``"distributed"`` whatever its parameters (a class attribute, not a property:
+    PAV with bins is distributable for hypotheses with ordered cells only, and refuses a
+    stump's without rows), declared in the class that calibrates or below it (a subclass that
+    overrides ``boostkit_calibrate`` of a distributable class may read the training values,
+    and is given rows)."""
     if DISTRIBUTED not in capabilities_of(component)[1]:
         return False
     cls = type(component)
     declared = next((klass for klass in cls.__mro__ if "provides" in vars(klass)), None)
     calibrates = next((klass for klass in cls.__mro__ if "boostkit_calibrate" in vars(klass)),
                       None)
-    return declared is not None and (calibrates is None or issubclass(declared, calibrates))
+    return (declared is not None and not isinstance(vars(declared)["provides"], property)
+            and (calibrates is None or issubclass(declared, calibrates)))
 
 
 def cell_log_factors(reweighting):

@@ -124,3 +124,44 @@ def test_non_finite_cell_values_stop_the_fit_as_non_finite_training_values(in_pr
                        r"infinite values: 400 of 400 .*round 2, .*infinite-alpha-for-test"):
         boostkit.Booster("adaboost calibration=infinite-alpha-for-test", n_rounds=4,
                          compiled_rounds=False).fit(X, y)
+
+
+def test_a_calibration_distributable_only_for_some_parameters_is_given_rows(monkeypatch):
+    """PAV with bins provides "distributed" by a property (for hypotheses with ordered cells
+    only): a stump's candidate keeps its rows, and the fit runs as before."""
+    X, y = _data()
+    seen = _answers(monkeypatch)
+    boostkit.Booster("adaboost calibration=pav", n_rounds=3, compiled_rounds=False).fit(X, y)
+    assert seen and all(values is not None for values in seen)
+
+
+@attrs.define
+class RefitsFirstTerm(ConstantAlpha):
+    """Says it answers from cell sums; its round 3 replaces term 0 (back-fitting)."""
+
+    name = "refits-first-term-for-test"
+    provides = frozenset({"running-margin", DISTRIBUTED})
+
+    @boostkit.hookimpl
+    def boostkit_calibrate(self, state, candidate):
+        answer = super().boostkit_calibrate(state=state, candidate=candidate)
+        if state.round != 3:
+            return answer
+        removed = None
+        if answer.train_values is not None:
+            old = boostkit.Candidate(state.hypotheses[0], state.data.X)
+            removed = state.contributions[0].values(old, state.margin)
+        return attrs.evolve(answer, replaces=0, removed_values=removed)
+
+
+def test_a_term_replacing_another_without_rows_takes_both_terms_values_on_the_rows(
+        monkeypatch, in_process_plugin):
+    in_process_plugin("refits-first-term-for-test", components=[RefitsFirstTerm])
+    X, y = _data()
+    recipe = "adaboost calibration=refits-first-term-for-test"
+    reference = _with_rows(monkeypatch, recipe, X, y)
+    seen = _answers(monkeypatch)
+    model = boostkit.Booster(recipe, n_rounds=12, compiled_rounds=False).fit(X, y)
+    assert seen[2] is None and model.records[2].extra["replaces"] == 0
+    assert model.stop_reason == reference.stop_reason
+    _same_model(model, reference, X)
