@@ -141,6 +141,7 @@ print(*sorted({{name for name in compiled if name.startswith("sort")}}))
 """
 
 
+@pytest.mark.slow  # a cold compile in a subprocess: 3-4 s each
 @pytest.mark.parametrize(("dtype", "sort"), [("np.float64", "sort_column"),
                                              ("np.float32", "sort_float32_column")])
 def test_binning_compiles_only_the_column_sort_its_values_need(tmp_path, dtype, sort):
