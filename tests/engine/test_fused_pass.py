@@ -65,6 +65,18 @@ def _run(kernel, code_row, table, values, factors, kept, is_pos, d1, weights, ma
             train_err, werr)
 
 
+def _check_against_numpy(got, want):
+    """A pass's outputs against :func:`_expected`'s; its new margins and two errors."""
+    new_weights, new_margin, rows, change, pos, total, train_err, werr = got
+    np.testing.assert_array_equal(new_margin, want[0])
+    np.testing.assert_array_equal(new_weights, want[3])
+    assert total == pytest.approx(new_weights.sum(), rel=1e-13)
+    np.testing.assert_array_equal(rows, want[4])
+    np.testing.assert_allclose(change, want[5], rtol=1e-15, atol=0)
+    np.testing.assert_array_equal(pos, want[6])
+    return new_margin, train_err, werr
+
+
 @pytest.mark.parametrize("kept", [-1, 0, 2])
 def test_the_binary_pass_is_numpys_and_add_contributions(kept):
     rng = np.random.default_rng(1)
@@ -72,14 +84,8 @@ def test_the_binary_pass_is_numpys_and_add_contributions(kept):
     factors = np.exp(log_factors)
     got = _run(cell_term_pass, code_row, table, values, factors, kept, is_pos, d1, weights,
                margin)
-    new_weights, new_margin, rows, change, pos, total, train_err, werr = got
-    want = _expected(code_row, table, values, factors, kept, is_pos, d1, weights, margin)
-    np.testing.assert_array_equal(new_margin, want[0])
-    np.testing.assert_array_equal(new_weights, want[3])
-    assert total == pytest.approx(new_weights.sum(), rel=1e-13)
-    np.testing.assert_array_equal(rows, want[4])
-    np.testing.assert_allclose(change, want[5], rtol=1e-15, atol=0)
-    np.testing.assert_array_equal(pos, want[6])
+    new_margin, train_err, werr = _check_against_numpy(
+        got, _expected(code_row, table, values, factors, kept, is_pos, d1, weights, margin))
     # The margins and the errors of the whole-rows pass, bit for bit.
     old_margin = margin.copy()
     y = 2.0 * is_pos - 1.0
@@ -97,14 +103,8 @@ def test_the_pair_pass_is_numpys_and_add_contributions_over_the_flat_pairs(kept)
     factors = np.exp(log_factors)
     got = _run(pair_term_pass, code_row, table, values, factors, kept, is_pos, d1, weights,
                margin)
-    new_weights, new_margin, rows, change, pos, total, train_err, werr = got
-    want = _expected(code_row, table, values, factors, kept, is_pos, d1, weights, margin)
-    np.testing.assert_array_equal(new_margin, want[0])
-    np.testing.assert_array_equal(new_weights, want[3])
-    assert total == pytest.approx(new_weights.sum(), rel=1e-13)
-    np.testing.assert_array_equal(rows, want[4])
-    np.testing.assert_allclose(change, want[5], rtol=1e-15, atol=0)
-    np.testing.assert_array_equal(pos, want[6])
+    new_margin, train_err, werr = _check_against_numpy(
+        got, _expected(code_row, table, values, factors, kept, is_pos, d1, weights, margin))
     old_margin = margin.copy().ravel()
     y = (2.0 * is_pos - 1.0).ravel()
     train, weighted, _, finite = add_contribution(
