@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from boostkit.kernels import carried as kc
 from boostkit.kernels import histogram as kh
 from boostkit.kernels.carried import changed_class_histogram
 from boostkit.kernels.histogram import class_histogram, class_histogram_block
@@ -125,7 +126,7 @@ def in_order_changed_histogram(codes, rows, change, is_pos, n_bins):
 
 
 # d: fewer features than a group of four, whole groups, and a last group of one to three;
-# shares of the rows: none, a few, many, every row.
+# shares of the rows: none, a few (added into out), many and every row (by groups).
 @pytest.mark.parametrize("d", [1, 3, 4, 5, 8, 9, 14, 20])
 @pytest.mark.parametrize("share", [0.0, 0.05, 0.4, 1.0])
 def test_changed_class_histogram_adds_each_bin_in_row_order(d, share):
@@ -151,7 +152,7 @@ def test_changed_class_histogram_every_number_of_bins(n_bins):
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(n=st.integers(0, 400), d=st.integers(1, 19), n_bins=st.integers(1, 256),
+@given(n=st.integers(0, 1200), d=st.integers(1, 19), n_bins=st.integers(1, 256),
        seed=st.integers(0, 2**32 - 1), share=st.floats(0.0, 1.0))
 def test_changed_class_histogram_property(n, d, n_bins, seed, share):
     rng = np.random.default_rng(seed)
@@ -160,10 +161,12 @@ def test_changed_class_histogram_property(n, d, n_bins, seed, share):
     # Changes of either sign over many orders of magnitude: another order of the sums differs.
     change = rng.normal(size=rows.size) * 10.0 ** rng.integers(-8, 3, size=rows.size)
     is_pos = rng.integers(0, 2, size=rows.size, dtype=np.uint8)
-    out = np.full((d, n_bins, 2), np.nan)
-    changed_class_histogram(codes, rows, change, is_pos, out)
-    np.testing.assert_array_equal(out, in_order_changed_histogram(codes, rows, change, is_pos,
-                                                                  n_bins))
+    expected = in_order_changed_histogram(codes, rows, change, is_pos, n_bins)
+    # The kernel, and both of its ways whatever the rows' number picks: into out, by groups.
+    for kernel in (changed_class_histogram, kc._changed_into_out, kc._changed_by_groups):
+        out = np.full((d, n_bins, 2), np.nan)
+        kernel(codes, rows, change, is_pos, out)
+        np.testing.assert_array_equal(out, expected)
 
 
 @numba.njit
