@@ -11,10 +11,10 @@ values, the exponential rule's factors, no-edge) into the batch kernel
 * ``inlined``: the kernel's source with the components' calls replaced by direct calls of
   ``inline="always"`` functions, compiled for this recipe: the hand-fused loop.
 
-Then a whole ``Booster("adaboost")`` fit per round, batched and one by one, the Python
-cost of building a batch's records, hypotheses and contributions from its arrays, and the
-stump's compiled searches alone (``error``, ``z``, ``squared-error``: one call per round on the
-``(d, B, 2)`` class histogram), on the histograms of D_t of every 10th round of a
+Then a whole fit per round of each of ``--recipes`` (``adaboost``), batched and one by one,
+the Python cost of building a batch's records, hypotheses and contributions from its arrays,
+and the stump's compiled searches alone (``error``, ``z``, ``squared-error``: one call per
+round on the ``(d, B, 2)`` class histogram), on the histograms of D_t of every 10th round of a
 ``real-adaboost`` fit.
 
 One thread, CPU time (``time.process_time``), medians of ``--repeats``.
@@ -38,8 +38,8 @@ import numpy as np  # noqa: E402
 
 import boostkit  # noqa: E402
 from boostkit import engine  # noqa: E402
-from boostkit.compiled import (CALIBRATION, REWEIGHTING, SEARCH, STOPPING,  # noqa: E402
-                               compile_form)
+from boostkit.compiled import (CALIBRATION, MARGIN_WEIGHTS, REWEIGHTING, SEARCH,  # noqa: E402
+                               STOPPING, compile_form)
 from boostkit.data import TrainingData  # noqa: E402
 from boostkit.kernels import rounds  # noqa: E402
 from boostkit.splits import histogram  # noqa: E402
@@ -61,14 +61,17 @@ def inlined_kernel():
     """run_batch with adaboost's components called directly (inline="always"), per recipe."""
     source = textwrap.dedent(inspect.getsource(rounds.run_batch))
     for call, name in (("search(hist", "_search_(hist"), ("calibrate(wneg", "_values_(wneg"),
-                       ("log_factors_of(values", "_factors_(values"), ("stop0(t + 1", "_stop_(t + 1"),
+                       ("log_factors_of(values", "_factors_(values"),
+                       ("margin_weights(margin", "_weights_(margin"),
+                       ("stop0(t + 1", "_stop_(t + 1"),
                        ("stop1(t + 1", "_never_(t + 1"), ("stop2(t + 1", "_never_(t + 1")):
         assert call in source, call
         source = source.replace(call, name)
     namespace = dict(vars(rounds))
     inline = numba.njit(inline="always", nogil=True)
     namespace.update(_search_=inline(error_search), _values_=inline(constant_alpha_values),
-                     _factors_=inline(exponential_log_factors), _stop_=inline(no_edge_code),
+                     _factors_=inline(exponential_log_factors),
+                     _weights_=inline(rounds._no_margin_weights), _stop_=inline(no_edge_code),
                      _never_=inline(rounds._never_stop))
     exec(compile(source, "<inlined run_batch>", "exec"), namespace)
     return numba.njit(nogil=True)(namespace["run_batch"])
@@ -76,15 +79,16 @@ def inlined_kernel():
 
 def kernel_arguments(data, n_rounds, components):
     binned = data.binned
-    search, values, factors, stop, never = components
+    search, values, factors, weights, stop, never = components
     d1 = data.initial_weights
     empty = np.zeros(0)
     outputs = (np.empty((n_rounds, 2), dtype=np.int64), np.empty((n_rounds, 2, 2)),
                np.empty((n_rounds, 2)), np.empty((n_rounds, 2)), np.empty((n_rounds, 1)),
                np.empty((n_rounds, 3)), np.zeros(2, dtype=np.int64))
-    return (binned.codes, data.is_pos, d1, d1.copy(), np.zeros(d1.shape[0]), binned.split_mask,
-            binned.bin_counts, search, empty, values, np.zeros(1), factors, empty,
-            stop, np.zeros(1), never, empty, never, empty, 1e6, 0, True, *outputs)
+    return (binned.codes, data.is_pos, data.y, d1, d1.copy(), np.zeros(d1.shape[0]),
+            binned.split_mask, binned.bin_counts, search, empty, values, np.zeros(1), factors,
+            weights, empty, stop, np.zeros(1), never, empty, never, empty, 1e6, 0, True, False,
+            0.0, *outputs)
 
 
 def time_kernel(kernel, data, n_rounds, components, repeats):
@@ -148,18 +152,20 @@ def main():
     parser.add_argument("--size", default="1000x10")
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--recipes", default="adaboost",
+                        help="comma-separated recipes whose whole fits are timed")
     args = parser.parse_args()
     n, d = (int(v) for v in args.size.lower().split("x"))
     X, y = make_data(n, d)
     data = TrainingData(X, y, None, max_bins=255, rng=np.random.default_rng(0))
     compiled = (compiled_search("error"), compile_form(constant_alpha_values, CALIBRATION),
-                compile_form(exponential_log_factors, REWEIGHTING),
+                compile_form(exponential_log_factors, REWEIGHTING), rounds.no_margin_weights(),
                 compile_form(no_edge_code, STOPPING), rounds.never_stop())
     first_class = tuple(rounds.first_class(f, s) for f, s in zip(
-        compiled, (SEARCH, CALIBRATION, REWEIGHTING, STOPPING, STOPPING)))
+        compiled, (SEARCH, CALIBRATION, REWEIGHTING, MARGIN_WEIGHTS, STOPPING, STOPPING)))
     dispatchers = tuple(numba.njit(nogil=True)(f) for f in (
-        error_search, constant_alpha_values, exponential_log_factors, no_edge_code,
-        rounds._never_stop))
+        error_search, constant_alpha_values, exponential_log_factors, rounds._no_margin_weights,
+        no_edge_code, rounds._never_stop))
     print(f"{n} x {d}, {args.rounds} rounds, one thread, CPU time, medians of {args.repeats}")
     rows = []
     start = time.process_time()
@@ -181,19 +187,21 @@ def main():
         print(f"{name:>12} {per_round:9.2f} {ran:7d} {one_round:18.1f} {compile_time:13.2f}")
 
     # A whole fit, per round: T and T/10 rounds, the difference over 0.9 T (binning not counted).
-    def fit_time(compiled, rounds_):
+    def fit_time(recipe, compiled, rounds_):
         times = []
         for _ in range(args.repeats):
             start = time.process_time()
-            boostkit.Booster("adaboost", n_rounds=rounds_, compiled_rounds=compiled).fit(X, y)
+            boostkit.Booster(recipe, n_rounds=rounds_, compiled_rounds=compiled).fit(X, y)
             times.append(time.process_time() - start)
         return statistics.median(times)
 
-    for compiled in (True, False):
-        fit_time(compiled, 5)
-        per_round = (fit_time(compiled, args.rounds) - fit_time(compiled, args.rounds // 10)) / (
-            0.9 * args.rounds) * 1e6
-        print(f"Booster('adaboost', compiled_rounds={compiled}): {per_round:.1f} us a round")
+    for recipe in args.recipes.split(","):
+        for compiled in (True, False):
+            fit_time(recipe, compiled, 5)
+            per_round = (fit_time(recipe, compiled, args.rounds)
+                         - fit_time(recipe, compiled, args.rounds // 10)
+                         ) / (0.9 * args.rounds) * 1e6
+            print(f"Booster({recipe!r}, compiled_rounds={compiled}): {per_round:.1f} us a round")
 
     # The Python cost of a batch's records: run_batch_rounds' time minus its kernel call's.
     spent = {"batch": 0.0, "kernel": 0.0, "rounds": 0}

@@ -18,14 +18,17 @@ threshold cuts of one feature into two cells:
 - :class:`CompiledCalibration`: the values of the two cells from their class weights
   (:data:`CALIBRATION`), and the partition criterion its proposal should minimise;
 - :class:`CompiledReweighting`: the log of the factor each (cell, sign) multiplies a row's
-  weight by (:data:`REWEIGHTING`): D_{t+1}(i) = D_t(i) g[cell_i, y_i] / Z_t;
+  weight by (:data:`REWEIGHTING`): D_{t+1}(i) = D_t(i) g[cell_i, y_i] / Z_t; or the weights
+  from the margins (:data:`MARGIN_WEIGHTS`), D_{t+1}(i) proportional to D_1(i) w(y_i F_t(x_i)),
+  for a rule that is not multiplicative per cell (a margin loss's);
 - :class:`CompiledStopping`: a reason code from the round's numbers (:data:`STOPPING`).
 
 Each function takes a ``params`` float64 array (its component's numbers: a smoothing, a clip)
 and is called once per round, as a first-class function (``numba.types.FunctionType``): the
 batch kernel is compiled once for every recipe, and a plugin's compiled form does not
 recompile it (the measurements are in :mod:`boostkit.kernels.rounds`). Work per bin or per row
-stays inside one function: a search scores every cut in its own loop.
+stays inside one function: a search scores every cut in its own loop, and weights from the
+margins loop over the rows in theirs (a call per row would cost ~11 ns a row).
 
 A plugin builds its functions with :func:`compile_form`, from plain Python functions at module
 level, compiled on first use and cached on disk (``docs/hooks.md`` works one through).
@@ -47,7 +50,7 @@ from .components import RoundRecord, describe_hypothesis
 from .errors import DataError, HookError
 from .kernels.blocks import histogram_threads, row_threads
 
-__all__ = ["CALIBRATION", "REWEIGHTING", "SEARCH", "STOPPING", "BatchPlan",
+__all__ = ["CALIBRATION", "MARGIN_WEIGHTS", "REWEIGHTING", "SEARCH", "STOPPING", "BatchPlan",
            "CompiledCalibration", "CompiledProposal", "CompiledReweighting", "CompiledStopping",
            "batch_plan", "check_form", "compile_form", "run_batch_rounds"]
 
@@ -73,6 +76,13 @@ CALIBRATION = types.none(_vector, _vector, _vector, _vector, _vector, _vector)
 #: A reweighting's factors: ``log_factors(values, params, out)`` writes log g[cell, sign]
 #: (``(2, 2)``: column 0 for negative rows, 1 for positive) for a term of ``values`` per cell.
 REWEIGHTING = types.none(_vector, _vector, _matrix)
+#: A reweighting's weights from the margins: ``weights(margin, y, d1, out, scratch, params,
+#: sums)`` writes D_{t+1} up to a common factor into ``out`` from the margins F_t, the labels
+#: ``y`` (+-1.0) and D_1 (``(n,)`` each; ``scratch`` an ``(n,)`` array to use freely), and
+#: ``sums`` (``(2,)``): the sum of ``out`` and the log of the rule's potential after the round
+#: (its value itself, not its factor Z_t; anything when the rule has none). One call a round,
+#: looping over the rows itself.
+MARGIN_WEIGHTS = types.none(_vector, _vector, _vector, _vector, _vector, _vector, _vector)
 #: A stopping rule: ``stop(round, weighted_error, z, training_error, params) -> code``, 0 to go
 #: on, else k for the rule's k-th reason (:attr:`CompiledStopping.reasons`). ``z`` is Z_t, NaN
 #: when the reweighting has no potential.
@@ -83,7 +93,8 @@ _NO_PARAMS = np.zeros(0)
 
 def compile_form(function: Callable, signature) -> Any:
     """``function`` compiled by numba for ``signature`` (one of :data:`SEARCH`,
-    :data:`CALIBRATION`, :data:`REWEIGHTING`, :data:`STOPPING`), on first use, cached in this
+    :data:`CALIBRATION`, :data:`REWEIGHTING`, :data:`MARGIN_WEIGHTS`, :data:`STOPPING`), on
+    first use, cached in this
     process and, for a function of a module file, on disk: call it in
     ``boostkit_compiled_form``, not at import (an import compiles nothing). ``function`` must
     be defined at a module's top level (numba's cache is keyed by it); it may call other
@@ -152,17 +163,31 @@ class CompiledCalibration:
     params: np.ndarray = attrs.field(default=_NO_PARAMS, converter=_params, eq=False)
 
 
+def _one_rule(form, attribute, value) -> None:
+    if (form.log_factors is None) == (form.from_margins is None):
+        raise TypeError("CompiledReweighting: expected one of log_factors and from_margins, "
+                        f"got {'both' if form.log_factors is not None else 'neither'}")
+
+
 @attrs.frozen
 class CompiledReweighting:
-    """A reweighting's compiled form: log g[cell, sign] of a term (:data:`REWEIGHTING`).
+    """A reweighting's compiled form, one of:
 
-    ``potential``: whether sum_i D_t(i) g[cell_i, y_i] is the factor Z_t of the rule's
-    potential (the exponential rule, g = e^{-y c}), so the round records Z_t and prod Z_t;
-    else they are ``None``."""
+    - ``log_factors``: log g[cell, sign] of a term (:data:`REWEIGHTING`), for a rule
+      multiplicative per (cell, sign): D_{t+1}(i) = D_t(i) g[cell_i, y_i] / Z_t. The batch may
+      carry the class histogram across rounds (:class:`boostkit.plane.CarriedHistogram`);
+    - ``from_margins``: the weights from the margins (:data:`MARGIN_WEIGHTS`), for any other
+      rule (a margin loss's, D_1(i) w(y_i F_t(x_i)): :func:`boostkit.losses.compiled_weights`).
+      Every row's weight changes, so every histogram is summed over the rows.
 
-    log_factors: Any
+    ``potential``: whether the rule has a potential, recorded as Z_t and prod Z_t (else they
+    are ``None``): for ``log_factors``, sum_i D_t(i) g[cell_i, y_i] is Z_t (the exponential
+    rule, g = e^{-y c}); for ``from_margins``, the function gives the potential's log."""
+
+    log_factors: Any = attrs.field(default=None, validator=_one_rule)
     potential: bool = True
     params: np.ndarray = attrs.field(default=_NO_PARAMS, converter=_params, eq=False)
+    from_margins: Any = attrs.field(default=None, kw_only=True)
 
 
 @attrs.frozen
@@ -178,8 +203,6 @@ class CompiledStopping:
 #: The compiled form each role answers with.
 FORMS = {"proposal": CompiledProposal, "calibration": CompiledCalibration,
          "reweighting": CompiledReweighting, "stopping": CompiledStopping}
-_SIGNATURES = {"proposal": SEARCH, "calibration": CALIBRATION, "reweighting": REWEIGHTING,
-               "stopping": STOPPING}
 #: Hooks a component may implement beside its role's and still run in a batch: called once per
 #: fit, on both paths (the initial weights before the rounds; the rest around them).
 _ONCE_PER_FIT = frozenset({"boostkit_fit_start", "boostkit_fit_end", "boostkit_best_round",
@@ -322,16 +345,18 @@ def batch_plan(components, state, *, callbacks=(), tracing: bool = False):
     if search is None:
         return None, (f"{_label('proposal', proposer)} has no compiled search for the partition "
                       f"criterion {proposal.criterion or calibration.criterion!r}")
-    (_, reweighting), = forms["reweighting"]
+    (reweighter, reweighting), = forms["reweighting"]
     stops = tuple(form for _, form in forms.get("stopping", ()))
-    checks = [("proposal", proposer, search), ("calibration", calibrator, calibration.values),
-              ("reweighting", forms["reweighting"][0][0], reweighting.log_factors),
-              *(("stopping", c, f.stop) for c, f in forms.get("stopping", ()))]
-    for role, component, function in checks:
-        check_form(function, _SIGNATURES[role], f"boostkit_compiled_form of "
-                   f"{_label(role, component)}")
+    checks = [("proposal", proposer, search, SEARCH),
+              ("calibration", calibrator, calibration.values, CALIBRATION),
+              ("reweighting", reweighter, reweighting.log_factors, REWEIGHTING)
+              if reweighting.from_margins is None else
+              ("reweighting", reweighter, reweighting.from_margins, MARGIN_WEIGHTS),
+              *(("stopping", c, f.stop, STOPPING) for c, f in forms.get("stopping", ()))]
+    for role, component, function, signature in checks:
+        check_form(function, signature, f"boostkit_compiled_form of {_label(role, component)}")
     owners = {role: f"{_label(role, component)} ({type(component).__module__})"
-              for role, component, _ in checks}
+              for role, component, _, _ in checks}
     return BatchPlan(proposal, search, calibration, reweighting, stops, owners), ""
 
 
@@ -341,7 +366,9 @@ def run_batch_rounds(plan: BatchPlan, state, n_rounds: int, carried) -> str:
     contributions, weights, margins and potential as the per-round loop leaves them; return
     the stop reason. ``carried`` is the plane's :class:`boostkit.plane.CarriedHistogram` or
     ``None`` (every histogram summed over the rows)."""
-    from .kernels.rounds import NON_FINITE, batch_kernel, first_class, never_stop
+    from .engine import _exp
+    from .kernels.rounds import (NON_FINITE, batch_kernel, first_class, never_stop, no_factors,
+                                 no_margin_weights)
 
     data = state.data
     binned = data.binned
@@ -357,16 +384,24 @@ def run_batch_rounds(plan: BatchPlan, state, n_rounds: int, carried) -> str:
     slots = [(first_class(f.stop, STOPPING), f.params) for f in plan.stopping]
     slots += [(never, _NO_PARAMS)] * (3 - len(slots))
     weights, margin = state.weights, state.margin
+    reweighting = plan.reweighting
+    from_margins = reweighting.from_margins is not None
+    potential = bool(reweighting.potential)
+    # A potential from the margins starts from the fit's (log sum_i D_1(i) L(0) = 0).
+    start_potential = state.log_potential if potential and from_margins else 0.0
     ran = batch_kernel()(
-        binned.codes, data.is_pos, state.initial_weights, weights, margin, binned.split_mask,
-        binned.bin_counts, first_class(plan.search, SEARCH), plan.proposal.params,
-        first_class(plan.calibration.values, CALIBRATION), plan.calibration.params,
-        first_class(plan.reweighting.log_factors, REWEIGHTING), plan.reweighting.params,
+        binned.codes, data.is_pos, data.y, state.initial_weights, weights, margin,
+        binned.split_mask, binned.bin_counts, first_class(plan.search, SEARCH),
+        plan.proposal.params, first_class(plan.calibration.values, CALIBRATION),
+        plan.calibration.params,
+        first_class(no_factors() if from_margins else reweighting.log_factors, REWEIGHTING),
+        first_class(reweighting.from_margins if from_margins else no_margin_weights(),
+                    MARGIN_WEIGHTS), reweighting.params,
         *slots[0], *slots[1], *slots[2],
         0.0 if carried is None else float(carried.max_growth),
         0 if carried is None or carried.refresh_every is None else int(carried.refresh_every),
-        bool(plan.reweighting.potential), cuts, sides, cell_scores, values, coefficients,
-        numbers, stop)
+        potential, from_margins, float(start_potential), cuts, sides, cell_scores, values,
+        coefficients, numbers, stop)
     if stop[0] < 0:
         what = (f"cell values that are not finite from the compiled form of "
                 f"{plan.owners['calibration']}" if stop[0] == NON_FINITE else
@@ -378,11 +413,17 @@ def run_batch_rounds(plan: BatchPlan, state, n_rounds: int, carried) -> str:
     features = data.features
     hypothesis, contribution = plan.proposal.hypothesis, plan.calibration.contribution
     records, hypotheses, contributions = state.records, state.hypotheses, state.contributions
-    log_z = numbers[:ran, 2]
-    if plan.reweighting.potential:
-        log_potentials = np.cumsum(np.concatenate([[state.log_potential], log_z]))[1:]
-        with np.errstate(over="ignore"):  # a vacuous bound is inf (as engine.potential_factors)
-            zs, bounds = np.exp(log_z).tolist(), np.exp(log_potentials).tolist()
+    if potential:
+        # Z_t and prod Z_t from log Z_t, or (from the margins) from the potentials, as
+        # engine.potential_factors makes them.
+        if from_margins:
+            log_potentials = numbers[:ran, 2]
+            log_z = np.diff(np.concatenate([[state.log_potential], log_potentials]))
+        else:
+            log_z = numbers[:ran, 2]
+            log_potentials = np.cumsum(np.concatenate([[state.log_potential], log_z]))[1:]
+        zs = [_exp(x) for x in log_z.tolist()]  # math.exp, bit for bit the per-round values
+        bounds = [_exp(x) for x in log_potentials.tolist()]
         log_potential = float(log_potentials[-1]) if ran else state.log_potential
     else:
         zs = bounds = [None] * ran

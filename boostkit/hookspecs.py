@@ -384,7 +384,10 @@ class RoundSpecs:
         checks it). Return ``None`` where it does not cover the fit (missing values,
         categorical columns, several margin columns, an option it has no compiled form of): the
         fit then takes the per-round path. Build its functions with
-        :func:`boostkit.compiled.compile_form`, here rather than at import.
+        :func:`boostkit.compiled.compile_form`, here rather than at import. A reweighting
+        that is not multiplicative per cell gives its weights from the margins
+        (``CompiledReweighting(from_margins=...)``, :data:`boostkit.compiled.MARGIN_WEIGHTS`),
+        as ``margin-loss`` does with :func:`boostkit.losses.compiled_weights`.
 
         Example (``constant-alpha``)::
 

@@ -36,11 +36,13 @@ from .kernels.margin_loss import (
     margin_loss_distribution,
     margin_loss_terms,
     margin_loss_type,
+    margin_weights_function,
     softplus,
 )
 
 __all__ = [
     "MarginLoss",
+    "compiled_weights",
     "exp_nonpositive",
     "get_loss",
     "log1p_unit",
@@ -261,6 +263,17 @@ def shard_weights(loss: MarginLoss, margin, y, initial_weights, n_jobs: int = 1)
         out[:] = 0.0
         log_scale = 0.0
     return ShardWeights(out, log_scale, log_potential)
+
+
+def compiled_weights(loss: MarginLoss):
+    """``loss``'s weights from the margins, compiled for a round batch
+    (:data:`boostkit.compiled.MARGIN_WEIGHTS`, the ``from_margins`` of a
+    :class:`boostkit.compiled.CompiledReweighting`): the numbers of
+    :func:`margin_loss_distribution` on one thread, the weights up to their sum. Compiled per
+    loss on first use (~2 s) and cached on disk, as the loss's kernels are."""
+    from .compiled import MARGIN_WEIGHTS, compile_form
+
+    return compile_form(margin_weights_function(loss), MARGIN_WEIGHTS)
 
 
 def register_loss(loss: MarginLoss) -> MarginLoss:

@@ -18,6 +18,9 @@ margin v = y F, which are compiled into their loops:
   and :func:`shifted_weights`, which for the exponential loss give the engine's exponential
   weights (:func:`~boostkit.kernels.boosting.exponential_distribution`) bit for bit.
 
+:func:`margin_weights_function` gives a loss's weights as one function of plain arrays, compiled
+per loss, which a compiled round batch (:mod:`boostkit.kernels.rounds`) calls once a round.
+
 The loss reaches the kernels as an argument of its own numba type, :class:`MarginLossType`, whose
 identity is the loss's ``cache_key`` (its name and a digest of its functions' code and of the
 constants they read): numba compiles each kernel once per loss, and ``cache=True`` keeps that
@@ -33,12 +36,13 @@ vectorised), for writing a loss's functions without giving up the SIMD loop.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numba
 import numpy as np
 from numba.core import types
-from numba.extending import NativeValue, models, overload, register_model, unbox
+from numba.extending import NativeValue, intrinsic, models, overload, register_model, unbox
 
 from .blocks import MIN_THREADED_ROWS
 from .boosting import interleaved_sum
@@ -54,6 +58,7 @@ __all__ = [
     "margin_loss_logs",
     "margin_loss_sums",
     "margin_loss_type",
+    "margin_weights_function",
     "shifted_sums",
     "shifted_weights",
     "softplus",
@@ -425,3 +430,88 @@ def margin_loss_distribution(loss, margin, y, d1, n_jobs: int = 1):
                          f"sum_i D_1(i) L(y_i F_i), got log potential {log_potential}")
     out /= weight_total
     return out, log_potential
+
+
+# -- a loss's weights as one function of plain arrays, for compiled round batches ------------------
+
+
+@intrinsic
+def _loss_of_key(typingctx, key):
+    """The loss whose ``cache_key`` is the string constant ``key``, as a value of its
+    :class:`MarginLossType` (it carries no data): how a function of plain arrays calls the
+    kernels compiled for a loss."""
+    if not isinstance(key, types.StringLiteral) or key.literal_value not in _LOSSES:
+        return None
+
+    def codegen(context, builder, signature, args):
+        return context.get_dummy_value()
+
+    return MarginLossType(key.literal_value)(key), codegen
+
+
+# Each builds ``weights(margin, y, d1, out, scratch, params, sums)`` for the loss of ``key``, as
+# :func:`margin_loss_terms` computes it on one thread: ``out`` the unnormalised weights, ``sums``
+# (their sum, log potential). ``key`` is a closure constant, so numba compiles one function per
+# loss and its disk cache keeps one entry per key (a closure's cells are part of its cache key).
+
+def _direct_weights(key):
+    def weights(margin, y, d1, out, scratch, params, sums):
+        loss = _loss_of_key(key)
+        n = margin.shape[0]
+        weight_total, loss_total = margin_loss_sums(loss, margin, y, d1, out, scratch, 0, n)
+        low, high = _SAFE_SUMS
+        if low <= weight_total <= high and low <= loss_total <= high:
+            sums[0] = weight_total
+            sums[1] = math.log(loss_total)
+            return
+        _log_space_sums(loss, margin, y, d1, out, scratch, sums)
+
+    return weights
+
+
+def _log_space_weights(key):
+    def weights(margin, y, d1, out, scratch, params, sums):
+        _log_space_sums(_loss_of_key(key), margin, y, d1, out, scratch, sums)
+
+    return weights
+
+
+def _self_normalising_weights(key):
+    def weights(margin, y, d1, out, scratch, params, sums):
+        top_w, weight_total = _self_normalising_serial(_loss_of_key(key), margin, y, d1, out)
+        sums[0] = weight_total
+        sums[1] = top_w + math.log(weight_total) if weight_total > 0.0 else -math.inf
+
+    return weights
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _log_space_sums(loss, margin, y, d1, out, scratch, sums):
+    top_w, top_l, weight_total, loss_total = _logs_serial(loss, margin, y, d1, out, scratch)
+    sums[0] = weight_total
+    sums[1] = top_l + math.log(loss_total) if loss_total > 0.0 else -math.inf
+
+
+_WEIGHT_FORMS = {"direct": _direct_weights, "log-space": _log_space_weights,
+                 "self-normalising": _self_normalising_weights}
+
+
+def margin_weights_function(loss):
+    """``loss``'s weights from the margins as a plain Python function of arrays, for numba to
+    compile (``boostkit.compiled.compile_form(f, boostkit.compiled.MARGIN_WEIGHTS)``):
+    ``weights(margin, y, d1, out, scratch, params, sums)`` writes D_1(i) w(y_i F_i) up to a
+    common factor into ``out`` and ``sums`` = (their sum, log sum_i D_1(i) L(y_i F_i)), the pass
+    :func:`margin_loss_terms` takes on one thread, so the same numbers (``scratch`` is an array
+    of ``out``'s length, ``params`` unused). The same function for the same loss (compiled once).
+    """
+    margin_loss_type(loss)  # the kernels are typed from the loss of its key
+    if loss.log_loss is loss.log_weight:
+        kind = "self-normalising"
+    else:
+        kind = "log-space" if loss.weight is None else "direct"
+    return _weights_function(loss.cache_key, kind)
+
+
+@functools.cache
+def _weights_function(key, kind):
+    return _WEIGHT_FORMS[kind](key)

@@ -6,8 +6,11 @@ carried from last round's: :class:`boostkit.plane.CarriedHistogram`, the same ru
 plane), the proposal's search, the calibration's cell values, the reweighting's factors per
 (cell, sign), one fused pass over the rows (:func:`boostkit.kernels.fused.cell_term_pass`:
 margins, errors, weights, the rows off the kept cell), the weights normalised, and the stopping
-rules. It writes what the engine needs to build the rounds' Python values afterwards (cuts,
-sides, cell scores, values, coefficients, errors, log Z_t) and returns how many rounds ran.
+rules. A reweighting given by its weights from the margins (a margin loss's, not multiplicative
+per cell) takes the fused pass for F_t and the errors, then its own pass over the rows for
+D_{t+1}; its histograms are summed over the rows every round. The kernel writes what the
+engine needs to build the rounds' Python values afterwards (cuts, sides, cell scores, values,
+coefficients, errors, log Z_t or the log potential) and returns how many rounds ran.
 
 How the components are called: first-class functions. Each compiled form is a numba function
 compiled for its role's signature, passed to the kernel as a ``numba.types.FunctionType``
@@ -54,13 +57,13 @@ import numba
 import numpy as np
 from numba import types
 
-from ..compiled import CALIBRATION, REWEIGHTING, SEARCH, STOPPING
+from ..compiled import CALIBRATION, MARGIN_WEIGHTS, REWEIGHTING, SEARCH, STOPPING
 from .carried import changed_class_histogram
 from .fused import carry_factors, cell_term_pass, factor_scale
 from .histogram import class_histogram
 
 __all__ = ["BATCH", "MAX_STOPPING", "NON_FINITE", "NO_WEIGHT", "FirstClass", "batch_kernel",
-           "first_class", "never_stop", "run_batch"]
+           "first_class", "never_stop", "no_factors", "no_margin_weights", "run_batch"]
 
 #: Stopping rules a batch runs (slots of :func:`run_batch`); a recipe with more takes the
 #: per-round path.
@@ -73,16 +76,18 @@ NO_WEIGHT = -2
 _search = types.FunctionType(SEARCH)
 _calibration = types.FunctionType(CALIBRATION)
 _reweighting = types.FunctionType(REWEIGHTING)
+_margin_weights = types.FunctionType(MARGIN_WEIGHTS)
 _stopping = types.FunctionType(STOPPING)
 _vector = types.float64[::1]
 
 #: :func:`run_batch`'s signature: the one compiled specialisation.
 BATCH = types.int64(
-    types.uint8[:, ::1], types.uint8[::1], _vector, _vector, _vector,  # codes, is_pos, d1, w, F
-    types.boolean[:, ::1], types.int64[:, ::1],  # valid cuts, rows per bin
-    _search, _vector, _calibration, _vector, _reweighting, _vector,
+    types.uint8[:, ::1], types.uint8[::1], _vector, _vector, _vector, _vector,  # codes, is_pos,
+    types.boolean[:, ::1], types.int64[:, ::1],  # valid cuts, rows per bin  # y, d1, w, F
+    _search, _vector, _calibration, _vector, _reweighting, _margin_weights, _vector,
     _stopping, _vector, _stopping, _vector, _stopping, _vector,
     types.float64, types.int64, types.boolean,  # max_growth, refresh_every, potential
+    types.boolean, types.float64,  # from_margins, the log potential before the first round
     types.int64[:, ::1], types.float64[:, :, ::1], types.float64[:, ::1],  # cuts, sides, scores
     types.float64[:, ::1], types.float64[:, ::1], types.float64[:, ::1],  # values, coefs, numbers
     types.int64[::1],  # stop
@@ -125,6 +130,26 @@ def never_stop():
     return numba.njit(STOPPING, cache=True, nogil=True)(_never_stop)
 
 
+def _no_factors(values, params, out):
+    out[:] = np.nan
+
+
+@functools.cache
+def no_factors():
+    """The factors' slot of a reweighting from the margins (never called)."""
+    return numba.njit(REWEIGHTING, cache=True, nogil=True)(_no_factors)
+
+
+def _no_margin_weights(margin, y, d1, out, scratch, params, sums):
+    sums[:] = np.nan
+
+
+@functools.cache
+def no_margin_weights():
+    """The margin weights' slot of a reweighting by factors (never called)."""
+    return numba.njit(MARGIN_WEIGHTS, cache=True, nogil=True)(_no_margin_weights)
+
+
 @functools.cache
 def batch_kernel():
     """:func:`run_batch` compiled for :data:`BATCH` (on first use; loaded from numba's cache
@@ -134,27 +159,31 @@ def batch_kernel():
         return numba.njit(BATCH, cache=True, nogil=True)(run_batch)
 
 
-def run_batch(codes, is_pos, d1, weights, margin, valid, bin_counts,
+def run_batch(codes, is_pos, y, d1, weights, margin, valid, bin_counts,
               search, search_params, calibrate, calibration_params, log_factors_of,
-              reweighting_params, stop0, params0, stop1, params1, stop2, params2,
-              max_growth, refresh_every, potential,
+              margin_weights, reweighting_params, stop0, params0, stop1, params1, stop2, params2,
+              max_growth, refresh_every, potential, from_margins, log_potential,
               cuts, sides, cell_scores, values, coefficients, numbers, stop):
     """Run up to ``cuts.shape[0]`` rounds; return how many ran.
 
-    ``codes`` ``(d, n)`` uint8, ``is_pos`` ``(n,)`` uint8, ``d1`` D_1, ``weights`` D_1 on entry
-    and D_{t+1} (normalised) on return, ``margin`` F_0 = 0 on entry and F_t on return;
-    ``valid`` the ``(d, B - 1)`` cuts leaving rows on both sides, ``bin_counts`` ``(d, B)`` rows
-    per bin. The components' functions and params (:mod:`boostkit.compiled`); three stopping
-    slots (:func:`never_stop` for unused ones). ``max_growth`` and ``refresh_every`` (0: none)
-    are the carried histogram's limits (:class:`boostkit.plane.CarriedHistogram`; max_growth 0
-    sums every histogram over the rows); ``potential`` whether the reweighting's factors give
-    Z_t.
+    ``codes`` ``(d, n)`` uint8, ``is_pos`` ``(n,)`` uint8, ``y`` the signs (+-1.0), ``d1``
+    D_1, ``weights`` D_1 on entry and D_{t+1} (normalised) on return, ``margin`` F_0 = 0 on
+    entry and F_t on return; ``valid`` the ``(d, B - 1)`` cuts leaving rows on both sides,
+    ``bin_counts`` ``(d, B)`` rows per bin. The components' functions and params
+    (:mod:`boostkit.compiled`): the reweighting's ``log_factors_of``, or with ``from_margins``
+    its ``margin_weights`` (the other slot :func:`no_factors` or :func:`no_margin_weights`);
+    three stopping slots (:func:`never_stop` for unused ones). ``max_growth`` and
+    ``refresh_every`` (0: none) are the carried histogram's limits
+    (:class:`boostkit.plane.CarriedHistogram`; max_growth 0 sums every histogram over the rows;
+    never carried from the margins); ``potential`` whether the reweighting has a potential,
+    ``log_potential`` its log before the first round.
 
     Per round t (row t - 1): ``cuts`` (feature, bin; bin -1 for the constant hypothesis),
     ``sides`` ``(2, 2)`` (negatives' and positives' weight left and right), ``cell_scores``,
-    ``values``, ``coefficients``, ``numbers`` (weighted error, training error, log Z_t: NaN
-    without a potential). ``stop`` gets (slot, code) of the rule that stopped the run, (0, 0)
-    if none did, or (:data:`NON_FINITE` or :data:`NO_WEIGHT`, round) on an error.
+    ``values``, ``coefficients``, ``numbers`` (weighted error, training error, and log Z_t, or
+    from the margins the log potential after the round: NaN without a potential). ``stop`` gets
+    (slot, code) of the rule that stopped the run, (0, 0) if none did, or (:data:`NON_FINITE` or
+    :data:`NO_WEIGHT`, round) on an error.
     """
     d, n = codes.shape
     n_bins = bin_counts.shape[1]
@@ -170,6 +199,9 @@ def run_batch(codes, is_pos, d1, weights, margin, valid, bin_counts,
     wneg = np.empty(2)
     wpos = np.empty(2)
     kept_factors = np.empty(2)
+    unit_factors = np.ones((2, 2))  # from the margins, the pass leaves D_t as it is
+    scratch = np.empty(n if from_margins else 0)
+    sums = np.empty(2)
     growth = 1.0  # prod rho_t since the last histogram summed over the rows
     carried = 0  # rounds carried since then
     step = np.inf  # rho_t of last round's term
@@ -210,36 +242,55 @@ def run_batch(codes, is_pos, d1, weights, margin, valid, bin_counts,
             stop[0] = NON_FINITE
             stop[1] = t + 1
             return t
-        log_factors_of(values[t], reweighting_params, log_factors)
         # The cells of the cut, and the rows in each (the constant hypothesis: all in cell 0).
         rows_per_cell[0] = rows_per_cell[1] = 0.0
         for b in range(n_bins):
             cell = 1 if (cut >= 0 and b > cut) else 0
             table[b] = cell
             rows_per_cell[cell] += bin_counts[feature, b]
-        factors, kept, step = carry_factors(log_factors, rows_per_cell)
-        # The row plane's rule (RowPlane._may_carry): carry next round's histogram while the
-        # drift bound stays within its limits; else no row is compacted (a faster pass).
-        carry = (np.isfinite(step) and growth * step <= max_growth
-                 and (refresh_every == 0 or carried + 1 < refresh_every))
-        n_off, total, training_error, weighted_error = cell_term_pass(
-            codes[feature], table, values[t], factors, kept if carry else -1, is_pos, d1,
-            weights, margin, rows, row_change, row_pos)
-        if not (total > 0.0 and np.isfinite(total)):
-            stop[0] = NO_WEIGHT
-            stop[1] = t + 1
-            return t
-        scale = 1.0 / total
-        for i in range(n):
-            weights[i] *= scale
-        kept_factors[0] = factors[kept, 0]
-        kept_factors[1] = factors[kept, 1]
-        # log Z_t = log sum_i D_t(i) g[cell_i, y_i], the factors' common scale put back.
-        log_z = (math.log(total) + factor_scale(log_factors, rows_per_cell) if potential
-                 else np.nan)
+        if from_margins:
+            # F_t and the errors in the fused pass (D_t kept), then the rule's own pass over
+            # the rows; D_{t+1} divided by its sum, as the per-round path does.
+            _, _, training_error, weighted_error = cell_term_pass(
+                codes[feature], table, values[t], unit_factors, -1, is_pos, d1, weights,
+                margin, rows, row_change, row_pos)
+            margin_weights(margin, y, d1, weights, scratch, reweighting_params, sums)
+            total = sums[0]
+            if not (total > 0.0 and np.isfinite(total)
+                    and (np.isfinite(sums[1]) or not potential)):
+                stop[0] = NO_WEIGHT
+                stop[1] = t + 1
+                return t
+            for i in range(n):
+                weights[i] /= total
+            log_z = sums[1] - log_potential if potential else np.nan
+            log_potential = sums[1]
+            numbers[t, 2] = log_potential if potential else np.nan
+        else:
+            log_factors_of(values[t], reweighting_params, log_factors)
+            factors, kept, step = carry_factors(log_factors, rows_per_cell)
+            # The row plane's rule (RowPlane._may_carry): carry next round's histogram while
+            # the drift bound stays within its limits; else no row is compacted (a faster pass).
+            carry = (np.isfinite(step) and growth * step <= max_growth
+                     and (refresh_every == 0 or carried + 1 < refresh_every))
+            n_off, total, training_error, weighted_error = cell_term_pass(
+                codes[feature], table, values[t], factors, kept if carry else -1, is_pos, d1,
+                weights, margin, rows, row_change, row_pos)
+            if not (total > 0.0 and np.isfinite(total)):
+                stop[0] = NO_WEIGHT
+                stop[1] = t + 1
+                return t
+            scale = 1.0 / total
+            for i in range(n):
+                weights[i] *= scale
+            kept_factors[0] = factors[kept, 0]
+            kept_factors[1] = factors[kept, 1]
+            # log Z_t = log sum_i D_t(i) g[cell_i, y_i], the factors' common scale put back.
+            log_z = (math.log(total) + factor_scale(log_factors, rows_per_cell) if potential
+                     else np.nan)
+            numbers[t, 2] = log_z
         numbers[t, 0] = weighted_error
         numbers[t, 1] = training_error
-        numbers[t, 2] = log_z
         z = math.exp(log_z) if potential else np.nan
         slot = 1
         code = stop0(t + 1, weighted_error, z, training_error, params0)

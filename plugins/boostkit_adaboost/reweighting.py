@@ -9,7 +9,8 @@ import boostkit
 from boostkit.kernels.boosting import exponential_distribution
 from boostkit.capabilities import DISTRIBUTED
 from boostkit.compiled import REWEIGHTING, CompiledReweighting, compile_form
-from boostkit.losses import get_loss, loss_names, margin_loss_distribution, shard_weights
+from boostkit.losses import (compiled_weights, get_loss, loss_names, margin_loss_distribution,
+                             shard_weights)
 
 
 @attrs.define
@@ -106,6 +107,12 @@ class MarginLossReweighting(boostkit.Reweighting):
             state.initial_weights.ravel(), state.n_jobs
         )
         return boostkit.Weights(weights.reshape(state.margin.shape), log_potential)
+
+    @boostkit.hookimpl
+    def boostkit_compiled_form(self, state):
+        # The loss's weights from the margins, one pass over the rows a round (compiled per
+        # loss): every row's weight changes, so the batch sums each histogram anew.
+        return CompiledReweighting(from_margins=compiled_weights(get_loss(self.loss)))
 
     @boostkit.hookimpl
     def boostkit_row_weights(self, margin, y, initial_weights, n_jobs):

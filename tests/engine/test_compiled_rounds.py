@@ -17,14 +17,15 @@ from hypothesis import strategies as st
 
 import boostkit
 from boostkit import compiled
-from boostkit.compiled import CALIBRATION, CompiledCalibration, compile_form
+from boostkit.compiled import (CALIBRATION, MARGIN_WEIGHTS, CompiledCalibration,
+                               CompiledReweighting, compile_form)
 from boostkit.datasets import load
 from boostkit.errors import HookError
 from boostkit.smoothing import n_examples, resolve_smoothing
 from boostkit.testing import check_compiled_forms
-from boostkit_adaboost import ConstantAlpha, NoEdge
+from boostkit_adaboost import ConstantAlpha, MarginLossReweighting, NoEdge
 
-RECIPES = ("adaboost", "real-adaboost", "gentle-adaboost")
+RECIPES = ("adaboost", "real-adaboost", "gentle-adaboost", "madaboost")
 
 
 @pytest.fixture(scope="module")
@@ -376,3 +377,52 @@ def test_without_numbas_compiler_the_rounds_run_one_by_one(monkeypatch):
     X, y = _small_data()
     boostkit.Booster("adaboost", n_rounds=3).fit(X, y)
     assert heard == ["numba's compiler is off (NUMBA_DISABLE_JIT)"]
+
+
+# -- A reweighting from the margins: a margin loss's ------------------------------------------
+
+@pytest.mark.parametrize("loss", ["madaboost", "logistic", "logitboost", "exponential"])
+def test_a_margin_loss_batch_records_the_rounds_of_the_round_hooks_bit_for_bit(loss, real_data):
+    # Its weights are the per-round kernel's on one thread, divided by their sum as there, and
+    # Z_t, prod Z_t from the same potentials: every record equal, not only within the tolerance.
+    X, y = real_data["ionosphere"]
+    options = {"proposal": "stump", "calibration": "constant-alpha",
+               "reweighting": ("margin-loss", {"loss": loss}), "n_rounds": 30}
+    with mock.patch("boostkit.engine.run_batch_rounds", wraps=compiled.run_batch_rounds) as run:
+        batched = boostkit.Booster(**options).fit(X, y)
+    assert run.call_count == 1
+    one_by_one = boostkit.Booster(compiled_rounds=False, **options).fit(X, y)
+    assert batched.records == one_by_one.records
+    assert batched.stop_reason == one_by_one.stop_reason
+    np.testing.assert_array_equal(batched.decision_function(X), one_by_one.decision_function(X))
+
+
+def test_a_compiled_reweighting_is_factors_or_weights_from_the_margins():
+    with pytest.raises(TypeError, match="expected one of log_factors and from_margins, got "
+                                        "neither"):
+        CompiledReweighting()
+    with pytest.raises(TypeError, match="got both"):
+        CompiledReweighting(len, from_margins=len)
+
+
+def no_weights(margin, y, d1, out, scratch, params, sums):
+    out[:] = 0.0
+    sums[0] = 0.0
+    sums[1] = 0.0
+
+
+def test_weights_from_the_margins_summing_to_zero_stop_the_fit_naming_them(in_process_plugin):
+    @attrs.define
+    class NoWeights(MarginLossReweighting):
+        name = "no-weights"
+
+        @boostkit.hookimpl
+        def boostkit_compiled_form(self, state):
+            return CompiledReweighting(from_margins=compile_form(no_weights, MARGIN_WEIGHTS))
+
+    in_process_plugin("no-weights-plugin", components=[NoWeights])
+    X, y = _small_data()
+    with pytest.raises(HookError, match=r"round 1 of a compiled batch: weights summing to 0 or "
+                                        r"overflowing under the compiled form of reweighting "
+                                        r"'no-weights' \(test_compiled_rounds\)"):
+        boostkit.Booster("madaboost", reweighting="no-weights", n_rounds=3).fit(X, y)

@@ -24,7 +24,7 @@ from boostkit.kernels.margin_loss import (
     shifted_sums,
     softplus,
 )
-from boostkit.losses import MarginLoss, get_loss, loss_names, register_loss
+from boostkit.losses import MarginLoss, compiled_weights, get_loss, loss_names, register_loss
 
 N = 500 if numba.config.DISABLE_JIT else 20_000
 LN2 = math.log(2.0)
@@ -269,3 +269,50 @@ def test_a_function_whose_python_form_raises_is_checked_compiled():
                                          r"exp\(log_weight\(v\)\)"):
         MarginLoss("test-hinge-wrong", _hinge_log_weight, _hinge_log_weight,
                    loss=_hinge_weight, weight=_capped_weight)
+
+
+# -- A loss's weights as one compiled function (compiled round batches) ------------------------
+
+needs_jit = pytest.mark.skipif(numba.config.DISABLE_JIT,
+                               reason="compiled forms are compiled numba functions")
+
+
+def compiled_distribution(loss, margin, y, d1):
+    """``(weights, log_potential)`` from :func:`boostkit.losses.compiled_weights`."""
+    n = margin.shape[0]
+    out, scratch, sums = np.empty(n), np.empty(n), np.empty(2)
+    compiled_weights(loss)(margin, y, d1, out, scratch, np.zeros(0), sums)
+    assert sums[0] == pytest.approx(out.sum(), rel=1e-12)
+    return out / sums[0], sums[1]
+
+
+@needs_jit
+def test_madaboosts_compiled_weights_by_hand():
+    # v = -1, 0, 2: w = min(1, e^{-v}) = 1, 1, e^-2; L = 1 - v (v < 0), e^{-v}: 2, 1, e^-2.
+    margin, y, d1 = np.array([-1.0, 0.0, 2.0]), np.ones(3), np.full(3, 1 / 3)
+    weights, log_potential = compiled_distribution(get_loss("madaboost"), margin, y, d1)
+    e2 = math.exp(-2.0)
+    np.testing.assert_allclose(weights, np.array([1.0, 1.0, e2]) / (2.0 + e2), rtol=1e-15)
+    assert log_potential == pytest.approx(math.log((3.0 + e2) / 3.0), rel=1e-15)
+
+
+@needs_jit
+@pytest.mark.parametrize("name", sorted(REFERENCE))
+@pytest.mark.parametrize("scale", [0.1, 3.0, 1e4])
+def test_compiled_weights_are_the_distributions_bit_for_bit(name, scale):
+    # At scale 1e4 the fast pass's sums leave their range: the log-space pass, as the kernel.
+    margin, y, d1 = problem(np.random.default_rng(5), 2_000, scale)
+    loss = get_loss(name)
+    weights, log_potential = compiled_distribution(loss, margin, y, d1)
+    expected, expected_log_potential = margin_loss_distribution(loss, margin, y, d1)
+    np.testing.assert_array_equal(weights, expected)
+    assert log_potential == expected_log_potential
+    assert compiled_weights(loss) is compiled_weights(get_loss(name))  # compiled once
+
+
+@needs_jit
+def test_compiled_weights_of_no_weight_sum_to_zero():
+    margin, y, d1 = np.array([1.0, 2.0]), np.ones(2), np.zeros(2)
+    out, sums = np.empty(2), np.empty(2)
+    compiled_weights(get_loss("logistic"))(margin, y, d1, out, np.empty(2), np.zeros(0), sums)
+    assert sums[0] == 0.0 and sums[1] == -math.inf
