@@ -14,7 +14,9 @@ The batch covers binary fits (one margin column) on ordered binned data, whose t
 threshold cuts of one feature into two cells:
 
 - :class:`CompiledProposal`: a search of the class histogram for the cut of lowest loss under
-  a named partition criterion (:data:`SEARCH`);
+  a named partition criterion (:data:`SEARCH`), and optionally a second channel of per-row
+  values whose class sums the histogram holds beside the weights' (:data:`CHANNEL`: LogitBoost's
+  w |z|);
 - :class:`CompiledCalibration`: the values of the two cells from their class weights
   (:data:`CALIBRATION`), and the partition criterion its proposal should minimise;
 - :class:`CompiledReweighting`: the log of the factor each (cell, sign) multiplies a row's
@@ -50,7 +52,8 @@ from .components import RoundRecord, describe_hypothesis
 from .errors import DataError, HookError
 from .kernels.blocks import histogram_threads, row_threads
 
-__all__ = ["CALIBRATION", "MARGIN_WEIGHTS", "REWEIGHTING", "SEARCH", "STOPPING", "BatchPlan",
+__all__ = ["CALIBRATION", "CHANNEL", "MARGIN_WEIGHTS", "REWEIGHTING", "SEARCH", "STOPPING",
+           "BatchPlan",
            "CompiledCalibration", "CompiledProposal", "CompiledReweighting", "CompiledStopping",
            "batch_plan", "check_form", "compile_form", "run_batch_rounds"]
 
@@ -66,8 +69,15 @@ _vector = types.float64[::1]
 #: after bin b of feature f, having written ``sides`` (``(2, 2)``: row 0 the negatives' weight
 #: left and right, row 1 the positives') and ``cell_scores`` (``(2,)``, the hypothesis' score
 #: on each side); or -1 when no cut is valid, having written the constant hypothesis' (every row
-#: in cell 0: ``sides[:, 1]`` zero).
+#: in cell 0: ``sides[:, 1]`` zero). With a second channel (:data:`CHANNEL`) ``hist`` is
+#: ``(d, B, 4)``: ``[..., 0:2]`` the weights' class sums as above, ``[..., 2:4]`` the channel's
+#: (negatives, positives), and ``sides`` still the weights'.
 SEARCH = types.int64(_hist, _mask, _matrix, _matrix, _vector, _vector)
+#: A proposal's second histogram channel: ``channel(margin, y, weights, params, out)`` writes
+#: into ``out`` a value per row from the margins F_{t-1}, the labels ``y`` (+-1.0) and D_t
+#: (``(n,)`` each), whose class sums per bin the batch adds to the histogram the search reads.
+#: One call a round, looping over the rows itself.
+CHANNEL = types.none(_vector, _vector, _vector, _vector, _vector)
 #: A calibration's values: ``calibrate(wneg, wpos, cell_scores, params, values, coefficients)``
 #: writes the ``(2,)`` value of each cell (what the term adds to a row's margin) and the round
 #: record's ``coefficients`` from the cells' class weights under D_t (``wneg``, ``wpos``,
@@ -93,8 +103,8 @@ _NO_PARAMS = np.zeros(0)
 
 def compile_form(function: Callable, signature) -> Any:
     """``function`` compiled by numba for ``signature`` (one of :data:`SEARCH`,
-    :data:`CALIBRATION`, :data:`REWEIGHTING`, :data:`MARGIN_WEIGHTS`, :data:`STOPPING`), on
-    first use, cached in this
+    :data:`CHANNEL`, :data:`CALIBRATION`, :data:`REWEIGHTING`, :data:`MARGIN_WEIGHTS`,
+    :data:`STOPPING`), on first use, cached in this
     process and, for a function of a module file, on disk: call it in
     ``boostkit_compiled_form``, not at import (an import compiles nothing). ``function`` must
     be defined at a module's top level (numba's cache is keyed by it); it may call other
@@ -134,13 +144,16 @@ class CompiledProposal:
     ``hypothesis(feature, bin, wneg, wpos, cell_scores)`` builds the round's weak hypothesis
     afterwards from the chosen cut (``bin`` -1: the constant hypothesis, every row in cell 0),
     the sides' class weights and the cell scores (lists of two Python floats each); on the
-    training rows it must give the cells ``codes[feature] > bin``.
+    training rows it must give the cells ``codes[feature] > bin``. ``channel``: ``None``, or
+    the second histogram channel its searches read (:data:`CHANNEL`; the histogram is then
+    summed over the rows every round). ``params`` go to the searches and the channel.
     """
 
     search_for: Callable
     hypothesis: Callable
     criterion: str | None = None
     params: np.ndarray = attrs.field(default=_NO_PARAMS, converter=_params, eq=False)
+    channel: Any = attrs.field(default=None, kw_only=True)
 
     def search(self, criterion: str):
         """The search for ``criterion`` (the proposal's own, when it has one), or ``None``."""
@@ -348,6 +361,8 @@ def batch_plan(components, state, *, callbacks=(), tracing: bool = False):
     (reweighter, reweighting), = forms["reweighting"]
     stops = tuple(form for _, form in forms.get("stopping", ()))
     checks = [("proposal", proposer, search, SEARCH),
+              *([("proposal", proposer, proposal.channel, CHANNEL)]
+                if proposal.channel is not None else []),
               ("calibration", calibrator, calibration.values, CALIBRATION),
               ("reweighting", reweighter, reweighting.log_factors, REWEIGHTING)
               if reweighting.from_margins is None else
@@ -367,8 +382,8 @@ def run_batch_rounds(plan: BatchPlan, state, n_rounds: int, carried) -> str:
     the stop reason. ``carried`` is the plane's :class:`boostkit.plane.CarriedHistogram` or
     ``None`` (every histogram summed over the rows)."""
     from .engine import _exp
-    from .kernels.rounds import (NON_FINITE, batch_kernel, first_class, never_stop, no_factors,
-                                 no_margin_weights)
+    from .kernels.rounds import (NON_FINITE, batch_kernel, first_class, never_stop, no_channel,
+                                 no_factors, no_margin_weights)
 
     data = state.data
     binned = data.binned
@@ -392,7 +407,8 @@ def run_batch_rounds(plan: BatchPlan, state, n_rounds: int, carried) -> str:
     ran = batch_kernel()(
         binned.codes, data.is_pos, data.y, state.initial_weights, weights, margin,
         binned.split_mask, binned.bin_counts, first_class(plan.search, SEARCH),
-        plan.proposal.params, first_class(plan.calibration.values, CALIBRATION),
+        first_class(plan.proposal.channel or no_channel(), CHANNEL), plan.proposal.params,
+        first_class(plan.calibration.values, CALIBRATION),
         plan.calibration.params,
         first_class(no_factors() if from_margins else reweighting.log_factors, REWEIGHTING),
         first_class(reweighting.from_margins if from_margins else no_margin_weights(),
@@ -400,8 +416,8 @@ def run_batch_rounds(plan: BatchPlan, state, n_rounds: int, carried) -> str:
         *slots[0], *slots[1], *slots[2],
         0.0 if carried is None else float(carried.max_growth),
         0 if carried is None or carried.refresh_every is None else int(carried.refresh_every),
-        potential, from_margins, float(start_potential), cuts, sides, cell_scores, values,
-        coefficients, numbers, stop)
+        potential, from_margins, plan.proposal.channel is not None, float(start_potential), cuts,
+        sides, cell_scores, values, coefficients, numbers, stop)
     if stop[0] < 0:
         what = (f"cell values that are not finite from the compiled form of "
                 f"{plan.owners['calibration']}" if stop[0] == NON_FINITE else

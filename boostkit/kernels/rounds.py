@@ -57,13 +57,15 @@ import numba
 import numpy as np
 from numba import types
 
-from ..compiled import CALIBRATION, MARGIN_WEIGHTS, REWEIGHTING, SEARCH, STOPPING
+from ..compiled import CALIBRATION, CHANNEL, MARGIN_WEIGHTS, REWEIGHTING, SEARCH, STOPPING
 from .carried import changed_class_histogram
 from .fused import carry_factors, cell_term_pass, factor_scale
 from .histogram import class_histogram
+from .two_channel import two_channel_histogram
 
 __all__ = ["BATCH", "MAX_STOPPING", "NON_FINITE", "NO_WEIGHT", "FirstClass", "batch_kernel",
-           "first_class", "never_stop", "no_factors", "no_margin_weights", "run_batch"]
+           "first_class", "never_stop", "no_channel", "no_factors", "no_margin_weights",
+           "run_batch"]
 
 #: Stopping rules a batch runs (slots of :func:`run_batch`); a recipe with more takes the
 #: per-round path.
@@ -74,6 +76,7 @@ NON_FINITE = -1
 NO_WEIGHT = -2
 
 _search = types.FunctionType(SEARCH)
+_channel = types.FunctionType(CHANNEL)
 _calibration = types.FunctionType(CALIBRATION)
 _reweighting = types.FunctionType(REWEIGHTING)
 _margin_weights = types.FunctionType(MARGIN_WEIGHTS)
@@ -84,10 +87,10 @@ _vector = types.float64[::1]
 BATCH = types.int64(
     types.uint8[:, ::1], types.uint8[::1], _vector, _vector, _vector, _vector,  # codes, is_pos,
     types.boolean[:, ::1], types.int64[:, ::1],  # valid cuts, rows per bin  # y, d1, w, F
-    _search, _vector, _calibration, _vector, _reweighting, _margin_weights, _vector,
+    _search, _channel, _vector, _calibration, _vector, _reweighting, _margin_weights, _vector,
     _stopping, _vector, _stopping, _vector, _stopping, _vector,
     types.float64, types.int64, types.boolean,  # max_growth, refresh_every, potential
-    types.boolean, types.float64,  # from_margins, the log potential before the first round
+    types.boolean, types.boolean, types.float64,  # from_margins, two_channels, log potential
     types.int64[:, ::1], types.float64[:, :, ::1], types.float64[:, ::1],  # cuts, sides, scores
     types.float64[:, ::1], types.float64[:, ::1], types.float64[:, ::1],  # values, coefs, numbers
     types.int64[::1],  # stop
@@ -130,6 +133,16 @@ def never_stop():
     return numba.njit(STOPPING, cache=True, nogil=True)(_never_stop)
 
 
+def _no_channel(margin, y, weights, params, out):
+    out[:] = np.nan
+
+
+@functools.cache
+def no_channel():
+    """The channel slot of a proposal with none (never called)."""
+    return numba.njit(CHANNEL, cache=True, nogil=True)(_no_channel)
+
+
 def _no_factors(values, params, out):
     out[:] = np.nan
 
@@ -160,9 +173,9 @@ def batch_kernel():
 
 
 def run_batch(codes, is_pos, y, d1, weights, margin, valid, bin_counts,
-              search, search_params, calibrate, calibration_params, log_factors_of,
+              search, channel, search_params, calibrate, calibration_params, log_factors_of,
               margin_weights, reweighting_params, stop0, params0, stop1, params1, stop2, params2,
-              max_growth, refresh_every, potential, from_margins, log_potential,
+              max_growth, refresh_every, potential, from_margins, two_channels, log_potential,
               cuts, sides, cell_scores, values, coefficients, numbers, stop):
     """Run up to ``cuts.shape[0]`` rounds; return how many ran.
 
@@ -170,7 +183,9 @@ def run_batch(codes, is_pos, y, d1, weights, margin, valid, bin_counts,
     D_1, ``weights`` D_1 on entry and D_{t+1} (normalised) on return, ``margin`` F_0 = 0 on
     entry and F_t on return; ``valid`` the ``(d, B - 1)`` cuts leaving rows on both sides,
     ``bin_counts`` ``(d, B)`` rows per bin. The components' functions and params
-    (:mod:`boostkit.compiled`): the reweighting's ``log_factors_of``, or with ``from_margins``
+    (:mod:`boostkit.compiled`): with ``two_channels`` the proposal's ``channel`` (else
+    :func:`no_channel`), whose class sums join the weights' in a ``(d, B, 4)`` histogram summed
+    over the rows every round; the reweighting's ``log_factors_of``, or with ``from_margins``
     its ``margin_weights`` (the other slot :func:`no_factors` or :func:`no_margin_weights`);
     three stopping slots (:func:`never_stop` for unused ones). ``max_growth`` and
     ``refresh_every`` (0: none) are the carried histogram's limits
@@ -188,6 +203,10 @@ def run_batch(codes, is_pos, y, d1, weights, margin, valid, bin_counts,
     d, n = codes.shape
     n_bins = bin_counts.shape[1]
     hist = np.empty((d, n_bins, 2))
+    # With a second channel: the (d, B, 2, 2) histogram of both, searched as (d, B, 4).
+    both = np.empty((d, n_bins, 2, 2) if two_channels else (0, 0, 2, 2))
+    searched = both.reshape((d, n_bins, 4)) if two_channels else hist
+    channel_values = np.empty(n if two_channels else 0)
     change = np.empty((d, n_bins, 2))
     scores = np.empty((d, n_bins - 1))
     rows = np.empty(n, dtype=np.uintp)
@@ -210,7 +229,10 @@ def run_batch(codes, is_pos, y, d1, weights, margin, valid, bin_counts,
     stop[0] = 0
     stop[1] = 0
     for t in range(cuts.shape[0]):
-        if carry:
+        if two_channels:
+            channel(margin, y, weights, search_params, channel_values)
+            two_channel_histogram(codes, weights, channel_values, is_pos, both)
+        elif carry:
             # H_{t+1} = (g_O H_t + sum_{j != O} (g_j - g_O) H_j) / Z_t, as the row plane
             changed_class_histogram(codes, rows[:n_off], row_change[:n_off], row_pos[:n_off],
                                     change)
@@ -230,7 +252,7 @@ def run_batch(codes, is_pos, y, d1, weights, margin, valid, bin_counts,
             class_histogram(codes, weights, is_pos, hist)
             growth = 1.0
             carried = 0
-        k = search(hist, valid, scores, sides[t], cell_scores[t], search_params)
+        k = search(searched, valid, scores, sides[t], cell_scores[t], search_params)
         feature, cut = (k // (n_bins - 1), k % (n_bins - 1)) if k >= 0 else (0, -1)
         cuts[t, 0] = feature
         cuts[t, 1] = cut
@@ -271,7 +293,7 @@ def run_batch(codes, is_pos, y, d1, weights, margin, valid, bin_counts,
             factors, kept, step = carry_factors(log_factors, rows_per_cell)
             # The row plane's rule (RowPlane._may_carry): carry next round's histogram while
             # the drift bound stays within its limits; else no row is compacted (a faster pass).
-            carry = (np.isfinite(step) and growth * step <= max_growth
+            carry = (not two_channels and np.isfinite(step) and growth * step <= max_growth
                      and (refresh_every == 0 or carried + 1 < refresh_every))
             n_off, total, training_error, weighted_error = cell_term_pass(
                 codes[feature], table, values[t], factors, kept if carry else -1, is_pos, d1,

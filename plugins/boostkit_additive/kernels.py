@@ -11,7 +11,9 @@ boosting" (FHT), Algorithm 3, with p(x) = 1 / (1 + e^{-2F(x)}) (their eq. 19) an
   cut's least-squares fit of z (the weights and the potential
   sum_i D_1(i) log2(1 + e^{-2 y_i F(x_i)}) are the engine's margin loss ``logitboost``);
 * the least-squares stump's search over those sums (:func:`explained_squares`,
-  :func:`least_squares_cut`);
+  :func:`least_squares_cut`), and the compiled forms a round batch calls
+  (:func:`least_squares_search`, :func:`response_channel`: plain functions, compiled by
+  ``boostkit.compiled.compile_form``);
 * for Algorithm 6 (several classes, :mod:`boostkit_additive.multinomial`), the half log-odds of
   each class against the rest under the softmax of the class logits, on which the two quantities
   above are Algorithm 6's per class, and the pairs' arrays class by class (:func:`class_major`).
@@ -155,6 +157,40 @@ def least_squares_cut(hist, valid, tolerance, scores, wneg, wpos):
         for channel in range(2):
             wneg[1, channel] += h[b, channel, 0]
             wpos[1, channel] += h[b, channel, 1]
+    return k
+
+
+def response_channel(margin, y, weights, params, out):
+    """``logit-stump``'s histogram channel in a round batch (signature
+    :data:`boostkit.compiled.CHANNEL`): w |z| per row (:func:`response_weights`), z clipped to
+    ``params[0]`` = z_max."""
+    response_weights(margin, y, weights, params[0], out)
+
+
+def least_squares_search(hist, valid, scores, sides, cell_scores, params):
+    """``logit-stump``'s search in a round batch (signature :data:`boostkit.compiled.SEARCH`).
+
+    ``hist`` is the ``(d, B, 4)`` histogram of w and of w |z| (:func:`response_channel`), the
+    ``(d, B, 2, 2)`` of :func:`least_squares_cut` seen flat; ties within ``params[1]``. Writes
+    the sides' weights w (``sides``, row 0 negatives, row 1 positives) and the cell scores,
+    each side's weighted mean of z (0 for a side without weight), as ``LogitStump`` makes them
+    from the same sums; no valid cut: the constant stump's, every row in cell 0.
+    """
+    d, n_bins = hist.shape[0], hist.shape[1]
+    both = hist.reshape((d, n_bins, 2, 2))
+    wneg = np.zeros((2, 2))
+    wpos = np.zeros((2, 2))
+    k = least_squares_cut(both, valid, params[1], scores, wneg, wpos)
+    if k < 0:
+        for b in range(n_bins):  # feature 0's bins hold every row once
+            for channel in range(2):
+                wneg[0, channel] += both[0, b, channel, 0]
+                wpos[0, channel] += both[0, b, channel, 1]
+    for j in range(2):
+        sides[0, j] = wneg[j, 0]
+        sides[1, j] = wpos[j, 0]
+        total = wneg[j, 0] + wpos[j, 0]
+        cell_scores[j] = (wpos[j, 1] - wneg[j, 1]) / total if total > 0.0 else 0.0
     return k
 
 

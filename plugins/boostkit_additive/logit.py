@@ -32,16 +32,20 @@ import numpy as np
 
 import boostkit
 from boostkit.capabilities import CATEGORICAL_FEATURES, DISTRIBUTED, MISSING_VALUES
+from boostkit.compiled import (CALIBRATION, CHANNEL, SEARCH, CompiledCalibration,
+                               CompiledProposal, CompiledReweighting, compile_form)
 from boostkit.kernels.blocks import histogram_threads
 from boostkit.kernels.boosting import take_cells
 from boostkit.kernels.two_channel import two_channel_histogram
-from boostkit.losses import get_loss, margin_loss_distribution, shard_weights
+from boostkit.losses import compiled_weights, get_loss, margin_loss_distribution, shard_weights
 from boostkit.splits import (MIN_CATEGORY_COUNT, TIE_TOLERANCE, Split, check_min_category_count,
                              histogram)
 from boostkit_adaboost import Stump, search_binned, two_cell_hypothesis
+from boostkit_adaboost.coefficients import cell_contribution
+from boostkit_adaboost.stumps import _CutStump
 
-from .kernels import (class_major, explained_squares, least_squares_cut, response_weights,
-                      working_response)
+from .kernels import (class_major, explained_squares, least_squares_cut, least_squares_search,
+                      response_channel, response_weights, working_response)
 
 #: A plugin capability: the weak learner chose its cells by the weighted least-squares fit of
 #: LogitBoost's working response, the criterion ``logit-step``'s values are optimal for.
@@ -264,6 +268,22 @@ class LogitStump(boostkit.Proposal):
                                   cell_wneg=wneg, cell_wpos=wpos,
                                   info={"response_sums": response_sums})
 
+    @boostkit.hookimpl
+    def boostkit_compiled_form(self, state):
+        # Threshold cuts of ordered data, one margin column: the search of
+        # least_squares_split on the histogram of w and w |z| that the batch sums each round.
+        binned = state.data.binned
+        if not binned.ordered or state.data.n_columns != 1:
+            return None
+        return CompiledProposal(_compiled_search, _CutStump(binned.thresholds).hypothesis,
+                                criterion=LOGIT_RESPONSE.name, params=[self.z_max, TIE_TOLERANCE],
+                                channel=compile_form(response_channel, CHANNEL))
+
+
+def _compiled_search(criterion: str):
+    """``logit-stump``'s compiled search: the least-squares fit of z, its only criterion."""
+    return compile_form(least_squares_search, SEARCH) if criterion == LOGIT_RESPONSE.name else None
+
 
 def _cell_means(cells: np.ndarray, weights: np.ndarray, z: np.ndarray, n_cells: int) -> np.ndarray:
     """sum_{i in j} w_i z_i / sum_{i in j} w_i per cell j (and class): ``(K,)`` or ``(K, C)``.
@@ -321,6 +341,24 @@ class LogitStep(boostkit.Calibration):
         return boostkit.Calibrated(boostkit.CellContribution(values), train_values,
                                    values.ravel())
 
+    @boostkit.hookimpl
+    def boostkit_compiled_form(self, state):
+        # The cells' means of z are logit-stump's compiled cell scores.
+        if state.data.n_columns != 1:
+            return None
+        return CompiledCalibration(LOGIT_RESPONSE.name, compile_form(logit_step_values,
+                                                                     CALIBRATION),
+                                   2, cell_contribution)
+
+
+def logit_step_values(wneg, wpos, cell_scores, params, values, coefficients):
+    """``logit-step``'s compiled form (signature :data:`boostkit.compiled.CALIBRATION`): half
+    of each cell's weighted mean of z, which ``logit-stump``'s compiled search gives as the
+    cell scores (sum w z / sum w, 0 without weight)."""
+    for j in range(2):
+        values[j] = 0.5 * cell_scores[j]
+        coefficients[j] = values[j]
+
 
 @attrs.define
 class LogitWeights(boostkit.Reweighting):
@@ -346,6 +384,10 @@ class LogitWeights(boostkit.Reweighting):
             get_loss("logitboost"), state.margin.ravel(), state.data.y.ravel(),
             state.initial_weights.ravel(), state.n_jobs)
         return boostkit.Weights(weights.reshape(state.margin.shape), log_potential)
+
+    @boostkit.hookimpl
+    def boostkit_compiled_form(self, state):
+        return CompiledReweighting(from_margins=compiled_weights(get_loss("logitboost")))
 
     @boostkit.hookimpl
     def boostkit_row_weights(self, margin, y, initial_weights, n_jobs):

@@ -25,7 +25,7 @@ from boostkit.smoothing import n_examples, resolve_smoothing
 from boostkit.testing import check_compiled_forms
 from boostkit_adaboost import ConstantAlpha, MarginLossReweighting, NoEdge
 
-RECIPES = ("adaboost", "real-adaboost", "gentle-adaboost", "madaboost")
+RECIPES = ("adaboost", "real-adaboost", "gentle-adaboost", "madaboost", "logitboost")
 
 
 @pytest.fixture(scope="module")
@@ -381,13 +381,18 @@ def test_without_numbas_compiler_the_rounds_run_one_by_one(monkeypatch):
 
 # -- A reweighting from the margins: a margin loss's ------------------------------------------
 
-@pytest.mark.parametrize("loss", ["madaboost", "logistic", "logitboost", "exponential"])
-def test_a_margin_loss_batch_records_the_rounds_of_the_round_hooks_bit_for_bit(loss, real_data):
+@pytest.mark.parametrize("recipe", [
+    *({"proposal": "stump", "calibration": "constant-alpha",
+       "reweighting": ("margin-loss", {"loss": loss})}
+      for loss in ("madaboost", "logistic", "logitboost", "exponential")),
+    {"algorithm": "logitboost"}])
+def test_a_batch_from_the_margins_records_the_rounds_of_the_round_hooks_bit_for_bit(recipe,
+                                                                                    real_data):
     # Its weights are the per-round kernel's on one thread, divided by their sum as there, and
-    # Z_t, prod Z_t from the same potentials: every record equal, not only within the tolerance.
+    # Z_t, prod Z_t from the same potentials (LogitBoost's stump from the same two-channel
+    # histogram and search): every record equal, not only within the tolerance.
     X, y = real_data["ionosphere"]
-    options = {"proposal": "stump", "calibration": "constant-alpha",
-               "reweighting": ("margin-loss", {"loss": loss}), "n_rounds": 30}
+    options = {**recipe, "n_rounds": 30}
     with mock.patch("boostkit.engine.run_batch_rounds", wraps=compiled.run_batch_rounds) as run:
         batched = boostkit.Booster(**options).fit(X, y)
     assert run.call_count == 1
