@@ -319,6 +319,18 @@ def lowest_error_cut(hist, valid, tolerance, scores, sides):
     return k
 
 
+# No nogil: the call takes the GIL (numba warns of a nogil function with an object-mode block).
+@numba.njit(cache=True)
+def lowest_error_cut_when_reached(hist, valid, tolerance, scores, sides):
+    """:func:`lowest_error_cut`, for compiled code that seldom reaches it (a faster search's
+    fallback on NaN or inf weights): called through Python (numba's object mode), so it is
+    compiled when first called, not with every kernel that may call it (~1.6 s of a cold start,
+    docs/performance.md). A call costs a few microseconds more, and takes the GIL."""
+    with numba.objmode(k="int64"):
+        k = lowest_error_cut(hist, valid, tolerance, scores, sides)
+    return k
+
+
 @numba.njit(cache=True, nogil=True)
 def pair_z_scores(hist, scores):
     """Fill ``scores`` (``(d, B - 1)``) with AdaBoost.MH's normaliser

@@ -117,6 +117,44 @@ def test_a_cold_import_and_plugin_load_compile_nothing(tmp_path):
     assert MESSAGE not in cold.stderr, cold.stderr
 
 
+# A kernel that calls lowest_error_cut_when_reached on one branch, run on the other: it prints
+# its answer and whether lowest_error_cut was compiled.
+WHEN_REACHED = """
+import numba
+import numpy as np
+from numba.core import event
+from boostkit.kernels.splits import lowest_error_cut_when_reached
+
+compiled = []
+
+class RecordCompiles(event.Listener):
+    def on_start(self, compiling):
+        compiled.append(compiling.data["dispatcher"].py_func.__name__)
+
+    def on_end(self, compiling):
+        pass
+
+event.register("numba:compile", RecordCompiles())
+
+@numba.njit
+def search(hist, valid, scores, sides):
+    if hist[0, 0, 0] >= 0.0:
+        return -5
+    return lowest_error_cut_when_reached(hist, valid, 1e-12, scores, sides)
+
+print(search(np.ones((2, 3, 2)), np.ones((2, 2), dtype=np.bool_), np.empty((2, 2)),
+             np.empty((2, 2))), "lowest_error_cut" in compiled)
+"""
+
+
+def test_a_kernel_calling_the_search_when_reached_compiles_it_only_when_it_is_reached(tmp_path):
+    """lowest_error_cut_when_reached is compiled with its caller, lowest_error_cut (~1.6 s) is
+    not (its answers: test_round_kernels)."""
+    cold = run_python(WHEN_REACHED, tmp_path)
+    assert cold.stdout.split() == ["-5", "False"], cold.stdout
+    assert "NumbaWarning" not in cold.stderr, cold.stderr
+
+
 # Bins a data set of one kind of column and prints the sorts numba compiled.
 BINNING = """
 import numpy as np

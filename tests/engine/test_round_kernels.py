@@ -263,17 +263,19 @@ SUMS = st.one_of(st.floats(0.0, 1e3),
     st.sampled_from([0.0, TIE_TOLERANCE, 0.5]),
 ))))
 def test_lowest_error_cut_is_the_general_search_with_the_weighted_error(case):
-    from boostkit.kernels.splits import lowest_error_cut
+    """And so is its form called through Python, compiled only when reached."""
+    from boostkit.kernels.splits import lowest_error_cut, lowest_error_cut_when_reached
 
     hist, valid, tolerance = case
     with np.errstate(invalid="ignore"):
         expected, expected_scores, expected_sides = numpy_error_cut(hist, valid, tolerance)
-    scores, sides = np.empty(valid.shape), np.empty((2, 2))
-    assert lowest_error_cut(hist, valid, tolerance, scores, sides) == expected
-    assert np.array_equal(scores, expected_scores, equal_nan=True)
-    if expected >= 0:
-        assert np.array_equal(sides[0], expected_sides[0], equal_nan=True)
-        assert np.array_equal(sides[1], expected_sides[1], equal_nan=True)
+    for search in (lowest_error_cut, lowest_error_cut_when_reached):
+        scores, sides = np.empty(valid.shape), np.empty((2, 2))
+        assert search(hist, valid, tolerance, scores, sides) == expected
+        assert np.array_equal(scores, expected_scores, equal_nan=True)
+        if expected >= 0:
+            assert np.array_equal(sides[0], expected_sides[0], equal_nan=True)
+            assert np.array_equal(sides[1], expected_sides[1], equal_nan=True)
 
 
 def test_lowest_error_cut_by_hand():
