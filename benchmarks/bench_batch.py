@@ -38,7 +38,7 @@ import numpy as np  # noqa: E402
 
 import boostkit  # noqa: E402
 from boostkit import engine  # noqa: E402
-from boostkit.compiled import (CALIBRATION, CHANNEL, MARGIN_WEIGHTS,  # noqa: E402
+from boostkit.compiled import (CALIBRATION, HISTOGRAM, MARGIN_WEIGHTS,  # noqa: E402
                                REWEIGHTING, SEARCH, STOPPING, compile_form)
 from boostkit.data import TrainingData  # noqa: E402
 from boostkit.kernels import rounds  # noqa: E402
@@ -60,10 +60,10 @@ def make_data(n: int, d: int, seed: int = 0):
 def inlined_kernel():
     """run_batch with adaboost's components called directly (inline="always"), per recipe."""
     source = textwrap.dedent(inspect.getsource(rounds.run_batch))
-    for call, name in (("search(hist", "_search_(hist"), ("calibrate(wneg", "_values_(wneg"),
+    for call, name in (("search(searched", "_search_(searched"), ("calibrate(wneg", "_values_(wneg"),
                        ("log_factors_of(values", "_factors_(values"),
                        ("margin_weights(margin", "_weights_(margin"),
-                       ("channel(margin", "_channel_(margin"),
+                       ("histogram_of(codes", "_histogram_(codes"),
                        ("stop0(t + 1", "_stop_(t + 1"),
                        ("stop1(t + 1", "_never_(t + 1"), ("stop2(t + 1", "_never_(t + 1")):
         assert call in source, call
@@ -73,7 +73,7 @@ def inlined_kernel():
     namespace.update(_search_=inline(error_search), _values_=inline(constant_alpha_values),
                      _factors_=inline(exponential_log_factors),
                      _weights_=inline(rounds._no_margin_weights),
-                     _channel_=inline(rounds._no_channel), _stop_=inline(no_edge_code),
+                     _histogram_=inline(rounds._no_histogram), _stop_=inline(no_edge_code),
                      _never_=inline(rounds._never_stop))
     exec(compile(source, "<inlined run_batch>", "exec"), namespace)
     return numba.njit(nogil=True)(namespace["run_batch"])
@@ -81,16 +81,16 @@ def inlined_kernel():
 
 def kernel_arguments(data, n_rounds, components):
     binned = data.binned
-    search, channel, values, factors, weights, stop, never = components
+    search, own_histogram, values, factors, weights, stop, never = components
     d1 = data.initial_weights
     empty = np.zeros(0)
     outputs = (np.empty((n_rounds, 2), dtype=np.int64), np.empty((n_rounds, 2, 2)),
                np.empty((n_rounds, 2)), np.empty((n_rounds, 2)), np.empty((n_rounds, 1)),
                np.empty((n_rounds, 3)), np.zeros(2, dtype=np.int64))
     return (binned.codes, data.is_pos, data.y, d1, d1.copy(), np.zeros(d1.shape[0]),
-            binned.split_mask, binned.bin_counts, search, channel, empty, values, np.zeros(1),
-            factors, weights, empty, stop, np.zeros(1), never, empty, never, empty, 1e6, 0, True,
-            False, False, 0.0, *outputs)
+            binned.split_mask, binned.bin_counts, search, own_histogram, empty, values,
+            np.zeros(1), factors, weights, empty, stop, np.zeros(1), never, empty, never, empty,
+            1e6, 0, True, False, 0, 0.0, *outputs)
 
 
 def time_kernel(kernel, data, n_rounds, components, repeats):
@@ -160,15 +160,15 @@ def main():
     n, d = (int(v) for v in args.size.lower().split("x"))
     X, y = make_data(n, d)
     data = TrainingData(X, y, None, max_bins=255, rng=np.random.default_rng(0))
-    compiled = (compiled_search("error"), rounds.no_channel(),
+    compiled = (compiled_search("error"), rounds.no_histogram(),
                 compile_form(constant_alpha_values, CALIBRATION),
                 compile_form(exponential_log_factors, REWEIGHTING), rounds.no_margin_weights(),
                 compile_form(no_edge_code, STOPPING), rounds.never_stop())
     first_class = tuple(rounds.first_class(f, s) for f, s in zip(
-        compiled, (SEARCH, CHANNEL, CALIBRATION, REWEIGHTING, MARGIN_WEIGHTS, STOPPING,
+        compiled, (SEARCH, HISTOGRAM, CALIBRATION, REWEIGHTING, MARGIN_WEIGHTS, STOPPING,
                    STOPPING)))
     dispatchers = tuple(numba.njit(nogil=True)(f) for f in (
-        error_search, rounds._no_channel, constant_alpha_values, exponential_log_factors,
+        error_search, rounds._no_histogram, constant_alpha_values, exponential_log_factors,
         rounds._no_margin_weights, no_edge_code, rounds._never_stop))
     print(f"{n} x {d}, {args.rounds} rounds, one thread, CPU time, medians of {args.repeats}")
     rows = []

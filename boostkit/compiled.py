@@ -14,9 +14,8 @@ The batch covers binary fits (one margin column) on ordered binned data, whose t
 threshold cuts of one feature into two cells:
 
 - :class:`CompiledProposal`: a search of the class histogram for the cut of lowest loss under
-  a named partition criterion (:data:`SEARCH`), and optionally a second channel of per-row
-  values whose class sums the histogram holds beside the weights' (:data:`CHANNEL`: LogitBoost's
-  w |z|);
+  a named partition criterion (:data:`SEARCH`), and optionally the histogram it searches, when
+  that is not the class histogram of D_t (:data:`HISTOGRAM`: LogitBoost's sums of w and w |z|);
 - :class:`CompiledCalibration`: the values of the two cells from their class weights
   (:data:`CALIBRATION`), and the partition criterion its proposal should minimise;
 - :class:`CompiledReweighting`: the log of the factor each (cell, sign) multiplies a row's
@@ -52,7 +51,7 @@ from .components import RoundRecord, describe_hypothesis
 from .errors import DataError, HookError
 from .kernels.blocks import histogram_threads, row_threads
 
-__all__ = ["CALIBRATION", "CHANNEL", "MARGIN_WEIGHTS", "REWEIGHTING", "SEARCH", "STOPPING",
+__all__ = ["CALIBRATION", "HISTOGRAM", "MARGIN_WEIGHTS", "REWEIGHTING", "SEARCH", "STOPPING",
            "BatchPlan",
            "CompiledCalibration", "CompiledProposal", "CompiledReweighting", "CompiledStopping",
            "batch_plan", "check_form", "compile_form", "run_batch_rounds"]
@@ -69,15 +68,16 @@ _vector = types.float64[::1]
 #: after bin b of feature f, having written ``sides`` (``(2, 2)``: row 0 the negatives' weight
 #: left and right, row 1 the positives') and ``cell_scores`` (``(2,)``, the hypothesis' score
 #: on each side); or -1 when no cut is valid, having written the constant hypothesis' (every row
-#: in cell 0: ``sides[:, 1]`` zero). With a second channel (:data:`CHANNEL`) ``hist`` is
-#: ``(d, B, 4)``: ``[..., 0:2]`` the weights' class sums as above, ``[..., 2:4]`` the channel's
-#: (negatives, positives), and ``sides`` still the weights'.
+#: in cell 0: ``sides[:, 1]`` zero). A proposal with its own histogram (:data:`HISTOGRAM`) is
+#: given that one, ``(d, B, width)``; ``sides`` are still the sides' class weights under D_t.
 SEARCH = types.int64(_hist, _mask, _matrix, _matrix, _vector, _vector)
-#: A proposal's second histogram channel: ``channel(margin, y, weights, params, out)`` writes
-#: into ``out`` a value per row from the margins F_{t-1}, the labels ``y`` (+-1.0) and D_t
-#: (``(n,)`` each), whose class sums per bin the batch adds to the histogram the search reads.
-#: One call a round, looping over the rows itself.
-CHANNEL = types.none(_vector, _vector, _vector, _vector, _vector)
+#: A proposal's own histogram: ``histogram(codes, is_pos, margin, y, weights, params, scratch,
+#: out)`` fills ``out`` (``(d, B, width)``, :attr:`CompiledProposal.histogram_width`) from the
+#: rows' ``(d, n)`` bin codes, signs (uint8, 1 positive), margins F_{t-1}, labels ``y``
+#: (+-1.0) and D_t; ``scratch`` is an ``(n,)`` array to use freely. One call a round, looping
+#: over the rows itself; the batch then never carries a histogram.
+HISTOGRAM = types.none(types.uint8[:, ::1], types.uint8[::1], _vector, _vector, _vector, _vector,
+                       _vector, _hist)
 #: A calibration's values: ``calibrate(wneg, wpos, cell_scores, params, values, coefficients)``
 #: writes the ``(2,)`` value of each cell (what the term adds to a row's margin) and the round
 #: record's ``coefficients`` from the cells' class weights under D_t (``wneg``, ``wpos``,
@@ -103,7 +103,7 @@ _NO_PARAMS = np.zeros(0)
 
 def compile_form(function: Callable, signature) -> Any:
     """``function`` compiled by numba for ``signature`` (one of :data:`SEARCH`,
-    :data:`CHANNEL`, :data:`CALIBRATION`, :data:`REWEIGHTING`, :data:`MARGIN_WEIGHTS`,
+    :data:`HISTOGRAM`, :data:`CALIBRATION`, :data:`REWEIGHTING`, :data:`MARGIN_WEIGHTS`,
     :data:`STOPPING`), on first use, cached in this
     process and, for a function of a module file, on disk: call it in
     ``boostkit_compiled_form``, not at import (an import compiles nothing). ``function`` must
@@ -144,16 +144,18 @@ class CompiledProposal:
     ``hypothesis(feature, bin, wneg, wpos, cell_scores)`` builds the round's weak hypothesis
     afterwards from the chosen cut (``bin`` -1: the constant hypothesis, every row in cell 0),
     the sides' class weights and the cell scores (lists of two Python floats each); on the
-    training rows it must give the cells ``codes[feature] > bin``. ``channel``: ``None``, or
-    the second histogram channel its searches read (:data:`CHANNEL`; the histogram is then
-    summed over the rows every round). ``params`` go to the searches and the channel.
+    training rows it must give the cells ``codes[feature] > bin``. ``histogram``: ``None``
+    (the searches read the class histogram of D_t), or the function that fills the
+    ``(d, B, histogram_width)`` histogram they read (:data:`HISTOGRAM`). ``params`` go to the
+    searches and the histogram.
     """
 
     search_for: Callable
     hypothesis: Callable
     criterion: str | None = None
     params: np.ndarray = attrs.field(default=_NO_PARAMS, converter=_params, eq=False)
-    channel: Any = attrs.field(default=None, kw_only=True)
+    histogram: Any = attrs.field(default=None, kw_only=True)
+    histogram_width: int = attrs.field(default=2, kw_only=True)
 
     def search(self, criterion: str):
         """The search for ``criterion`` (the proposal's own, when it has one), or ``None``."""
@@ -361,8 +363,8 @@ def batch_plan(components, state, *, callbacks=(), tracing: bool = False):
     (reweighter, reweighting), = forms["reweighting"]
     stops = tuple(form for _, form in forms.get("stopping", ()))
     checks = [("proposal", proposer, search, SEARCH),
-              *([("proposal", proposer, proposal.channel, CHANNEL)]
-                if proposal.channel is not None else []),
+              *([("proposal", proposer, proposal.histogram, HISTOGRAM)]
+                if proposal.histogram is not None else []),
               ("calibration", calibrator, calibration.values, CALIBRATION),
               ("reweighting", reweighter, reweighting.log_factors, REWEIGHTING)
               if reweighting.from_margins is None else
@@ -382,8 +384,8 @@ def run_batch_rounds(plan: BatchPlan, state, n_rounds: int, carried) -> str:
     the stop reason. ``carried`` is the plane's :class:`boostkit.plane.CarriedHistogram` or
     ``None`` (every histogram summed over the rows)."""
     from .engine import _exp
-    from .kernels.rounds import (NON_FINITE, batch_kernel, first_class, never_stop, no_channel,
-                                 no_factors, no_margin_weights)
+    from .kernels.rounds import (NON_FINITE, batch_kernel, first_class, never_stop,
+                                 no_factors, no_histogram, no_margin_weights)
 
     data = state.data
     binned = data.binned
@@ -399,7 +401,9 @@ def run_batch_rounds(plan: BatchPlan, state, n_rounds: int, carried) -> str:
     slots = [(first_class(f.stop, STOPPING), f.params) for f in plan.stopping]
     slots += [(never, _NO_PARAMS)] * (3 - len(slots))
     weights, margin = state.weights, state.margin
-    reweighting = plan.reweighting
+    proposal, reweighting = plan.proposal, plan.reweighting
+    # The width of the proposal's own histogram, 0 for the class histogram of D_t.
+    own_width = 0 if proposal.histogram is None else int(proposal.histogram_width)
     from_margins = reweighting.from_margins is not None
     potential = bool(reweighting.potential)
     # A potential from the margins starts from the fit's (log sum_i D_1(i) L(0) = 0).
@@ -407,7 +411,7 @@ def run_batch_rounds(plan: BatchPlan, state, n_rounds: int, carried) -> str:
     ran = batch_kernel()(
         binned.codes, data.is_pos, data.y, state.initial_weights, weights, margin,
         binned.split_mask, binned.bin_counts, first_class(plan.search, SEARCH),
-        first_class(plan.proposal.channel or no_channel(), CHANNEL), plan.proposal.params,
+        first_class(proposal.histogram or no_histogram(), HISTOGRAM), proposal.params,
         first_class(plan.calibration.values, CALIBRATION),
         plan.calibration.params,
         first_class(no_factors() if from_margins else reweighting.log_factors, REWEIGHTING),
@@ -416,8 +420,8 @@ def run_batch_rounds(plan: BatchPlan, state, n_rounds: int, carried) -> str:
         *slots[0], *slots[1], *slots[2],
         0.0 if carried is None else float(carried.max_growth),
         0 if carried is None or carried.refresh_every is None else int(carried.refresh_every),
-        potential, from_margins, plan.proposal.channel is not None, float(start_potential), cuts,
-        sides, cell_scores, values, coefficients, numbers, stop)
+        potential, from_margins, own_width, float(start_potential), cuts, sides, cell_scores,
+        values, coefficients, numbers, stop)
     if stop[0] < 0:
         what = (f"cell values that are not finite from the compiled form of "
                 f"{plan.owners['calibration']}" if stop[0] == NON_FINITE else

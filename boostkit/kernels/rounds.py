@@ -57,14 +57,13 @@ import numba
 import numpy as np
 from numba import types
 
-from ..compiled import CALIBRATION, CHANNEL, MARGIN_WEIGHTS, REWEIGHTING, SEARCH, STOPPING
+from ..compiled import CALIBRATION, HISTOGRAM, MARGIN_WEIGHTS, REWEIGHTING, SEARCH, STOPPING
 from .carried import changed_class_histogram
 from .fused import carry_factors, cell_term_pass, factor_scale
 from .histogram import class_histogram
-from .two_channel import two_channel_histogram
 
 __all__ = ["BATCH", "MAX_STOPPING", "NON_FINITE", "NO_WEIGHT", "FirstClass", "batch_kernel",
-           "first_class", "never_stop", "no_channel", "no_factors", "no_margin_weights",
+           "first_class", "never_stop", "no_factors", "no_histogram", "no_margin_weights",
            "run_batch"]
 
 #: Stopping rules a batch runs (slots of :func:`run_batch`); a recipe with more takes the
@@ -76,7 +75,7 @@ NON_FINITE = -1
 NO_WEIGHT = -2
 
 _search = types.FunctionType(SEARCH)
-_channel = types.FunctionType(CHANNEL)
+_histogram = types.FunctionType(HISTOGRAM)
 _calibration = types.FunctionType(CALIBRATION)
 _reweighting = types.FunctionType(REWEIGHTING)
 _margin_weights = types.FunctionType(MARGIN_WEIGHTS)
@@ -85,12 +84,13 @@ _vector = types.float64[::1]
 
 #: :func:`run_batch`'s signature: the one compiled specialisation.
 BATCH = types.int64(
-    types.uint8[:, ::1], types.uint8[::1], _vector, _vector, _vector, _vector,  # codes, is_pos,
-    types.boolean[:, ::1], types.int64[:, ::1],  # valid cuts, rows per bin  # y, d1, w, F
-    _search, _channel, _vector, _calibration, _vector, _reweighting, _margin_weights, _vector,
+    types.uint8[:, ::1], types.uint8[::1],  # codes, is_pos
+    _vector, _vector, _vector, _vector,  # y, d1, w, F
+    types.boolean[:, ::1], types.int64[:, ::1],  # valid cuts, rows per bin
+    _search, _histogram, _vector, _calibration, _vector, _reweighting, _margin_weights, _vector,
     _stopping, _vector, _stopping, _vector, _stopping, _vector,
     types.float64, types.int64, types.boolean,  # max_growth, refresh_every, potential
-    types.boolean, types.boolean, types.float64,  # from_margins, two_channels, log potential
+    types.boolean, types.int64, types.float64,  # from_margins, own_width, log potential
     types.int64[:, ::1], types.float64[:, :, ::1], types.float64[:, ::1],  # cuts, sides, scores
     types.float64[:, ::1], types.float64[:, ::1], types.float64[:, ::1],  # values, coefs, numbers
     types.int64[::1],  # stop
@@ -133,14 +133,14 @@ def never_stop():
     return numba.njit(STOPPING, cache=True, nogil=True)(_never_stop)
 
 
-def _no_channel(margin, y, weights, params, out):
+def _no_histogram(codes, is_pos, margin, y, weights, params, scratch, out):
     out[:] = np.nan
 
 
 @functools.cache
-def no_channel():
-    """The channel slot of a proposal with none (never called)."""
-    return numba.njit(CHANNEL, cache=True, nogil=True)(_no_channel)
+def no_histogram():
+    """The histogram slot of a proposal searching the class histogram (never called)."""
+    return numba.njit(HISTOGRAM, cache=True, nogil=True)(_no_histogram)
 
 
 def _no_factors(values, params, out):
@@ -173,9 +173,9 @@ def batch_kernel():
 
 
 def run_batch(codes, is_pos, y, d1, weights, margin, valid, bin_counts,
-              search, channel, search_params, calibrate, calibration_params, log_factors_of,
+              search, histogram_of, search_params, calibrate, calibration_params, log_factors_of,
               margin_weights, reweighting_params, stop0, params0, stop1, params1, stop2, params2,
-              max_growth, refresh_every, potential, from_margins, two_channels, log_potential,
+              max_growth, refresh_every, potential, from_margins, own_width, log_potential,
               cuts, sides, cell_scores, values, coefficients, numbers, stop):
     """Run up to ``cuts.shape[0]`` rounds; return how many ran.
 
@@ -183,9 +183,9 @@ def run_batch(codes, is_pos, y, d1, weights, margin, valid, bin_counts,
     D_1, ``weights`` D_1 on entry and D_{t+1} (normalised) on return, ``margin`` F_0 = 0 on
     entry and F_t on return; ``valid`` the ``(d, B - 1)`` cuts leaving rows on both sides,
     ``bin_counts`` ``(d, B)`` rows per bin. The components' functions and params
-    (:mod:`boostkit.compiled`): with ``two_channels`` the proposal's ``channel`` (else
-    :func:`no_channel`), whose class sums join the weights' in a ``(d, B, 4)`` histogram summed
-    over the rows every round; the reweighting's ``log_factors_of``, or with ``from_margins``
+    (:mod:`boostkit.compiled`): with ``own_width`` > 0 the proposal's ``histogram_of`` (else
+    :func:`no_histogram`), which fills the ``(d, B, own_width)`` histogram its search reads,
+    every round; the reweighting's ``log_factors_of``, or with ``from_margins``
     its ``margin_weights`` (the other slot :func:`no_factors` or :func:`no_margin_weights`);
     three stopping slots (:func:`never_stop` for unused ones). ``max_growth`` and
     ``refresh_every`` (0: none) are the carried histogram's limits
@@ -203,10 +203,7 @@ def run_batch(codes, is_pos, y, d1, weights, margin, valid, bin_counts,
     d, n = codes.shape
     n_bins = bin_counts.shape[1]
     hist = np.empty((d, n_bins, 2))
-    # With a second channel: the (d, B, 2, 2) histogram of both, searched as (d, B, 4).
-    both = np.empty((d, n_bins, 2, 2) if two_channels else (0, 0, 2, 2))
-    searched = both.reshape((d, n_bins, 4)) if two_channels else hist
-    channel_values = np.empty(n if two_channels else 0)
+    searched = np.empty((d, n_bins, own_width)) if own_width > 0 else hist
     change = np.empty((d, n_bins, 2))
     scores = np.empty((d, n_bins - 1))
     rows = np.empty(n, dtype=np.uintp)
@@ -219,7 +216,7 @@ def run_batch(codes, is_pos, y, d1, weights, margin, valid, bin_counts,
     wpos = np.empty(2)
     kept_factors = np.empty(2)
     unit_factors = np.ones((2, 2))  # from the margins, the pass leaves D_t as it is
-    scratch = np.empty(n if from_margins else 0)
+    scratch = np.empty(n if from_margins or own_width > 0 else 0)
     sums = np.empty(2)
     growth = 1.0  # prod rho_t since the last histogram summed over the rows
     carried = 0  # rounds carried since then
@@ -229,9 +226,8 @@ def run_batch(codes, is_pos, y, d1, weights, margin, valid, bin_counts,
     stop[0] = 0
     stop[1] = 0
     for t in range(cuts.shape[0]):
-        if two_channels:
-            channel(margin, y, weights, search_params, channel_values)
-            two_channel_histogram(codes, weights, channel_values, is_pos, both)
+        if own_width > 0:
+            histogram_of(codes, is_pos, margin, y, weights, search_params, scratch, searched)
         elif carry:
             # H_{t+1} = (g_O H_t + sum_{j != O} (g_j - g_O) H_j) / Z_t, as the row plane
             changed_class_histogram(codes, rows[:n_off], row_change[:n_off], row_pos[:n_off],
@@ -293,7 +289,7 @@ def run_batch(codes, is_pos, y, d1, weights, margin, valid, bin_counts,
             factors, kept, step = carry_factors(log_factors, rows_per_cell)
             # The row plane's rule (RowPlane._may_carry): carry next round's histogram while
             # the drift bound stays within its limits; else no row is compacted (a faster pass).
-            carry = (not two_channels and np.isfinite(step) and growth * step <= max_growth
+            carry = (own_width == 0 and np.isfinite(step) and growth * step <= max_growth
                      and (refresh_every == 0 or carried + 1 < refresh_every))
             n_off, total, training_error, weighted_error = cell_term_pass(
                 codes[feature], table, values[t], factors, kept if carry else -1, is_pos, d1,

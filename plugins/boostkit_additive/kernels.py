@@ -12,7 +12,7 @@ boosting" (FHT), Algorithm 3, with p(x) = 1 / (1 + e^{-2F(x)}) (their eq. 19) an
   sum_i D_1(i) log2(1 + e^{-2 y_i F(x_i)}) are the engine's margin loss ``logitboost``);
 * the least-squares stump's search over those sums (:func:`explained_squares`,
   :func:`least_squares_cut`), and the compiled forms a round batch calls
-  (:func:`least_squares_search`, :func:`response_channel`: plain functions, compiled by
+  (:func:`least_squares_search`, :func:`response_histogram`: plain functions, compiled by
   ``boostkit.compiled.compile_form``);
 * for Algorithm 6 (several classes, :mod:`boostkit_additive.multinomial`), the half log-odds of
   each class against the rest under the softmax of the class logits, on which the two quantities
@@ -33,6 +33,7 @@ import numpy as np
 
 from boostkit.kernels.exponential import CONTRACT, exp_nonpositive
 from boostkit.kernels.margin_loss import log_positive, softplus
+from boostkit.kernels.two_channel import two_channel_histogram
 from boostkit.kernels.splits import first_near_minimum
 
 
@@ -160,17 +161,21 @@ def least_squares_cut(hist, valid, tolerance, scores, wneg, wpos):
     return k
 
 
-def response_channel(margin, y, weights, params, out):
-    """``logit-stump``'s histogram channel in a round batch (signature
-    :data:`boostkit.compiled.CHANNEL`): w |z| per row (:func:`response_weights`), z clipped to
-    ``params[0]`` = z_max."""
-    response_weights(margin, y, weights, params[0], out)
+def response_histogram(codes, is_pos, margin, y, weights, params, scratch, out):
+    """``logit-stump``'s histogram in a round batch (signature
+    :data:`boostkit.compiled.HISTOGRAM`): the ``(d, B, 2, 2)`` class histograms of w and of
+    w |z| (z clipped to ``params[0]`` = z_max) that ``logit-stump`` sums on one thread
+    (:func:`response_weights`, then :func:`boostkit.kernels.two_channel.two_channel_histogram`),
+    into ``out`` seen as ``(d, B, 4)``."""
+    response_weights(margin, y, weights, params[0], scratch)
+    two_channel_histogram(codes, weights, scratch, is_pos,
+                          out.reshape((out.shape[0], out.shape[1], 2, 2)))
 
 
 def least_squares_search(hist, valid, scores, sides, cell_scores, params):
     """``logit-stump``'s search in a round batch (signature :data:`boostkit.compiled.SEARCH`).
 
-    ``hist`` is the ``(d, B, 4)`` histogram of w and of w |z| (:func:`response_channel`), the
+    ``hist`` is the ``(d, B, 4)`` histogram of w and of w |z| (:func:`response_histogram`), the
     ``(d, B, 2, 2)`` of :func:`least_squares_cut` seen flat; ties within ``params[1]``. Writes
     the sides' weights w (``sides``, row 0 negatives, row 1 positives) and the cell scores,
     each side's weighted mean of z (0 for a side without weight), as ``LogitStump`` makes them

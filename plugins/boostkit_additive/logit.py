@@ -32,7 +32,7 @@ import numpy as np
 
 import boostkit
 from boostkit.capabilities import CATEGORICAL_FEATURES, DISTRIBUTED, MISSING_VALUES
-from boostkit.compiled import (CALIBRATION, CHANNEL, SEARCH, CompiledCalibration,
+from boostkit.compiled import (CALIBRATION, HISTOGRAM, SEARCH, CompiledCalibration,
                                CompiledProposal, CompiledReweighting, compile_form)
 from boostkit.kernels.blocks import histogram_threads
 from boostkit.kernels.boosting import take_cells
@@ -45,7 +45,7 @@ from boostkit_adaboost.coefficients import cell_contribution
 from boostkit_adaboost.stumps import _CutStump
 
 from .kernels import (class_major, explained_squares, least_squares_cut, least_squares_search,
-                      response_channel, response_weights, working_response)
+                      response_histogram, response_weights, working_response)
 
 #: A plugin capability: the weak learner chose its cells by the weighted least-squares fit of
 #: LogitBoost's working response, the criterion ``logit-step``'s values are optimal for.
@@ -271,13 +271,14 @@ class LogitStump(boostkit.Proposal):
     @boostkit.hookimpl
     def boostkit_compiled_form(self, state):
         # Threshold cuts of ordered data, one margin column: the search of
-        # least_squares_split on the histogram of w and w |z| that the batch sums each round.
+        # least_squares_split on the histograms of w and w |z|, summed each round.
         binned = state.data.binned
         if not binned.ordered or state.data.n_columns != 1:
             return None
         return CompiledProposal(_compiled_search, _CutStump(binned.thresholds).hypothesis,
                                 criterion=LOGIT_RESPONSE.name, params=[self.z_max, TIE_TOLERANCE],
-                                channel=compile_form(response_channel, CHANNEL))
+                                histogram=compile_form(response_histogram, HISTOGRAM),
+                                histogram_width=4)
 
 
 def _compiled_search(criterion: str):

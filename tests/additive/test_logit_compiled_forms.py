@@ -1,4 +1,4 @@
-"""LogitBoost's compiled forms (logit-stump's least-squares search and w |z| channel,
+"""LogitBoost's compiled forms (logit-stump's least-squares search and histogram,
 logit-step's values, logit-weights' weights from the margins): by hand, against the per-round
 components' own numbers, and in a round batch."""
 
@@ -10,10 +10,11 @@ import numba
 import numpy as np
 import pytest
 
-from boostkit.compiled import CALIBRATION, CHANNEL, SEARCH, compile_form
+from boostkit.compiled import CALIBRATION, HISTOGRAM, SEARCH, compile_form
 from boostkit.splits import TIE_TOLERANCE
-from boostkit_additive.kernels import least_squares_search, response_channel, response_weights
-from boostkit_additive.logit import cell_response_means, least_squares_split, logit_step_values
+from boostkit_additive.kernels import least_squares_search, response_histogram, response_weights
+from boostkit_additive.logit import (cell_response_means, least_squares_split, logit_step_values,
+                                     stacked_histograms)
 
 pytestmark = pytest.mark.skipif(numba.config.DISABLE_JIT,
                                 reason="compiled forms are compiled numba functions")
@@ -71,15 +72,31 @@ def test_the_search_is_least_squares_splits(seed):
     np.testing.assert_array_equal(cell_scores, cell_response_means(split.wneg, split.wpos, 1))
 
 
-def test_the_channel_is_w_times_the_clipped_response():
+def own_histogram(codes, is_pos, margin, y, weights):
+    d, n = codes.shape
+    out = np.empty((d, 256, 4))
+    compile_form(response_histogram, HISTOGRAM)(codes, is_pos, margin, y, weights, PARAMS,
+                                                np.empty(n), out)
+    return out.reshape(d, 256, 2, 2)
+
+
+def test_the_histogram_is_logit_stumps_bit_for_bit():
     rng = np.random.default_rng(1)
-    margin, y = 3.0 * rng.standard_normal(50), rng.choice([-1.0, 1.0], 50)
-    weights = rng.random(50)
-    out, expected = np.empty(50), np.empty(50)
-    compile_form(response_channel, CHANNEL)(margin, y, weights, PARAMS, out)
-    response_weights(margin, y, weights, 4.0, expected)
-    np.testing.assert_array_equal(out, expected)
-    # |z| = min(1 + e^{-2yF}, z_max): by hand at F = 0 (2) and far on the wrong side (z_max).
-    compile_form(response_channel, CHANNEL)(np.array([0.0, -10.0]), np.ones(2), np.ones(2),
-                                            PARAMS, out[:2])
-    assert out[0] == 2.0 and out[1] == 4.0 and math.isfinite(out[1])
+    n, d = 700, 3
+    codes = rng.integers(0, 256, size=(d, n)).astype(np.uint8)
+    margin, y = 3.0 * rng.standard_normal(n), rng.choice([-1.0, 1.0], n)
+    is_pos, weights = (y > 0).astype(np.uint8), rng.random(n)
+    ours = own_histogram(codes, is_pos, margin, y, weights)
+    values = np.empty(n)
+    response_weights(margin, y, weights, 4.0, values)
+    np.testing.assert_array_equal(ours, stacked_histograms(codes, weights, values, is_pos, 256))
+
+
+def test_the_histogram_by_hand():
+    # |z| = min(1 + e^{-2yF}, z_max): 2 at F = 0, z_max far on the wrong side.
+    codes = np.array([[0, 0, 1]], dtype=np.uint8)
+    margin, y = np.array([0.0, -10.0, 0.0]), np.array([1.0, 1.0, -1.0])
+    hist = own_histogram(codes, (y > 0).astype(np.uint8), margin, y, np.array([0.5, 0.25, 1.0]))
+    np.testing.assert_array_equal(hist[0, 0], [[0.0, 0.75], [0.0, 0.5 * 2.0 + 0.25 * 4.0]])
+    np.testing.assert_array_equal(hist[0, 1], [[1.0, 0.0], [2.0, 0.0]])
+    assert not hist[0, 2:].any() and math.isfinite(hist.sum())
