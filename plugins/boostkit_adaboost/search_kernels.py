@@ -29,9 +29,10 @@ the same margins. The cuts that pass are scored with their right sides summed do
 search scoring every cut sums them. Outside weights of 1e-100..1e100 every cut is scored.
 
 The weighted error (:func:`lowest_weighted_error_cut`, the cut of
-:func:`boostkit.kernels.splits.lowest_error_cut`) needs no test of products: one pass keeps each
-feature's lowest error on the approximate sides and a margin, and only the features whose
-margin reaches the tie bound are scored.
+:func:`boostkit.kernels.splits.lowest_error_cut`) needs no test of products: the same left sums
+give each feature's lowest error on the approximate sides (a vectorised minimum of integer keys
+in the errors' order) and a margin, and only the features whose margin reaches the tie bound
+are scored.
 """
 
 from __future__ import annotations
@@ -377,55 +378,47 @@ def _error_margin(feature_neg, feature_pos, total_neg, total_pos, n_bins):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _approximate_errors_of_four(hist, f, valid, total_neg, total_pos, lowest, margin):
-    # The lowest valid approximate error of features f..f+3 and its margin, in one pass over
-    # their bins: eight running sums at once (one chain of dependent additions is bound by their
-    # latency), no stores.
-    n_bins = hist.shape[1]
-    m = n_bins - 1
-    h0, h1, h2, h3 = hist[f], hist[f + 1], hist[f + 2], hist[f + 3]
-    v0, v1, v2, v3 = valid[f], valid[f + 1], valid[f + 2], valid[f + 3]
-    sn0 = sn1 = sn2 = sn3 = sp0 = sp1 = sp2 = sp3 = 0.0
-    low0 = low1 = low2 = low3 = np.inf
-    for b in range(m):
-        sn0 += h0[b, 0]
-        sp0 += h0[b, 1]
-        sn1 += h1[b, 0]
-        sp1 += h1[b, 1]
-        sn2 += h2[b, 0]
-        sp2 += h2[b, 1]
-        sn3 += h3[b, 0]
-        sp3 += h3[b, 1]
-        e0 = _approximate_error(sn0, sp0, total_neg, total_pos)
-        e1 = _approximate_error(sn1, sp1, total_neg, total_pos)
-        e2 = _approximate_error(sn2, sp2, total_neg, total_pos)
-        e3 = _approximate_error(sn3, sp3, total_neg, total_pos)
-        low0 = e0 if (v0[b] and e0 < low0) else low0
-        low1 = e1 if (v1[b] and e1 < low1) else low1
-        low2 = e2 if (v2[b] and e2 < low2) else low2
-        low3 = e3 if (v3[b] and e3 < low3) else low3
-    lowest[f], lowest[f + 1], lowest[f + 2], lowest[f + 3] = low0, low1, low2, low3
-    margin[f] = _error_margin(sn0 + h0[m, 0], sp0 + h0[m, 1], total_neg, total_pos, n_bins)
-    margin[f + 1] = _error_margin(sn1 + h1[m, 0], sp1 + h1[m, 1], total_neg, total_pos, n_bins)
-    margin[f + 2] = _error_margin(sn2 + h2[m, 0], sp2 + h2[m, 1], total_neg, total_pos, n_bins)
-    margin[f + 3] = _error_margin(sn3 + h3[m, 0], sp3 + h3[m, 1], total_neg, total_pos, n_bins)
+def _prefix_sums(hist, f, count, left):
+    # The left sums of features f .. f + count - 1 (count 4, 2 or 1) into left[:count].
+    if count == 4:
+        _prefix_of_four(hist, f, left)
+    elif count == 2:
+        _prefix_of_two(hist, f, left)
+    else:
+        _prefix_of_one(hist, f, left)
+
+
+#: The bits of a float64 below its sign: what _order_key flips for a negative number.
+_BELOW_SIGN = np.int64(0x7FFFFFFFFFFFFFFF)
+#: _order_key(inf).
+_INF_KEY = np.int64(0x7FF0000000000000)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _approximate_errors_of_one(hist, f, valid, total_neg, total_pos, lowest, margin):
-    # _approximate_errors_of_four's lowest error and margin of feature f alone.
+def _order_key(x):
+    # An int64 in the order of the float64 x (-0.0 just below +0.0; its own inverse): integer
+    # minima are vector instructions, where a float minimum that keeps NaN's meaning is a chain
+    # of compares and selects.
+    bits = np.float64(x).view(np.int64)
+    return bits ^ ((bits >> 63) & _BELOW_SIGN)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _lowest_errors(hist, f, first, count, left, valid, total_neg, total_pos, lowest, margin):
+    # lowest[f + j] and margin[f + j] of features f + first .. f + count - 1, their left sums in
+    # left[first:count]: the lowest valid approximate error over the feature's cuts, one loop
+    # the compiler vectorises (order keys, _order_key), and its margin.
     n_bins = hist.shape[1]
     m = n_bins - 1
-    sn = sp = 0.0
-    low = np.inf
-    for b in range(m):
-        sn += hist[f, b, 0]
-        sp += hist[f, b, 1]
-        e = _approximate_error(sn, sp, total_neg, total_pos)
-        low = e if (valid[f, b] and e < low) else low
-    lowest[f] = low
-    margin[f] = _error_margin(sn + hist[f, m, 0], sp + hist[f, m, 1], total_neg, total_pos,
-                              n_bins)
+    for j in range(first, count):
+        sn, sp, is_valid = left[j, 0], left[j, 1], valid[f + j]
+        low = _INF_KEY
+        for b in range(m):
+            key = _order_key(_approximate_error(sn[b], sp[b], total_neg, total_pos))
+            low = min(low, key if is_valid[b] else _INF_KEY)
+        lowest[f + j] = np.int64(_order_key(np.int64(low).view(np.float64))).view(np.float64)
+        feature_neg, feature_pos, _, _ = _scale(hist, f + j, left, j, n_bins)
+        margin[f + j] = _error_margin(feature_neg, feature_pos, total_neg, total_pos, n_bins)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -458,8 +451,9 @@ def lowest_weighted_error_cut(hist, valid, scores, sides):
     :data:`boostkit.splits.TIE_TOLERANCE`): the same cut and the same ``sides``, bit for bit,
     scoring exactly only the features that can hold it. ``scores`` (``(d, B - 1)``) is scratch.
 
-    One pass, four features at a time, finds each feature's lowest error with each cut's right
-    side the class totals' rest (feature 0's bins' sums) instead of its suffix sum, and a margin
+    One pass, four features at a time, sums their bins upwards (the left sides), and one loop per
+    feature, which the compiler vectorises, finds its lowest error with each cut's right side
+    the class totals' rest (feature 0's bins' sums) instead of its suffix sum, and a margin
     M_f bounding the difference of every cut's two errors: twice the difference of the feature's
     totals and feature 0's, plus 8 (B + 1) times one addition's rounding of the feature's weight
     (each of a prefix sum, a suffix sum and a total errs by at most B roundings of it). A
@@ -472,16 +466,27 @@ def lowest_weighted_error_cut(hist, valid, scores, sides):
     :func:`lowest_error_cut` over every feature. Weights are >= 0, as a class histogram's."""
     d, n_bins, _ = hist.shape
     m = n_bins - 1
-    total_neg = total_pos = 0.0
-    for b in range(n_bins):  # every row is in one bin of feature 0
-        total_neg += hist[0, b, 0]
-        total_pos += hist[0, b, 1]
+    if m == 0:  # no cut
+        return lowest_error_cut(hist, valid, TIE_TOLERANCE, scores, sides)
     bounds = np.empty((2, d))  # each feature's lowest approximate error and its margin
     lowest, margin = bounds[0], bounds[1]
-    for group in range(d // 4):
-        _approximate_errors_of_four(hist, 4 * group, valid, total_neg, total_pos, lowest, margin)
-    for f in range(d - d % 4, d):
-        _approximate_errors_of_one(hist, f, valid, total_neg, total_pos, lowest, margin)
+    sums = np.empty((4, 2, m))
+    total_neg = total_pos = 0.0
+    # Groups of four features, then the rest (the Z search's groups): each group's left sums,
+    # then each feature's lowest. The totals are feature 0's, every row being in one of its bins,
+    # summed upwards: its left sums of the first group and its last bin.
+    f = 0
+    while f < d:
+        start, first, count = f, 0, min(d - f, 4)
+        if count == 3:
+            start, first, count = (d - 4, 1, 4) if d > 4 else (f, 0, 2)
+        _prefix_sums(hist, start, count, sums)
+        if f == 0:
+            total_neg = sums[0, 0, m - 1] + hist[0, m, 0]
+            total_pos = sums[0, 1, m - 1] + hist[0, m, 1]
+        _lowest_errors(hist, start, first, count, sums, valid, total_neg, total_pos, lowest,
+                       margin)
+        f = start + count
     reach = np.inf  # the most the lowest exact error can be
     finite = True
     for f in range(d):

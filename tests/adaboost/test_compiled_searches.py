@@ -98,6 +98,9 @@ def test_a_separable_feature_and_no_valid_cut(criterion, kernel, loss):
     _check_same_cut(criterion, kernel, loss, hist, valid)
     assert kernel(hist, valid, np.empty((2, 2))) == 1
     assert kernel(hist, np.zeros((3, 4), dtype=bool), np.empty((2, 2))) == -1
+    one_bin = np.full((3, 1, 2), 0.5)  # no cut at all
+    _check_same_cut(criterion, kernel, loss, one_bin, np.ones((3, 0), dtype=bool))
+    assert kernel(one_bin, np.ones((3, 0), dtype=bool), np.empty((2, 2))) == -1
 
 
 @pytest.mark.parametrize("criterion, kernel, loss", SEARCHES)
