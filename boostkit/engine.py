@@ -47,6 +47,7 @@ from .plane import RowPlane, check_distribution, histogram_option
 from .plugins import enable_tracing, get_registry, tracing_enabled
 from .registry import ComponentSpec, Recipe, compose
 from .relay import DirectRelay
+from .round_plugins import RoundPluginManager
 from .validation import eval_set_data, holdout_data
 
 __all__ = ["Booster", "BoostState"]
@@ -516,8 +517,7 @@ def validation_fraction(hook, owners) -> float | None:
 
 
 def _round_manager(recipe: Recipe, components, observers) -> pluggy.PluginManager:
-    pm = pluggy.PluginManager(hookspecs.PROJECT)
-    pm.add_hookspecs(hookspecs.RoundSpecs)
+    pm = RoundPluginManager()
     if tracing_enabled():
         enable_tracing(pm)
     # pluggy calls the last registered implementation first, and the last registered wrapper

@@ -20,9 +20,7 @@ from typing import Any, Sequence
 
 import attrs
 import numpy as np
-import pluggy
 
-from . import hookspecs
 from .components import Candidate, CodeCells, RowWeights
 from .data import (BIN_SAMPLE, LabelCoding, check_features, count_bins, encode_bins,
                    encode_labels, encode_like)
@@ -30,6 +28,7 @@ from .errors import DataError, HookError
 from .features import FeatureSchema, is_sparse
 from .kernels.boosting import add_contribution
 from .plane import Rows, row_weights
+from .round_plugins import RoundPluginManager
 from .splits import histogram
 
 __all__ = [
@@ -496,8 +495,7 @@ def shard_hook(plan: ShardPlan):
     """The relay of the shard-local hooks (the plan's reweighting), one per plan per process."""
     hook = _SHARD_HOOKS.get(plan)
     if hook is None:
-        pm = pluggy.PluginManager(hookspecs.PROJECT)
-        pm.add_hookspecs(hookspecs.RoundSpecs)
+        pm = RoundPluginManager()
         pm.register(plan.reweighting)
         hook = _SHARD_HOOKS[plan] = pm.hook
     return hook
