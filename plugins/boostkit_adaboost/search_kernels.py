@@ -42,7 +42,7 @@ import math
 import numba
 import numpy as np
 
-from boostkit.kernels.splits import lowest_error_cut
+from boostkit.kernels.splits import lowest_error_cut_when_reached
 from boostkit.splits import TIE_TOLERANCE
 
 _EPS = np.finfo(np.float64).eps
@@ -460,14 +460,17 @@ def lowest_weighted_error_cut(hist, valid, scores, sides):
     feature's exact lowest error is then within M_f of its approximate one, so the lowest overall
     is at most U = min_f (low_f + M_f), the tie bound at most U + tolerance |U|, and only the
     features with low_f - M_f under that can hold a cut within it: those (usually one) are
-    scored with :func:`lowest_error_cut`'s sums, and the first cut within the bound of their
-    lowest exact error is chosen, as :func:`boostkit.kernels.splits.first_near_minimum` does.
+    scored with :func:`~boostkit.kernels.splits.lowest_error_cut`'s sums, and the first cut
+    within the bound of their lowest exact error is chosen, as
+    :func:`boostkit.kernels.splits.first_near_minimum` does.
     A weight that is NaN or inf (a margin that is not finite), or no valid cut, is left to
-    :func:`lowest_error_cut` over every feature. Weights are >= 0, as a class histogram's."""
+    :func:`~boostkit.kernels.splits.lowest_error_cut` over every feature, called through
+    :func:`~boostkit.kernels.splits.lowest_error_cut_when_reached` (compiled only when first
+    reached). Weights are >= 0, as a class histogram's."""
     d, n_bins, _ = hist.shape
     m = n_bins - 1
     if m == 0:  # no cut
-        return lowest_error_cut(hist, valid, TIE_TOLERANCE, scores, sides)
+        return lowest_error_cut_when_reached(hist, valid, TIE_TOLERANCE, scores, sides)
     bounds = np.empty((2, d))  # each feature's lowest approximate error and its margin
     lowest, margin = bounds[0], bounds[1]
     sums = np.empty((4, 2, m))
@@ -493,7 +496,7 @@ def lowest_weighted_error_cut(hist, valid, scores, sides):
         reach = min(reach, lowest[f] + margin[f])
         finite &= np.isfinite(margin[f])
     if not (finite and reach < np.inf):
-        return lowest_error_cut(hist, valid, TIE_TOLERANCE, scores, sides)
+        return lowest_error_cut_when_reached(hist, valid, TIE_TOLERANCE, scores, sides)
     reach += TIE_TOLERANCE * abs(reach)  # the most the tie bound can be
     left_right = np.empty((2, m, 2))
     left, right = left_right[0], left_right[1]
