@@ -14,7 +14,7 @@ the ranks:
   cliques are the runs of algorithms, in rank order, that no test tells apart;
 - against a baseline: Wilcoxon signed-rank tests (:func:`scipy.stats.wilcoxon`, zero
   differences split between the two sums as Demšar 2006, section 3.1.3 says) with Holm's
-  step-down correction (:func:`statsmodels.stats.multitest.multipletests`), win/tie/loss counts,
+  step-down correction (:func:`holm_adjusted`), win/tie/loss counts,
   and, given a region of practical equivalence, the Bayesian signed-rank test
   (:class:`baycomp.SignedRankTest`; Benavoli et al. 2017) when baycomp is installed.
 
@@ -43,6 +43,7 @@ __all__ = [
     "ScoreMatrix",
     "StatsError",
     "compare",
+    "holm_adjusted",
     "iman_davenport",
     "score_matrix",
 ]
@@ -334,9 +335,22 @@ def _cliques(names: Sequence[str], ranks: np.ndarray, p_values: np.ndarray,
     return tuple(cliques)
 
 
+def holm_adjusted(p_values) -> np.ndarray:
+    """Holm's step-down adjusted p-values (Holm 1979; Demšar 2006, section 3.2.2): with the m
+    p-values in increasing order, p_(i) becomes max over j <= i of min(1, (m - j + 1) p_(j)); a
+    test is rejected at level alpha when its adjusted p-value is below alpha. The values of
+    ``statsmodels.stats.multitest.multipletests(method="holm")``, without its full garbage
+    collection on every call (0.4 s in a process holding many objects)."""
+    p = np.asarray(p_values, dtype=np.float64)
+    order = np.argsort(p, kind="stable")
+    steps = np.maximum.accumulate(p[order] * np.arange(p.size, 0, -1))
+    adjusted = np.empty_like(p)
+    adjusted[order] = np.minimum(steps, 1.0)
+    return adjusted
+
+
 def _paired(matrix: ScoreMatrix, baseline: str, alpha: float) -> dict[str, PairedTest]:
     stats = _require("scipy.stats")
-    multipletests = _require("statsmodels.stats.multitest").multipletests
     sign = 1.0 if matrix.higher_is_better else -1.0
     base = matrix.values[:, matrix.algorithms.index(baseline)]
     others = [name for name in matrix.algorithms if name != baseline]
@@ -351,7 +365,7 @@ def _paired(matrix: ScoreMatrix, baseline: str, alpha: float) -> dict[str, Paire
         r_minus = d.size * (d.size + 1) / 2 - r_plus
         direction = "better" if r_plus > r_minus else "worse" if r_plus < r_minus else "equal"
         rows.append((name, float(two_sided.statistic), float(two_sided.pvalue), direction, d))
-    p_holm = multipletests([row[2] for row in rows], alpha=alpha, method="holm")[1]
+    p_holm = holm_adjusted([row[2] for row in rows])
     return {
         name: PairedTest(name, statistic, p, float(adjusted), bool(adjusted < alpha), direction,
                          int(np.sum(d > 0)), int(np.sum(d == 0)), int(np.sum(d < 0)))
