@@ -219,7 +219,11 @@ def run_batch(codes, is_pos, y, d1, weights, margin, valid, bin_counts,
     wneg = np.empty(2)
     wpos = np.empty(2)
     kept_factors = np.empty(2)
-    unit_factors = np.ones((2, 2))  # from the margins, the pass leaves D_t as it is
+    # From the margins the fused pass leaves D_t as it is (unit factors) and compacts no row,
+    # typed as the factors' pass is (an int64, not the literal -1), so cell_term_pass compiles
+    # once.
+    unit_factors = np.ones((2, 2))
+    no_cell = np.int64(-1)
     scratch = np.empty(n if from_margins or own_width > 0 else 0)
     sums = np.empty(2)
     growth = 1.0  # prod rho_t since the last histogram summed over the rows
@@ -274,7 +278,7 @@ def run_batch(codes, is_pos, y, d1, weights, margin, valid, bin_counts,
             # F_t and the errors in the fused pass (D_t kept), then the rule's own pass over
             # the rows; D_{t+1} divided by its sum, as the per-round path does.
             _, _, training_error, weighted_error = cell_term_pass(
-                codes[feature], table, values[t], unit_factors, -1, is_pos, d1, weights,
+                codes[feature], table, values[t], unit_factors, no_cell, is_pos, d1, weights,
                 margin, rows, row_change, row_pos)
             margin_weights(margin, y, d1, weights, scratch, reweighting_params, sums)
             total = sums[0]
