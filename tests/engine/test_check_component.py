@@ -195,9 +195,10 @@ def test_the_recipes_for_a_component_are_those_of_the_full_enumeration_using_it(
 
 def test_a_partner_from_another_plugin_that_needs_pickle_is_not_the_components_failure():
     """Under ``gentle-step`` the first-party ``sklearn-estimator`` proposal's hypotheses hold
-    fitted estimators: they are pickled for the round trip, and no failure is reported."""
+    fitted estimators: they are pickled for the round trip, and no failure is reported. One
+    recipe per partner the sample misses brings it in (23 recipes, not all 532)."""
     report = check_component("gentle-step", datasets=("ionosphere",), n_rows=60, n_rounds=2,
-                             max_recipes=None)
+                             max_recipes=1)
     assert any("proposal=sklearn-estimator " in recipe for recipe in report.tried)
     assert report.passed, str(report)
 
