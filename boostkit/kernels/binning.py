@@ -119,7 +119,10 @@ def code_bins(X, table, weighted, missing_code, codes, bin_counts, n_missing):
     """
     bin_counts[:, :] = 0
     n_missing[:] = 0
-    _code_rows(X, table, weighted, missing_code, codes, bin_counts, n_missing, 0, X.shape[0])
+    # np.intp(0), not the literal 0, for which numba would compile _code_rows again besides
+    # code_bins_parallel's specialisation (the cold start, docs/performance.md).
+    _code_rows(X, table, weighted, missing_code, codes, bin_counts, n_missing, np.intp(0),
+               X.shape[0])
 
 
 @numba.njit(cache=True, nogil=True, parallel=True)
@@ -249,28 +252,27 @@ def quantile_thresholds(sorted_values, sorted_rows, placing, max_bins, distinct,
     return n_out
 
 
-@numba.njit(cache=True, nogil=True)
 def column_thresholds(values, max_bins, out):
-    """:func:`quantile_thresholds` of every value of the 1-D array ``values`` (NaN left out),
-    written into ``out``; returns how many there are.
+    """:func:`quantile_thresholds` of every value of the 1-D float64 array ``values`` (NaN
+    left out), written into ``out``; returns how many there are.
 
     Scratch: 24 bytes a value (rows as int32 below 2**31 values: less to move in each pass of
     the sort), the sort's spare pair of arrays holding the distinct values and their counts.
+    The row type is chosen here, so a first call compiles the sort for it alone, not for both.
     """
     n = values.shape[0]
-    if n < 2**31:
-        return _column_thresholds(values, max_bins, out, np.empty(n, dtype=np.int32),
-                                  np.empty(n, dtype=np.int32))
-    return _column_thresholds(values, max_bins, out, np.empty(n, dtype=np.intp),
-                              np.empty(n, dtype=np.intp))
+    rows = np.int32 if n < 2**31 else np.intp
+    return _column_thresholds(values, max_bins, out, np.empty(n, dtype=rows),
+                              np.empty(n, dtype=rows))
 
 
 @numba.njit(cache=True, nogil=True)
 def _column_thresholds(values, max_bins, out, rows, rows_tmp):
     n = values.shape[0]
     keys, keys_tmp = np.empty(n), np.empty(n)
-    sorted_values, sorted_rows = sort_column(values.reshape((n, 1)), 0, keys, rows, keys_tmp,
-                                             rows_tmp)
+    # np.intp(0): the literal 0 would compile sort_column for it alone (docs/performance.md).
+    sorted_values, sorted_rows = sort_column(values.reshape((n, 1)), np.intp(0), keys, rows,
+                                             keys_tmp, rows_tmp)
     if sorted_values.ctypes.data == keys.ctypes.data:  # the answer is in (keys, rows)
         distinct, counts = keys_tmp, rows_tmp
     else:

@@ -153,7 +153,9 @@ def exponential_weights(margin, y, d1, out):
     subtracted before exponentiating), so thousands of rounds never overflow. ``out`` receives
     the normalised weights; returns log sum_i D_1(i) exp(-y_i F_t(x_i)), the log of prod_s Z_s.
     """
-    top = _max_exponent(margin, y, d1, 0, margin.shape[0])
+    # np.intp(0), not the literal 0, for which numba would compile another specialisation
+    # than the blocks' (exponential_weights_parallel): the cold start, docs/performance.md.
+    top = _max_exponent(margin, y, d1, np.intp(0), margin.shape[0])
     return shifted_exponential_weights(margin, y, d1, top, out)
 
 
@@ -162,7 +164,7 @@ def shifted_exponential_weights(margin, y, d1, top, out):
     """:func:`exponential_weights` given its largest exponent ``top`` = max_i -y_i F_t(x_i) over
     the examples of positive initial weight (the negated least margin that
     :func:`add_contribution` measures as it updates the margins): one pass fewer."""
-    total = _exp_block(margin, y, d1, top, out, 0, margin.shape[0])
+    total = _exp_block(margin, y, d1, top, out, np.intp(0), margin.shape[0])  # as above
     out /= total
     return top + np.log(total)
 
@@ -171,8 +173,8 @@ def shifted_exponential_weights(margin, y, d1, top, out):
 def _exp_block_into(margin, y, d1, top, block, start, stop):
     # The weights of examples [start, stop) into ``block`` (a spare array of the block's
     # length), and their sum: a block that may be run twice writes nothing it does not own.
-    total = _exp_block(margin[start:stop], y[start:stop], d1[start:stop], top, block, 0,
-                       stop - start)
+    total = _exp_block(margin[start:stop], y[start:stop], d1[start:stop], top, block,
+                       np.intp(0), stop - start)
     return block, total
 
 
