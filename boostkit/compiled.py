@@ -197,12 +197,19 @@ class CompiledReweighting:
 
     ``potential``: whether the rule has a potential, recorded as Z_t and prod Z_t (else they
     are ``None``): for ``log_factors``, sum_i D_t(i) g[cell_i, y_i] is Z_t (the exponential
-    rule, g = e^{-y c}); for ``from_margins``, the function gives the potential's log."""
+    rule, g = e^{-y c}); for ``from_margins``, the function gives the potential's log.
+
+    ``exact``: ``None``, or for ``from_margins`` a Python function ``exact(margin, y, d1) ->
+    (weights, log_potential)`` giving D_{t+1} (normalised) and the potential's log for a round
+    whose compiled function wrote NaN as the weights' sum: a pass it leaves out, so as not to
+    compile what few fits need (``margin-loss``'s log-space pass, taken only when the sums
+    leave [1e-150, 1e150]). The batch computes that round's weights with it and goes on."""
 
     log_factors: Any = attrs.field(default=None, validator=_one_rule)
     potential: bool = True
     params: np.ndarray = attrs.field(default=_NO_PARAMS, converter=_params, eq=False)
     from_margins: Any = attrs.field(default=None, kw_only=True)
+    exact: Callable | None = attrs.field(default=None, kw_only=True)
 
 
 @attrs.frozen
@@ -377,6 +384,29 @@ def batch_plan(components, state, *, callbacks=(), tracing: bool = False):
     return BatchPlan(proposal, search, calibration, reweighting, stops, owners), ""
 
 
+def _exact_round(plan: BatchPlan, state, t: int, previous: float, numbers) -> tuple[int, int]:
+    """Finish round ``t`` of a batch whose weights from the margins asked for the exact form:
+    D_{t+1} into ``state.weights``, the potential's log into ``numbers[2]`` (``numbers`` the
+    round's weighted error, training error and potential; ``previous`` the potential before
+    the round) and the stopping rules, as the kernel runs them; returns ``(slot, code)`` of
+    the rule that stopped, ``(0, 0)`` if none did."""
+    reweighting = plan.reweighting
+    try:
+        weights, log_potential = reweighting.exact(state.margin, state.data.y,
+                                                   state.initial_weights)
+    except ValueError as exc:
+        raise HookError(f"round {t} of a compiled batch: the exact form of "
+                        f"{plan.owners['reweighting']}: {exc}") from exc
+    state.weights[:] = weights
+    numbers[2] = log_potential if reweighting.potential else math.nan
+    z = math.exp(log_potential - previous) if reweighting.potential else math.nan
+    for slot, form in enumerate(plan.stopping, start=1):
+        code = int(form.stop(t, float(numbers[0]), z, float(numbers[1]), form.params))
+        if code != 0:
+            return slot, code
+    return 0, 0
+
+
 def run_batch_rounds(plan: BatchPlan, state, n_rounds: int, carried) -> str:
     """Run up to ``n_rounds`` rounds of ``plan`` in one compiled call
     (:func:`boostkit.kernels.rounds.run_batch`) and fill ``state``'s records, hypotheses and
@@ -384,8 +414,8 @@ def run_batch_rounds(plan: BatchPlan, state, n_rounds: int, carried) -> str:
     the stop reason. ``carried`` is the plane's :class:`boostkit.plane.CarriedHistogram` or
     ``None`` (every histogram summed over the rows)."""
     from .engine import _exp
-    from .kernels.rounds import (NON_FINITE, batch_kernel, first_class, never_stop,
-                                 no_factors, no_histogram, no_margin_weights)
+    from .kernels.rounds import (NEEDS_EXACT, NON_FINITE, batch_kernel, first_class,
+                                 never_stop, no_factors, no_histogram, no_margin_weights)
 
     data = state.data
     binned = data.binned
@@ -408,7 +438,7 @@ def run_batch_rounds(plan: BatchPlan, state, n_rounds: int, carried) -> str:
     potential = bool(reweighting.potential)
     # A potential from the margins starts from the fit's (log sum_i D_1(i) L(0) = 0).
     start_potential = state.log_potential if potential and from_margins else 0.0
-    ran = batch_kernel()(
+    arguments = (
         binned.codes, data.is_pos, data.y, state.initial_weights, weights, margin,
         binned.split_mask, binned.bin_counts, first_class(plan.search, SEARCH),
         first_class(proposal.histogram or no_histogram(), HISTOGRAM), proposal.params,
@@ -420,14 +450,25 @@ def run_batch_rounds(plan: BatchPlan, state, n_rounds: int, carried) -> str:
         *slots[0], *slots[1], *slots[2],
         0.0 if carried is None else float(carried.max_growth),
         0 if carried is None or carried.refresh_every is None else int(carried.refresh_every),
-        potential, from_margins, own_width, float(start_potential), cuts, sides, cell_scores,
-        values, coefficients, numbers, stop)
+        potential, from_margins, own_width)
+    kernel = batch_kernel()
+    ran, log_potential = 0, float(start_potential)
+    while True:  # again after each round whose weights the reweighting's exact form gives
+        done = ran
+        ran += kernel(*arguments, log_potential, cuts[done:], sides[done:], cell_scores[done:],
+                      values[done:], coefficients[done:], numbers[done:], stop)
+        if stop[0] != NEEDS_EXACT or reweighting.exact is None:
+            break
+        stop[:] = _exact_round(plan, state, ran, log_potential, numbers[ran - 1])
+        log_potential = float(numbers[ran - 1, 2])
+        if stop[0] != 0 or ran == n_rounds:
+            break
     if stop[0] < 0:
         what = (f"cell values that are not finite from the compiled form of "
                 f"{plan.owners['calibration']}" if stop[0] == NON_FINITE else
                 f"weights summing to 0 or overflowing under the compiled form of "
                 f"{plan.owners['reweighting']}")
-        raise HookError(f"round {int(stop[1])} of a compiled batch: {what}")
+        raise HookError(f"round {done + int(stop[1])} of a compiled batch: {what}")
     # The records, hypotheses and contributions, from the arrays: Python numbers made once, the
     # potential's running sum and its exponentials for all the rounds at once.
     features = data.features

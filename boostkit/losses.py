@@ -268,9 +268,11 @@ def shard_weights(loss: MarginLoss, margin, y, initial_weights, n_jobs: int = 1)
 def compiled_weights(loss: MarginLoss):
     """``loss``'s weights from the margins, compiled for a round batch
     (:data:`boostkit.compiled.MARGIN_WEIGHTS`, the ``from_margins`` of a
-    :class:`boostkit.compiled.CompiledReweighting`): the numbers of
-    :func:`margin_loss_distribution` on one thread, the weights up to their sum. Compiled per
-    loss on first use (~2 s) and cached on disk, as the loss's kernels are."""
+    :class:`boostkit.compiled.CompiledReweighting`, whose ``exact`` is then
+    :func:`margin_loss_distribution`): the numbers of :func:`margin_loss_distribution` on one
+    thread, the weights up to their sum, or NaN as their sum where that takes the log-space
+    pass (a loss with the fast pair leaves it out of the compiled function). Compiled per loss
+    on first use (~2-3 s with the loss's kernels) and cached on disk, as those are."""
     from .compiled import MARGIN_WEIGHTS, compile_form
 
     return compile_form(margin_weights_function(loss), MARGIN_WEIGHTS)

@@ -455,6 +455,9 @@ def _loss_of_key(typingctx, key):
 # loss and its disk cache keeps one entry per key (a closure's cells are part of its cache key).
 
 def _direct_weights(key):
+    # The fast pass only: where its sums leave their range the sum is NaN, and the round's
+    # weights come from margin_loss_distribution, whose log-space pass (~6 s of a cold compile
+    # for logitboost's loss) compiles only if a fit ever needs it.
     def weights(margin, y, d1, out, scratch, params, sums):
         loss = _loss_of_key(key)
         n = margin.shape[0]
@@ -463,8 +466,8 @@ def _direct_weights(key):
         if low <= weight_total <= high and low <= loss_total <= high:
             sums[0] = weight_total
             sums[1] = math.log(loss_total)
-            return
-        _log_space_sums(loss, margin, y, d1, out, scratch, sums)
+        else:
+            sums[0] = sums[1] = np.nan
 
     return weights
 
@@ -502,7 +505,10 @@ def margin_weights_function(loss):
     ``weights(margin, y, d1, out, scratch, params, sums)`` writes D_1(i) w(y_i F_i) up to a
     common factor into ``out`` and ``sums`` = (their sum, log sum_i D_1(i) L(y_i F_i)), the pass
     :func:`margin_loss_terms` takes on one thread, so the same numbers (``scratch`` is an array
-    of ``out``'s length, ``params`` unused). The same function for the same loss (compiled once).
+    of ``out``'s length, ``params`` unused). For a loss with the fast pair (``weight``,
+    ``loss``), only the fast pass: where :func:`margin_loss_terms` would take the log-space
+    pass, ``sums`` is NaN (call :func:`margin_loss_distribution` for that round). The same
+    function for the same loss (compiled once).
     """
     margin_loss_type(loss)  # the kernels are typed from the loss of its key
     if loss.log_loss is loss.log_weight:

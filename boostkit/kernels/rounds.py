@@ -66,7 +66,8 @@ from .carried import changed_class_histogram
 from .fused import carry_factors, cell_term_pass, factor_scale
 from .histogram import class_histogram
 
-__all__ = ["BATCH", "MAX_STOPPING", "NON_FINITE", "NO_WEIGHT", "FirstClass", "batch_kernel",
+__all__ = ["BATCH", "MAX_STOPPING", "NEEDS_EXACT", "NON_FINITE", "NO_WEIGHT", "FirstClass",
+           "batch_kernel",
            "first_class", "never_stop", "no_factors", "no_histogram", "no_margin_weights",
            "run_batch"]
 
@@ -77,6 +78,10 @@ MAX_STOPPING = 3
 NON_FINITE = -1
 #: ``stop[0]`` of a batch that ended because the weights summed to 0 or overflowed.
 NO_WEIGHT = -2
+#: ``stop[0]`` of a batch whose weights from the margins asked for the reweighting's exact
+#: (Python) form in round ``stop[1]`` (their sum NaN): the round is done but for D_{t+1}, its
+#: potential and the stopping rules.
+NEEDS_EXACT = -3
 
 _search = types.FunctionType(SEARCH)
 _histogram = types.FunctionType(HISTOGRAM)
@@ -201,8 +206,9 @@ def run_batch(codes, is_pos, y, d1, weights, margin, valid, bin_counts,
     ``sides`` ``(2, 2)`` (negatives' and positives' weight left and right), ``cell_scores``,
     ``values``, ``coefficients``, ``numbers`` (weighted error, training error, and log Z_t, or
     from the margins the log potential after the round: NaN without a potential). ``stop`` gets
-    (slot, code) of the rule that stopped the run, (0, 0) if none did, or (:data:`NON_FINITE` or
-    :data:`NO_WEIGHT`, round) on an error.
+    (slot, code) of the rule that stopped the run, (0, 0) if none did, (:data:`NON_FINITE` or
+    :data:`NO_WEIGHT`, round) on an error, or (:data:`NEEDS_EXACT`, round) when the weights
+    from the margins asked for their exact form (the round counted among those that ran).
     """
     d, n = codes.shape
     n_bins = bin_counts.shape[1]
@@ -282,6 +288,12 @@ def run_batch(codes, is_pos, y, d1, weights, margin, valid, bin_counts,
                 margin, rows, row_change, row_pos)
             margin_weights(margin, y, d1, weights, scratch, reweighting_params, sums)
             total = sums[0]
+            if np.isnan(total):
+                numbers[t, 0] = weighted_error
+                numbers[t, 1] = training_error
+                stop[0] = NEEDS_EXACT
+                stop[1] = t + 1
+                return t + 1
             if not (total > 0.0 and np.isfinite(total)
                     and (np.isfinite(sums[1]) or not potential)):
                 stop[0] = NO_WEIGHT

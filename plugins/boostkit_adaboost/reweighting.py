@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import attrs
 import numpy as np
 
@@ -111,8 +113,11 @@ class MarginLossReweighting(boostkit.Reweighting):
     @boostkit.hookimpl
     def boostkit_compiled_form(self, state):
         # The loss's weights from the margins, one pass over the rows a round (compiled per
-        # loss): every row's weight changes, so the batch sums each histogram anew.
-        return CompiledReweighting(from_margins=compiled_weights(get_loss(self.loss)))
+        # loss; the log-space rounds by the kernel's entry point): every row's weight changes,
+        # so the batch sums each histogram anew.
+        loss = get_loss(self.loss)
+        return CompiledReweighting(from_margins=compiled_weights(loss),
+                                   exact=functools.partial(margin_loss_distribution, loss))
 
     @boostkit.hookimpl
     def boostkit_row_weights(self, margin, y, initial_weights, n_jobs):

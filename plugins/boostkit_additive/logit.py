@@ -25,6 +25,7 @@ multinomial Algorithm 6 (symmetric softmax probabilities, centred steps) is
 
 from __future__ import annotations
 
+import functools
 import math
 
 import attrs
@@ -388,7 +389,9 @@ class LogitWeights(boostkit.Reweighting):
 
     @boostkit.hookimpl
     def boostkit_compiled_form(self, state):
-        return CompiledReweighting(from_margins=compiled_weights(get_loss("logitboost")))
+        loss = get_loss("logitboost")
+        return CompiledReweighting(from_margins=compiled_weights(loss),
+                                   exact=functools.partial(margin_loss_distribution, loss))
 
     @boostkit.hookimpl
     def boostkit_row_weights(self, margin, y, initial_weights, n_jobs):

@@ -402,6 +402,23 @@ def test_a_batch_from_the_margins_records_the_rounds_of_the_round_hooks_bit_for_
     np.testing.assert_array_equal(batched.decision_function(X), one_by_one.decision_function(X))
 
 
+def test_rounds_beyond_the_fast_pass_take_the_exact_weights_and_the_batch_goes_on():
+    # Separable data, no stopping rule: MadaBoost's weights e^{-yF} fall below 1e-150 by round
+    # ~25, and from there every round's weights come from margin_loss_distribution's log-space
+    # pass (the batch resumed after each), bit for bit the per-round path's.
+    X, y = _small_data(n=60)
+    y = np.where(X[:, 0] > 0, 1, -1)
+    options = {"proposal": "stump", "calibration": "constant-alpha",
+               "reweighting": ("margin-loss", {"loss": "madaboost"}), "n_rounds": 40}
+    with mock.patch("boostkit.compiled._exact_round", wraps=compiled._exact_round) as exact:
+        batched = boostkit.Booster(**options).fit(X, y)
+    assert 0 < exact.call_count < 40
+    one_by_one = boostkit.Booster(compiled_rounds=False, **options).fit(X, y)
+    assert batched.records == one_by_one.records
+    assert batched.n_rounds == 40
+    np.testing.assert_array_equal(batched.decision_function(X), one_by_one.decision_function(X))
+
+
 def test_a_compiled_reweighting_is_factors_or_weights_from_the_margins():
     with pytest.raises(TypeError, match="expected one of log_factors and from_margins, got "
                                         "neither"):
