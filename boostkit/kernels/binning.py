@@ -9,8 +9,11 @@ sample of its rows), and :func:`apply_bins` a column.
 
 from __future__ import annotations
 
+import functools
+
 import numba
 import numpy as np
+from numba import types
 
 from .sorting import N_DIGITS, N_DIGITS32, SIGN, SIGN32, flip_keys, radix_sort, unflip_keys
 
@@ -321,7 +324,6 @@ def _bin_sorted_column(X, f, weighted, max_bins, n_categories, missing_code, thr
                     bin_counts[f, missing_code] += 1
 
 
-@numba.njit(cache=True, nogil=True)
 def _quantile_bins64(X, columns, weighted, max_bins, n_categories, missing_code, thresholds,
                      n_thresholds, codes, bin_counts):
     n = X.shape[0]
@@ -335,7 +337,6 @@ def _quantile_bins64(X, columns, weighted, max_bins, n_categories, missing_code,
                            distinct, counts)
 
 
-@numba.njit(cache=True, nogil=True)
 def _quantile_bins32(X, columns, declined, weighted, max_bins, n_categories, missing_code,
                      thresholds, n_thresholds, codes, bin_counts):
     n = X.shape[0]
@@ -353,7 +354,6 @@ def _quantile_bins32(X, columns, declined, weighted, max_bins, n_categories, mis
             declined[f] = True
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
 def _quantile_bins64_parallel(X, columns, weighted, max_bins, n_categories, missing_code,
                               thresholds, n_thresholds, codes, bin_counts):
     n = X.shape[0]
@@ -366,7 +366,6 @@ def _quantile_bins64_parallel(X, columns, weighted, max_bins, n_categories, miss
                            np.empty(n), np.empty(n, dtype=np.int64))
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
 def _quantile_bins32_parallel(X, columns, declined, weighted, max_bins, n_categories,
                               missing_code, thresholds, n_thresholds, codes, bin_counts):
     n = X.shape[0]
@@ -383,6 +382,30 @@ def _quantile_bins32_parallel(X, columns, declined, weighted, max_bins, n_catego
             declined[f] = True
 
 
+# The binning kernels' arguments after X and the columns (for the 32-bit sort, the columns it
+# declines): weighted, max_bins, n_categories, missing_code, thresholds, n_thresholds, codes,
+# bin_counts. X is read in any layout and may be read-only: one specialisation serves C- and
+# F-ordered, strided and read-only values (each took ~1 s to compile, cold), at the cost of an
+# index computed from both strides.
+_BIN_ARGS = (types.Array(types.bool_, 1, "A", readonly=True), types.int64,
+             types.Array(types.int64, 1, "A", readonly=True), types.int64,
+             types.float64[:, ::1], types.int64[::1], types.uint8[:, ::1], types.int64[:, ::1])
+_VALUES = types.Array(types.float64, 2, "A", readonly=True)
+_COLUMNS = types.Array(types.int64, 1, "A", readonly=True)
+_BINS64 = types.none(_VALUES, _COLUMNS, *_BIN_ARGS)
+_BINS32 = types.none(_VALUES, _COLUMNS, types.bool_[::1], *_BIN_ARGS)
+
+
+@functools.cache
+def binning_kernel(kernel):
+    """One of the binning kernels (``_quantile_bins64``, ``_quantile_bins32`` and their
+    ``_parallel`` forms) compiled for its one signature, on first use (loaded from numba's cache
+    afterwards)."""
+    signature = _BINS32 if kernel in (_quantile_bins32, _quantile_bins32_parallel) else _BINS64
+    parallel = kernel in (_quantile_bins32_parallel, _quantile_bins64_parallel)
+    return numba.njit(signature, cache=True, nogil=True, parallel=parallel)(kernel)
+
+
 def _bin_by_key_width(kernel32, kernel64, X, *args):
     # Columns whose first rows are float32 values try the 32-bit sort (below 2**31 rows), which
     # declines a column at its first value that is not; the others, and the declined, take the
@@ -397,9 +420,9 @@ def _bin_by_key_width(kernel32, kernel64, X, *args):
         n_float32 = int(may_be_float32.sum())
         if n_float32 and (n_float32 == d or n_float32 * n >= FLOAT32_SORT_VALUES):
             declined &= ~may_be_float32
-            kernel32(X, np.flatnonzero(may_be_float32), declined, *args)
+            binning_kernel(kernel32)(X, np.flatnonzero(may_be_float32), declined, *args)
     if declined.any():
-        kernel64(X, np.flatnonzero(declined), *args)
+        binning_kernel(kernel64)(X, np.flatnonzero(declined), *args)
 
 
 def quantile_bins(X, weighted, max_bins, n_categories, missing_code, thresholds,

@@ -293,7 +293,7 @@ def test_binning_gives_the_same_bins_whichever_sort_takes_a_column(n_rows):
         return out
 
     assert (4 * n_rows >= binning.FLOAT32_SORT_VALUES) == (n_rows == 40_000)
-    expected = binned(binning._quantile_bins64, np.arange(4))
+    expected = binned(binning.binning_kernel(binning._quantile_bins64), np.arange(4))
     for got in (binned(quantile_bins), binned(quantile_bins_parallel)):
         for expected_part, got_part in zip(expected, got):
             np.testing.assert_array_equal(got_part, expected_part)
@@ -595,3 +595,27 @@ def test_interleaved_sum_is_the_sum_in_a_fixed_order():
     w = np.random.default_rng(7).random(23)
     for n in range(24):
         assert interleaved_sum(w[:n]) == pytest.approx(w[:n].sum(), rel=1e-15, abs=0)
+
+
+def test_binning_reads_values_of_any_layout_with_one_specialisation():
+    """C- and F-ordered, strided and read-only values give the same bins, from the one compiled
+    signature of each kernel (X of any layout, read-only)."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(400, 6)).astype(np.float32).astype(np.float64)  # the 32-bit sort
+    X[399, 5] = 0.1  # declined there: the 64-bit sort
+    read_only = X.copy()
+    read_only.setflags(write=False)
+    strided = np.repeat(X, 2, axis=0)[::2]
+    answers = []
+    for values in (X, np.asfortranarray(X), strided, read_only):
+        out = (np.empty((6, 254)), np.empty(6, dtype=np.int64), np.empty((6, 400), np.uint8),
+               np.empty((6, 256), dtype=np.int64))
+        quantile_bins(values, np.ones(400, dtype=bool), 255, np.zeros(6, dtype=np.int64), 255,
+                      *out)
+        answers.append(out)
+    for other in answers[1:]:
+        for expected, got in zip(answers[0], other):
+            np.testing.assert_array_equal(got, expected)
+    if not numba.config.DISABLE_JIT:
+        for kernel in (binning._quantile_bins32, binning._quantile_bins64):
+            assert len(binning.binning_kernel(kernel).signatures) == 1

@@ -190,16 +190,20 @@ def test_binning_compiles_only_the_column_sort_its_values_need(tmp_path, dtype, 
 
 
 # A first batched fit (the default adaboost, every component compiled), recording every
-# boostkit function numba compiles, one line per specialisation.
+# boostkit function numba compiles, one line per specialisation (an object-mode block, which
+# numba compiles with its function as a function of the same name, left out).
 FIT_COMPILES = """
 from numba.core import event
+from numba.core.dispatcher import ObjModeLiftedWith
 
 compiled = []
 
 class RecordCompiles(event.Listener):
     def on_start(self, compiling):
-        function = compiling.data["dispatcher"].py_func
-        if function.__module__.startswith("boostkit"):
+        dispatcher = compiling.data["dispatcher"]
+        function = dispatcher.py_func
+        if (function.__module__.startswith("boostkit")
+                and not isinstance(dispatcher, ObjModeLiftedWith)):
             compiled.append(function.__qualname__)
 
     def on_end(self, compiling):
