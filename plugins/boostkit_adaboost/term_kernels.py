@@ -52,7 +52,8 @@ def present_pair_sums_parallel(indptr, rows, weights, is_pos, wneg, wpos):
     """:func:`present_pair_sums` with the terms spread over numba's threads (each term's sums are
     its own, so the result is the serial one, bit for bit)."""
     for f in numba.prange(indptr.shape[0] - 1):
-        _column_sums(indptr, rows, weights, is_pos, wneg, wpos, f)
+        # prange's index is unsigned: as an intp, _column_sums is compiled once for both kernels
+        _column_sums(indptr, rows, weights, is_pos, wneg, wpos, np.intp(f))
 
 
 @numba.njit(cache=True, nogil=True)
