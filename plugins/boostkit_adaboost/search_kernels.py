@@ -404,6 +404,22 @@ def _order_key(x):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def _from_order_key(key):
+    # The float64 whose _order_key is key.
+    return np.int64(_order_key(np.int64(key).view(np.float64))).view(np.float64)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _lowest_valid(errors, is_valid):
+    # min(errors[b] for the valid b), inf if none: a loop the compiler vectorises (_order_key).
+    low = _INF_KEY
+    for b in range(errors.shape[0]):
+        key = _order_key(errors[b])
+        low = min(low, key if is_valid[b] else _INF_KEY)
+    return _from_order_key(low)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def _lowest_errors(hist, f, first, count, left, valid, total_neg, total_pos, lowest, margin):
     # lowest[f + j] and margin[f + j] of features f + first .. f + count - 1, their left sums in
     # left[first:count]: the lowest valid approximate error over the feature's cuts, one loop
@@ -416,7 +432,7 @@ def _lowest_errors(hist, f, first, count, left, valid, total_neg, total_pos, low
         for b in range(m):
             key = _order_key(_approximate_error(sn[b], sp[b], total_neg, total_pos))
             low = min(low, key if is_valid[b] else _INF_KEY)
-        lowest[f + j] = np.int64(_order_key(np.int64(low).view(np.float64))).view(np.float64)
+        lowest[f + j] = _from_order_key(low)
         feature_neg, feature_pos, _, _ = _scale(hist, f + j, left, j, n_bins)
         margin[f + j] = _error_margin(feature_neg, feature_pos, total_neg, total_pos, n_bins)
 
@@ -433,16 +449,13 @@ def _exact_errors(hist, f, valid, scores, left, right):
         sp += hist[f, b, 1]
         right[b - 1, 0], right[b - 1, 1] = sn, sp
     sn = sp = 0.0
-    low = np.inf
     for b in range(m):
         sn += hist[f, b, 0]
         sp += hist[f, b, 1]
         left[b, 0], left[b, 1] = sn, sp
         rn, rp = right[b, 0], right[b, 1]
-        e = (sp if sp <= sn else sn) + (rp if rp <= rn else rn)
-        scores[f, b] = e
-        low = e if (valid[f, b] and e < low) else low
-    return low
+        scores[f, b] = (sp if sp <= sn else sn) + (rp if rp <= rn else rn)
+    return _lowest_valid(scores[f], valid[f])
 
 
 @numba.njit(cache=True, nogil=True)
@@ -498,8 +511,8 @@ def lowest_weighted_error_cut(hist, valid, scores, sides):
     if not (finite and reach < np.inf):
         return lowest_error_cut_when_reached(hist, valid, TIE_TOLERANCE, scores, sides)
     reach += TIE_TOLERANCE * abs(reach)  # the most the tie bound can be
-    left_right = np.empty((2, m, 2))
-    left, right = left_right[0], left_right[1]
+    pairs = sums.reshape((4, m, 2))  # the left sums are read: the exact sides' scratch
+    left, right = pairs[0], pairs[1]
     overall = np.inf
     kept = -1  # the feature whose sides left and right hold
     for f in range(d):
