@@ -356,6 +356,25 @@ def test_hand_written_dataset_loads(toy_data_dir):
     assert complete.split.tolist() == ["train", "test"]
 
 
+def test_loads_of_one_file_share_its_parse_but_no_array_and_see_a_rewrite(toy_data_dir):
+    first = datasets.load("toy", encode="categorical")
+    first.X[:] = 7.0
+    first.y[:] = "spoilt"
+    first.groups[:] = 9
+    first.features.categories[1][:] = "spoilt"
+    again = datasets.load("toy", encode="categorical")
+    np.testing.assert_array_equal(again.X, [[1.5, 1.0], [np.nan, 0.0], [-2.0, np.nan],
+                                            [40.0, 1.0]])
+    assert again.y.tolist() == ["yes", "no", "no", "yes"] and again.groups.tolist() == [1, 1, 2, 2]
+    assert again.features.categories[1].tolist() == ["blue", "red"]
+    # A file written again (another size and modification time) is read again.
+    _write_csv_gz(toy_data_dir / "toy.csv.gz", [["size", "colour", "bag", "split", "label"],
+                                                ["2.5", "green", "3", "train", "yes"]])
+    rewritten = datasets.load("toy", encode="categorical")
+    assert rewritten.X.tolist() == [[2.5, 0.0]] and rewritten.groups.tolist() == [3]
+    assert rewritten.features.categories[1].tolist() == ["green"]
+
+
 def test_bundled_file_wins_over_data_dir(toy_data_dir):
     assert datasets.load("ionosphere").X.shape == (351, 34)
 
