@@ -81,6 +81,7 @@ def _check_against_numpy(got, want):
 def test_the_binary_pass_is_numpys_and_add_contributions(kept):
     rng = np.random.default_rng(1)
     code_row, table, values, log_factors, is_pos, d1, weights, margin = _problem(rng, 1001, 9, 3)
+    margin[3:9] = -values[table[code_row[3:9]]]  # F_t = 0 exactly: wrong for either sign
     factors = np.exp(log_factors)
     got = _run(cell_term_pass, code_row, table, values, factors, kept, is_pos, d1, weights,
                margin)
