@@ -92,20 +92,13 @@ def explained_squares(wpos, wneg, n_columns, out):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
-def _cut_explained(lnw, lpw, lnv, lpv, rnw, rpw, rnv, rpv):
-    # S_L^2 / W_L + S_R^2 / W_R of one cut from its sides' sums (explained_squares' terms, in
-    # its order: the left cell, then the right).
-    explained = 0.0
-    total, net = lpw + lnw, lpv - lnv
-    if total > 0.0:
-        explained += net * net / total
-    total, net = rpw + rnw, rpv - rnv
-    if total > 0.0:
-        explained += net * net / total
-    return explained
+def _side_explained(total, net):
+    # S^2 / W of one side, 0 without weight: a select, so the loop over cuts stays one SIMD loop
+    # (the division of a side without weight is computed and dropped, never raised).
+    return net * net / total if total > 0.0 else 0.0
 
 
-@numba.njit(cache=True, nogil=True)
+@numba.njit(cache=True, nogil=True, error_model="numpy")
 def least_squares_cut(hist, valid, tolerance, scores, wneg, wpos):
     """The cut of least weighted squared error of z over a ``(d, B, 2, 2)`` response histogram.
 
@@ -120,29 +113,39 @@ def least_squares_cut(hist, valid, tolerance, scores, wneg, wpos):
     written its sides' sums into ``wneg`` and ``wpos`` (``(2, 2)``: side x [w, w|z|]), or -1
     when no cut is valid. One compiled call in place of the sides' arrays, the loss over them
     and the choice.
+
+    Per feature, one loop adds the left sums upwards and the right sums downwards together
+    (eight independent chains of additions, where one side at a time waited on four), keeping
+    each cut's W and S of both sides; a second loop scores every cut from them with selects,
+    which the compiler vectorises, divisions included.
     """
     d, n_bins = hist.shape[0], hist.shape[1]
-    right = np.empty((n_bins, 4))
+    n_cuts = n_bins - 1
+    sides = np.empty((4, n_cuts))  # W_L, S_L, W_R, S_R of every cut of one feature
+    left_w, left_s, right_w, right_s = sides[0], sides[1], sides[2], sides[3]
     for f in range(d):
         h = hist[f]
-        rnw = rpw = rnv = rpv = 0.0
-        for b in range(n_bins - 1, 0, -1):
-            rnw += h[b, 0, 0]
-            rpw += h[b, 0, 1]
-            rnv += h[b, 1, 0]
-            rpv += h[b, 1, 1]
-            right[b - 1, 0] = rnw
-            right[b - 1, 1] = rpw
-            right[b - 1, 2] = rnv
-            right[b - 1, 3] = rpv
         lnw = lpw = lnv = lpv = 0.0
-        for b in range(n_bins - 1):
+        rnw = rpw = rnv = rpv = 0.0
+        for b in range(n_cuts):
             lnw += h[b, 0, 0]
             lpw += h[b, 0, 1]
             lnv += h[b, 1, 0]
             lpv += h[b, 1, 1]
-            scores[f, b] = -_cut_explained(lnw, lpw, lnv, lpv, right[b, 0], right[b, 1],
-                                           right[b, 2], right[b, 3])
+            left_w[b] = lpw + lnw
+            left_s[b] = lpv - lnv
+            r = n_cuts - b  # the right side of cut r - 1 starts at bin r
+            rnw += h[r, 0, 0]
+            rpw += h[r, 0, 1]
+            rnv += h[r, 1, 0]
+            rpv += h[r, 1, 1]
+            right_w[r - 1] = rpw + rnw
+            right_s[r - 1] = rpv - rnv
+        row = scores[f]
+        for b in range(n_cuts):
+            # explained_squares' terms in its order: 0, the left cell, then the right.
+            row[b] = -((0.0 + _side_explained(left_w[b], left_s[b]))
+                       + _side_explained(right_w[b], right_s[b]))
     k = first_near_minimum(scores, valid, tolerance)
     if k < 0:
         return k

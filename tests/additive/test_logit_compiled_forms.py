@@ -12,7 +12,8 @@ import pytest
 
 from boostkit.compiled import CALIBRATION, HISTOGRAM, SEARCH, compile_form
 from boostkit.splits import TIE_TOLERANCE
-from boostkit_additive.kernels import least_squares_search, response_histogram, response_weights
+from boostkit_additive.kernels import (explained_squares, least_squares_cut, least_squares_search,
+                                       response_histogram, response_weights)
 from boostkit_additive.logit import (cell_response_means, least_squares_split, logit_step_values,
                                      stacked_histograms)
 
@@ -70,6 +71,28 @@ def test_the_search_is_least_squares_splits(seed):
     assert divmod(k, n_bins - 1) == (split.feature, split.bin)
     np.testing.assert_array_equal(sides, [split.wneg[:, 0], split.wpos[:, 0]])
     np.testing.assert_array_equal(cell_scores, cell_response_means(split.wneg, split.wpos, 1))
+
+
+def test_every_cuts_score_is_explained_squares_bit_for_bit():
+    # Sparse bins, and sides without weight (the select's other branch) at both ends.
+    rng = np.random.default_rng(5)
+    d, n_bins = 4, 40
+    hist = rng.exponential(size=(d, n_bins, 2, 2)) * (rng.random((d, n_bins, 1, 1)) < 0.3)
+    hist[0, :3] = hist[1, -3:] = hist[3] = 0.0
+    scores = np.empty((d, n_bins - 1))
+    least_squares_cut(hist, np.ones((d, n_bins - 1), dtype=bool), TIE_TOLERANCE, scores,
+                      np.empty((2, 2)), np.empty((2, 2)))
+    for f in range(d):
+        for cut in range(n_bins - 1):
+            # [side, stacked column (w, w|z|)] of each class, sums as the cut adds them.
+            sides = np.zeros((2, 2, 2))  # class, side, column
+            for b in range(cut + 1):
+                sides[:, 0] += hist[f, b].T
+            for b in range(n_bins - 1, cut, -1):
+                sides[:, 1] += hist[f, b].T
+            explained = np.empty(1)
+            explained_squares(sides[1][None], sides[0][None], 1, explained)
+            assert scores[f, cut] == -explained[0], (f, cut)
 
 
 def own_histogram(codes, is_pos, margin, y, weights):
