@@ -208,6 +208,21 @@ def main():
             print(f"Booster({recipe!r}, compiled_rounds={compiled}): {per_round:.1f} us a round")
 
     # The Python cost of a batch's records: run_batch_rounds' time minus its kernel call's.
+    for recipe in args.recipes.split(","):
+        per_round = records_time(recipe, X, y, args.rounds, args.repeats)
+        print(f"run_batch_rounds of {recipe}: {per_round['batch']:.1f} us a round, the kernel "
+              f"{per_round['kernel']:.1f} us, the records, hypotheses and contributions "
+              f"{per_round['batch'] - per_round['kernel']:.1f} us")
+
+    searches, n_hists = time_searches(X, y, data, args.rounds, args.repeats)
+    print(f"the stump's searches alone ({n_hists} histograms of real-adaboost's D_t): "
+          + ", ".join(f"{criterion} {us:.2f} us" for criterion, us in searches.items())
+          + " a call")
+
+
+def records_time(recipe, X, y, n_rounds, repeats):
+    """Microseconds a round of ``recipe``'s batched fits spent in run_batch_rounds and in its
+    kernel calls (the rest: the records, hypotheses and contributions made in Python)."""
     spent = {"batch": 0.0, "kernel": 0.0, "rounds": 0}
     batch, make_kernel = engine.run_batch_rounds, rounds.batch_kernel
     kernel = make_kernel()
@@ -225,21 +240,14 @@ def main():
         spent["batch"] += time.process_time() - start
         return reason
 
+    boostkit.Booster(recipe, n_rounds=5).fit(X, y)  # compiled and loaded before timing
     engine.run_batch_rounds, rounds.batch_kernel = timed_batch, lambda: timed_kernel
     try:
-        for _ in range(args.repeats):
-            boostkit.Booster("adaboost", n_rounds=args.rounds).fit(X, y)
+        for _ in range(repeats):
+            boostkit.Booster(recipe, n_rounds=n_rounds).fit(X, y)
     finally:
         engine.run_batch_rounds, rounds.batch_kernel = batch, make_kernel
-    per_round = {k: spent[k] / spent["rounds"] * 1e6 for k in ("batch", "kernel")}
-    print(f"run_batch_rounds: {per_round['batch']:.1f} us a round, the kernel "
-          f"{per_round['kernel']:.1f} us, the records, hypotheses and contributions "
-          f"{per_round['batch'] - per_round['kernel']:.1f} us")
-
-    searches, n_hists = time_searches(X, y, data, args.rounds, args.repeats)
-    print(f"the stump's searches alone ({n_hists} histograms of real-adaboost's D_t): "
-          + ", ".join(f"{criterion} {us:.2f} us" for criterion, us in searches.items())
-          + " a call")
+    return {k: spent[k] / spent["rounds"] * 1e6 for k in ("batch", "kernel")}
 
 
 if __name__ == "__main__":
