@@ -124,25 +124,28 @@ def least_squares_cut(hist, valid, tolerance, scores, wneg, wpos):
     sides = np.empty((4, n_cuts))  # W_L, S_L, W_R, S_R of every cut of one feature
     left_w, left_s, right_w, right_s = sides[0], sides[1], sides[2], sides[3]
     for f in range(d):
-        h = hist[f]
+        # Flat, unsigned indices: no check for negative ones in the loop.
+        h = hist[f].reshape(4 * n_bins)
         lnw = lpw = lnv = lpv = 0.0
         rnw = rpw = rnv = rpv = 0.0
-        for b in range(n_cuts):
-            lnw += h[b, 0, 0]
-            lpw += h[b, 0, 1]
-            lnv += h[b, 1, 0]
-            lpv += h[b, 1, 1]
+        for b in range(np.uintp(n_cuts)):
+            lo = np.uintp(4) * b  # [b, channel, class] at 4 b + 2 channel + class
+            lnw += h[lo]
+            lpw += h[lo + np.uintp(1)]
+            lnv += h[lo + np.uintp(2)]
+            lpv += h[lo + np.uintp(3)]
             left_w[b] = lpw + lnw
             left_s[b] = lpv - lnv
-            r = n_cuts - b  # the right side of cut r - 1 starts at bin r
-            rnw += h[r, 0, 0]
-            rpw += h[r, 0, 1]
-            rnv += h[r, 1, 0]
-            rpv += h[r, 1, 1]
-            right_w[r - 1] = rpw + rnw
-            right_s[r - 1] = rpv - rnv
+            r = np.uintp(n_cuts) - b  # the right side of cut r - 1 starts at bin r
+            ro = np.uintp(4) * r
+            rnw += h[ro]
+            rpw += h[ro + np.uintp(1)]
+            rnv += h[ro + np.uintp(2)]
+            rpv += h[ro + np.uintp(3)]
+            right_w[r - np.uintp(1)] = rpw + rnw
+            right_s[r - np.uintp(1)] = rpv - rnv
         row = scores[f]
-        for b in range(n_cuts):
+        for b in range(np.uintp(n_cuts)):
             # explained_squares' terms in its order: 0, the left cell, then the right.
             row[b] = -((0.0 + _side_explained(left_w[b], left_s[b]))
                        + _side_explained(right_w[b], right_s[b]))
