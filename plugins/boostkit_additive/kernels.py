@@ -102,8 +102,8 @@ def _side_explained(total, net):
 def least_squares_cut(hist, valid, tolerance, scores, wneg, wpos):
     """The cut of least weighted squared error of z over a ``(d, B, 2, 2)`` response histogram.
 
-    ``hist[f, b, 0]`` holds the weight w of the negative and positive examples in bin b of
-    feature f, ``hist[f, b, 1]`` their w |z| (one margin column). ``scores`` (``(d, B - 1)``)
+    ``hist[f, b, 0]`` (C-contiguous) holds the weight w of the negative and positive examples
+    in bin b of feature f, ``hist[f, b, 1]`` their w |z| (one margin column). ``scores`` (``(d, B - 1)``)
     receives every cut's loss, -(S_L^2 / W_L + S_R^2 / W_R) (FHT Algorithm 3, step 2(b), as
     :func:`explained_squares` scores it, from left sums added bin by bin upwards and right sums
     downwards, as :func:`boostkit.kernels.histogram.threshold_pair_sums` adds them: the same
@@ -124,7 +124,7 @@ def least_squares_cut(hist, valid, tolerance, scores, wneg, wpos):
     sides = np.empty((4, n_cuts))  # W_L, S_L, W_R, S_R of every cut of one feature
     left_w, left_s, right_w, right_s = sides[0], sides[1], sides[2], sides[3]
     for f in range(d):
-        # Flat, unsigned indices: no check for negative ones in the loop.
+        # Flat, unsigned indices: no test for negative ones in the loop (hist C-contiguous).
         h = hist[f].reshape(4 * n_bins)
         lnw = lpw = lnv = lpv = 0.0
         rnw = rpw = rnv = rpv = 0.0

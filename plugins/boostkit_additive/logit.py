@@ -186,7 +186,9 @@ def least_squares_split(hist: np.ndarray, valid: np.ndarray) -> Split | None:
         return None
     scores = np.empty((d, n_bins - 1))
     wneg, wpos = np.empty((2, 2)), np.empty((2, 2))
-    k = least_squares_cut(hist, valid, TIE_TOLERANCE, scores, wneg, wpos)
+    # A class's columns taken from a multinomial histogram need not be in C order, which the
+    # kernel reads.
+    k = least_squares_cut(np.ascontiguousarray(hist), valid, TIE_TOLERANCE, scores, wneg, wpos)
     if k < 0:
         return None
     feature, cut = divmod(k, n_bins - 1)
