@@ -248,6 +248,9 @@ def _watch_parent(parent: int) -> None:
     """A worker's initializer: ignore Ctrl-C (the driver alone decides to stop, and terminates
     its workers) and exit as soon as the driver is gone.
 
+    The worker started with SIGINT blocked (:func:`_sigint_blocked`), so a Ctrl-C that came
+    while it was still starting waits, pending, until this discards it.
+
     A worker whose driver is killed outright (``kill -9``, an OOM kill) would otherwise wait for
     work forever: it holds both ends of the pool's pipes, so it never reads end-of-file. A daemon
     thread polls ``os.getppid()`` instead: when the driver dies the worker is reparented (to
@@ -270,6 +273,60 @@ def _watch_parent(parent: int) -> None:
 
     if os.name == "posix":
         threading.Thread(target=watch, name="boostkit-watch-driver", daemon=True).start()
+
+
+#: The longest (seconds) the driver waits for its workers without waking: a signal its main
+#: thread handled just before it blocked, or another of its threads handled, is acted on within
+#: this time (as distributed's as_completed polls, every 0.1 s).
+SIGNAL_POLL_SECONDS = 0.2
+
+
+@contextlib.contextmanager
+def _sigint_blocked():
+    """While inside, SIGINT is blocked in the calling thread (where the platform has
+    ``pthread_sigmask``): a Ctrl-C that comes meanwhile stays pending and interrupts as soon
+    as the block ends.
+
+    Processes and threads started inside inherit the block: a worker process starting up
+    (importing boostkit, before its initializer ignores SIGINT) is not interrupted by the Ctrl-C
+    a terminal sends to the whole process group -- it would print a KeyboardInterrupt
+    traceback and break the pool under the driver -- and the pool's manager and feeder
+    threads keep SIGINT blocked, so it is delivered to the main thread, the one that acts on
+    it."""
+    import signal
+
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def _as_completed(futures: Sequence) -> Iterator:
+    """``futures`` as they complete, waking at least every :data:`SIGNAL_POLL_SECONDS`.
+
+    ``concurrent.futures.as_completed`` blocks on a lock without a timeout, and a signal
+    interrupts that wait only if the kernel delivers it to the main thread while it sleeps
+    there: one handled a moment before (or by another thread) leaves the exception of its
+    Python handler -- KeyboardInterrupt, boostkit.cli's Terminated -- pending until a future
+    completes, and with every worker busy on a long cell the driver hangs. Each wake runs the
+    pending handler."""
+    import queue
+
+    completed: queue.SimpleQueue = queue.SimpleQueue()
+    for future in futures:
+        future.add_done_callback(completed.put)
+    for _ in futures:
+        while True:
+            try:
+                future = completed.get(timeout=SIGNAL_POLL_SECONDS)
+            except queue.Empty:
+                continue  # back in Python code: a pending signal's handler runs here
+            yield future
+            break
 
 
 def _stop_pool(pool) -> None:
@@ -295,7 +352,7 @@ def _stop_pool(pool) -> None:
 
 def _processes(tasks, n_jobs: int) -> Iterator:
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import ProcessPoolExecutor
 
     # spawn: the same in every OS, and no fork of a process holding numba's threads.
     pool = ProcessPoolExecutor(n_jobs, mp_context=multiprocessing.get_context("spawn"),
@@ -303,8 +360,9 @@ def _processes(tasks, n_jobs: int) -> Iterator:
     futures: list = []
     complete = False
     try:
-        futures = [pool.submit(_run_task, *task) for task in tasks]
-        for future in as_completed(futures):
+        with _sigint_blocked():  # the pool starts its workers and threads as tasks come
+            futures = [pool.submit(_run_task, *task) for task in tasks]
+        for future in _as_completed(futures):
             yield future.result()
         complete = True
     finally:
