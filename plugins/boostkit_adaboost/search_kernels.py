@@ -308,25 +308,31 @@ def _lowest_loss_cut(hist, valid, sides, loss, upper, limit_of, loses):
     # Groups of four features, then the rest: three as a group ending at feature d - 1 (the
     # features it shares with the group before are not scanned again), two as a pair, one
     # alone. A pass's stores bound it: a pair's take half a group's, as do a lone feature's
-    # two chains of additions.
-    for group in range(d // 4):
-        _prefix_of_four(hist, 4 * group, left)
-        best, n_found = _scan_group(hist, 4 * group, 0, 4, left, valid, best, flags, found,
-                                    n_found, loss, upper, limit_of, loses)
-    done = d - d % 4
-    if d - done == 3 and d > 4:
-        _prefix_of_four(hist, d - 4, left)
-        best, n_found = _scan_group(hist, d - 4, 1, 4, left, valid, best, flags, found,
-                                    n_found, loss, upper, limit_of, loses)
-        done = d
-    if d - done >= 2:
-        _prefix_of_two(hist, done, left)
-        best, n_found = _scan_group(hist, done, 0, 2, left, valid, best, flags, found,
-                                    n_found, loss, upper, limit_of, loses)
-        done += 2
-    if d - done == 1:
-        _prefix_of_one(hist, done, left)
-        best, n_found = _scan_group(hist, done, 0, 1, left, valid, best, flags, found,
+    # two chains of additions. One call site of the inlined _scan_group: four compiled four
+    # copies of it (a cold compile of lowest_z_cut 10.9 s against 3.6, the same speed).
+    done = 0
+    while done < d:
+        if d - done >= 4:
+            f, first = done, 0
+            _prefix_of_four(hist, f, left)
+            done += 4
+            count = 4
+        elif d - done == 3 and d > 4:
+            f, first = d - 4, 1
+            _prefix_of_four(hist, f, left)
+            done = d
+            count = 4
+        elif d - done >= 2:
+            f, first = done, 0
+            _prefix_of_two(hist, f, left)
+            done += 2
+            count = 2
+        else:
+            f, first = done, 0
+            _prefix_of_one(hist, f, left)
+            done += 1
+            count = 1
+        best, n_found = _scan_group(hist, f, first, count, left, valid, best, flags, found,
                                     n_found, loss, upper, limit_of, loses)
     row = _first_near_lowest_found(found, n_found)
     if row == -1:
