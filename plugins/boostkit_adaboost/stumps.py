@@ -310,7 +310,7 @@ class StumpLearner(boostkit.Proposal):
         binned = state.data.binned
         if not binned.ordered or self.tie_order is not None or state.data.n_columns != 1:
             return None
-        return CompiledProposal(compiled_search, _CutStump(binned.thresholds).hypothesis,
+        return CompiledProposal(compiled_search, CutStump(binned.thresholds).hypothesis,
                                 criterion=self.criterion)
 
     def lowest_two_losses(self, state) -> tuple[float, float]:
@@ -386,7 +386,7 @@ def compiled_search(criterion: str):
     return None if function is None else compile_form(function, SEARCH)
 
 
-class _CutStump:
+class CutStump:
     """Builds a batch's stumps from their cuts (:attr:`CompiledProposal.hypothesis`): what
     :meth:`StumpLearner.choose` makes of the same split. A stump chosen again is the same
     object (AdaBoost returns to its stumps often): the engine then describes it once."""

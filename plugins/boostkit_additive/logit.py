@@ -43,7 +43,7 @@ from boostkit.splits import (MIN_CATEGORY_COUNT, TIE_TOLERANCE, Split, check_min
                              histogram)
 from boostkit_adaboost import Stump, search_binned, two_cell_hypothesis
 from boostkit_adaboost.coefficients import cell_contribution
-from boostkit_adaboost.stumps import _CutStump
+from boostkit_adaboost.stumps import CutStump
 
 from .kernels import (class_major, explained_squares, least_squares_cut, least_squares_search,
                       response_histogram, response_weights, working_response)
@@ -278,7 +278,7 @@ class LogitStump(boostkit.Proposal):
         binned = state.data.binned
         if not binned.ordered or state.data.n_columns != 1:
             return None
-        return CompiledProposal(_compiled_search, _CutStump(binned.thresholds).hypothesis,
+        return CompiledProposal(_compiled_search, CutStump(binned.thresholds).hypothesis,
                                 criterion=LOGIT_RESPONSE.name, params=[self.z_max, TIE_TOLERANCE],
                                 histogram=compile_form(response_histogram, HISTOGRAM),
                                 histogram_width=4)
