@@ -268,6 +268,22 @@ def _min_or_nan(x, y):
     return x if (x <= y or x != x) else y
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def cut_sides(hist, f, c, sides):
+    """Write the sides of the cut after bin c of feature f to ``sides`` (row 0 the negatives'
+    weight left and right, row 1 the positives'), summed in the order of
+    :func:`boostkit.kernels.histogram.threshold_class_sums` (left upwards, right downwards)."""
+    m = hist.shape[1] - 1
+    ln = lp = rn = rp = 0.0
+    for b in range(c + 1):
+        ln += hist[f, b, 0]
+        lp += hist[f, b, 1]
+    for b in range(m, c, -1):
+        rn += hist[f, b, 0]
+        rp += hist[f, b, 1]
+    sides[0, 0], sides[0, 1], sides[1, 0], sides[1, 1] = ln, rn, lp, rp
+
+
 @numba.njit(cache=True, nogil=True)
 def lowest_error_cut(hist, valid, tolerance, scores, sides):
     """The cut of lowest weighted error of a ``(d, B, 2)`` class histogram, in one call: the
@@ -307,15 +323,7 @@ def lowest_error_cut(hist, valid, tolerance, scores, sides):
         lowest[f] = low
     k = _first_near_lowest(scores, valid, tolerance, lowest)
     if k >= 0:
-        f, c = k // m, k % m
-        ln = lp = rn = rp = 0.0
-        for b in range(c + 1):
-            ln += hist[f, b, 0]
-            lp += hist[f, b, 1]
-        for b in range(m, c, -1):
-            rn += hist[f, b, 0]
-            rp += hist[f, b, 1]
-        sides[0, 0], sides[0, 1], sides[1, 0], sides[1, 1] = ln, rn, lp, rp
+        cut_sides(hist, k // m, k % m, sides)
     return k
 
 

@@ -42,7 +42,7 @@ import math
 import numba
 import numpy as np
 
-from boostkit.kernels.splits import lowest_error_cut_when_reached
+from boostkit.kernels.splits import cut_sides, lowest_error_cut_when_reached
 from boostkit.splits import TIE_TOLERANCE
 
 _EPS = np.finfo(np.float64).eps
@@ -52,22 +52,6 @@ _SMALLEST = 1e-100
 _LARGEST = 1e100
 # Every how many cuts a group's features are first scored, for the test's first bound.
 _SAMPLE_STRIDE = 32
-
-
-@numba.njit(cache=True, nogil=True, inline="always")
-def cut_sides(hist, f, c, sides):
-    """Write the sides of the cut after bin c of feature f to ``sides`` (row 0 the negatives'
-    weight left and right, row 1 the positives'), summed in the order of
-    :func:`boostkit.kernels.histogram.threshold_class_sums` (left upwards, right downwards)."""
-    m = hist.shape[1] - 1
-    ln = lp = rn = rp = 0.0
-    for b in range(c + 1):
-        ln += hist[f, b, 0]
-        lp += hist[f, b, 1]
-    for b in range(m, c, -1):
-        rn += hist[f, b, 0]
-        rp += hist[f, b, 1]
-    sides[0, 0], sides[0, 1], sides[1, 0], sides[1, 1] = ln, rn, lp, rp
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -351,7 +335,7 @@ def lowest_z_cut(hist, valid, sides):
     ``(d, B, 2)`` class histogram (``[..., 0]`` negatives) among the ``valid`` ``(d, B - 1)``
     cuts, -1 when none is: what :func:`boostkit.splits.best_split` chooses under
     :func:`boostkit.criteria.z_loss`, scoring only the cuts that can win. The chosen cut's
-    sides go to ``sides`` (as :func:`cut_sides`)."""
+    sides go to ``sides`` (as :func:`boostkit.kernels.splits.cut_sides`)."""
     return _lowest_loss_cut(hist, valid, sides, _z_loss, _z_upper, _z_limit, _z_loses)
 
 
