@@ -40,26 +40,36 @@ model = boostkit.Booster("adaboost", n_rounds=3).fit(data.X, data.y)
 print(model.predict(data.X).tolist())
 """
 
-# Every numba function compiled while boostkit is imported and its plugins are loaded (which
-# registers their margin losses, checked when they are made), one "module.name" per line.
-IMPORT = """
+# The start of the scripts below: records every function numba compiles in the process.
+RECORD_COMPILES = """
 from numba.core import event
+from numba.core.dispatcher import ObjModeLiftedWith
 
 compiled = []
 
 class RecordCompiles(event.Listener):
     def on_start(self, compiling):
-        function = compiling.data["dispatcher"].py_func
-        compiled.append(f"{function.__module__}.{function.__qualname__}")
+        compiled.append(compiling.data["dispatcher"])
 
     def on_end(self, compiling):
         pass
 
 event.register("numba:compile", RecordCompiles())
+
+def compiled_functions():
+    # (module, qualified name) of each function compiled, one per specialisation; an
+    # object-mode block, compiled as a function of its function's name, left out.
+    return [(d.py_func.__module__, d.py_func.__qualname__) for d in compiled
+            if not isinstance(d, ObjModeLiftedWith)]
+"""
+
+# Every numba function compiled while boostkit is imported and its plugins are loaded (which
+# registers their margin losses, checked when they are made), one "module.name" per line.
+IMPORT = RECORD_COMPILES + """
 import boostkit
-print("import:", *compiled)
+print("import:", *(f"{module}.{name}" for module, name in compiled_functions()))
 boostkit.get_registry()
-print("plugins:", *compiled)
+print("plugins:", *(f"{module}.{name}" for module, name in compiled_functions()))
 """
 
 
@@ -119,22 +129,10 @@ def test_a_cold_import_and_plugin_load_compile_nothing(tmp_path):
 
 # A kernel that calls lowest_error_cut_when_reached on one branch, run on the other: it prints
 # its answer and whether lowest_error_cut was compiled.
-WHEN_REACHED = """
+WHEN_REACHED = RECORD_COMPILES + """
 import numba
 import numpy as np
-from numba.core import event
 from boostkit.kernels.splits import lowest_error_cut_when_reached
-
-compiled = []
-
-class RecordCompiles(event.Listener):
-    def on_start(self, compiling):
-        compiled.append(compiling.data["dispatcher"].py_func.__name__)
-
-    def on_end(self, compiling):
-        pass
-
-event.register("numba:compile", RecordCompiles())
 
 @numba.njit
 def search(hist, valid, scores, sides):
@@ -143,7 +141,7 @@ def search(hist, valid, scores, sides):
     return lowest_error_cut_when_reached(hist, valid, 1e-12, scores, sides)
 
 print(search(np.ones((2, 3, 2)), np.ones((2, 2), dtype=np.bool_), np.empty((2, 2)),
-             np.empty((2, 2))), "lowest_error_cut" in compiled)
+             np.empty((2, 2))), "lowest_error_cut" in [name for _, name in compiled_functions()])
 """
 
 
@@ -156,26 +154,15 @@ def test_a_kernel_calling_the_search_when_reached_compiles_it_only_when_it_is_re
 
 
 # Bins a data set of one kind of column and prints the sorts numba compiled.
-BINNING = """
+BINNING = RECORD_COMPILES + """
 import numpy as np
-from numba.core import event
 from boostkit.kernels.binning import quantile_bins
 
-compiled = []
-
-class RecordCompiles(event.Listener):
-    def on_start(self, compiling):
-        compiled.append(compiling.data["dispatcher"].py_func.__name__)
-
-    def on_end(self, compiling):
-        pass
-
-event.register("numba:compile", RecordCompiles())
 X = np.random.default_rng(0).normal(size=(500, 3)).astype({dtype})
 quantile_bins(X.astype(np.float64), np.ones(500, dtype=bool), 255, np.zeros(3, dtype=np.int64),
               255, np.empty((3, 254)), np.empty(3, dtype=np.int64), np.empty((3, 500), np.uint8),
               np.empty((3, 256), dtype=np.int64))
-print(*sorted({{name for name in compiled if name.startswith("sort")}}))
+print(*sorted({{name for _, name in compiled_functions() if name.startswith("sort")}}))
 """
 
 
@@ -192,29 +179,13 @@ def test_binning_compiles_only_the_column_sort_its_values_need(tmp_path, dtype, 
 # A first batched fit (the default adaboost, every component compiled), recording every
 # boostkit function numba compiles, one line per specialisation (an object-mode block, which
 # numba compiles with its function as a function of the same name, left out).
-FIT_COMPILES = """
-from numba.core import event
-from numba.core.dispatcher import ObjModeLiftedWith
-
-compiled = []
-
-class RecordCompiles(event.Listener):
-    def on_start(self, compiling):
-        dispatcher = compiling.data["dispatcher"]
-        function = dispatcher.py_func
-        if (function.__module__.startswith("boostkit")
-                and not isinstance(dispatcher, ObjModeLiftedWith)):
-            compiled.append(function.__qualname__)
-
-    def on_end(self, compiling):
-        pass
-
-event.register("numba:compile", RecordCompiles())
+FIT_COMPILES = RECORD_COMPILES + """
 import boostkit
 from boostkit.datasets import load
 data = load("breast_cancer_wisconsin", dropna=True)
 boostkit.Booster("adaboost", n_rounds=10).fit(data.X, data.y)
-print(*compiled, sep="\\n")
+print(*(name for module, name in compiled_functions() if module.startswith("boostkit")),
+      sep="\\n")
 """
 
 
