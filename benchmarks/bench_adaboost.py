@@ -22,6 +22,9 @@ shared and an absolute time alone says little.
 * ``--classes K`` (K > 2): K-class data, the recipes (default ``adaboost-mh``) against
   LightGBM's ``objective="multiclass"`` with ``num_class=K`` and 2 leaves (one 2-leaf tree per
   class and round), the same bins, threads and deterministic settings.
+* ``--min-seconds``: a size whose fits are short gets more repeats than ``--repeats`` (a fit
+  of a few milliseconds varies by about one round's time): about that many seconds of full fits
+  per library, at most :data:`MAX_REPEATS`; each size says how many it took.
 * the end: the targets of issue 35 for the sizes and recipes that were run, with the measured
   ratio and whether each is met (:data:`TARGETS`).
 
@@ -40,6 +43,7 @@ import contextlib
 import dataclasses
 import multiprocessing
 import os
+import math
 import statistics
 import time
 
@@ -76,6 +80,9 @@ CLOCK = time.perf_counter
 #: about 10 ms after it (measured: 9-10 ms of CPU after a two-thread LightGBM fit), taking a
 #: core from whatever is timed next.
 SETTLE = 0.05
+
+#: The most repeats ``--min-seconds`` gives a size.
+MAX_REPEATS = 60
 
 
 def timed(fn):
@@ -143,7 +150,7 @@ def accuracy(pred, y):
     return float(np.mean(pred == y))
 
 
-def bench_size(n, d, rounds, sk_rounds, repeats, jobs_list, recipes, classes=2):
+def bench_size(n, d, rounds, sk_rounds, repeats, jobs_list, recipes, classes=2, min_seconds=0.0):
     """Per-round medians of every recipe and LightGBM (keys ``"<recipe> (<k> thr)"``,
     ``"lightgbm (<k> thr)"``, ``"scikit-learn (1 thr)"``): T and T/10 rounds, interleaved."""
     X, y, Xt, yt = make_data(n, d, classes=classes)
@@ -156,6 +163,18 @@ def bench_size(n, d, rounds, sk_rounds, repeats, jobs_list, recipes, classes=2):
     fits = [(recipe, lambda r, j, recipe=recipe: fit_boostkit(X, y, r, j, recipe))
             for recipe in recipes]
     fits.append(("lightgbm", lambda r, j: fit_lightgbm(X, y, r, j, classes)))
+    # Two fits of every library on this size's data first, not counted: numba's specialisations
+    # for its shapes and paths (a carried histogram's small-n helper, say), the libraries'
+    # imports and the caches warm, so the first size of a run is not timed colder than the
+    # others. The second's time sets the repeats: a fit of a few milliseconds varies by about
+    # its own round time, so small sizes get more repeats, up to ``min_seconds`` of fits per
+    # library (at most MAX_REPEATS).
+    slowest = 0.0
+    for n_jobs in jobs_list:
+        for _, fit in fits:
+            fit(few, n_jobs)
+            slowest = max(slowest, timed(lambda: fit(few, n_jobs))[0] * rounds / few)
+    repeats = max(repeats, min(MAX_REPEATS, math.ceil(min_seconds / max(slowest, 1e-9))))
     for _ in range(repeats):
         for n_jobs in jobs_list:
             for lib, fit in fits:
@@ -194,7 +213,7 @@ def bench_size(n, d, rounds, sk_rounds, repeats, jobs_list, recipes, classes=2):
         speedup = medians[f"{lib} (1 thr)"] / per_round
         rows.append((f"{n}x{d}", key, per_round * 1e3, statistics.median(fulls[key]),
                      per_round / base, speedup, acc.get(key, float("nan"))))
-    return rows, acc, medians
+    return rows, acc, medians, repeats
 
 
 def _size(n, d, classes=2) -> str:
@@ -287,6 +306,10 @@ def main(argv=None):
     parser.add_argument("--sklearn-rounds", type=int, default=None,
                         help="rounds to time scikit-learn on (default: 10, 2 at >= 10^6 rows; 0 skips)")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--min-seconds", type=float, default=1.0,
+                        help="more repeats at sizes whose fits are short: about this many "
+                             f"seconds of full fits per library and size (at most {MAX_REPEATS} "
+                             "repeats)")
     parser.add_argument("--jobs", default="1,2", help="thread counts for boostkit and LightGBM")
     parser.add_argument("--recipes", default=None,
                         help="comma-separated boostkit recipes (default: adaboost; adaboost-mh "
@@ -333,11 +356,13 @@ def main(argv=None):
         if sk_rounds is None:
             sk_rounds = 2 if n >= 1_000_000 else 10
         with busy_core(args.busy):
-            rows, acc, medians = bench_size(n, d, args.rounds, sk_rounds, args.repeats, jobs_list,
-                                            recipes, args.classes)
+            rows, acc, medians, repeats = bench_size(n, d, args.rounds, sk_rounds, args.repeats,
+                                                     jobs_list, recipes, args.classes,
+                                                     args.min_seconds)
         summary += summary_rows(n, d, medians, jobs_list, args.busy, recipes, args.classes)
         results.append(((n, d, args.classes), medians))
         print()
+        print(f"{_size(n, d, args.classes)}: medians of {repeats} repeats")
         print(header)
         for size, key, ms, fit_s, ratio, speedup, a in rows:
             print(f"{size:>12} {key:>32} {ms:9.3f} {fit_s:8.2f} {ratio:14.2f} {speedup:8.2f} "
