@@ -34,9 +34,9 @@ import numpy as np
 from .capabilities import is_ranker
 from .data import TrainingData
 from .errors import DataError, ModelFormatError
-from .model import (BoostModel, _check_shared_schema, _Pickler, _saved_classes, _saved_flag,
-                    _with_pickled, margin_labels, margin_probabilities, read_model_file,
-                    write_model_file)
+from .model import (BoostModel, _check_shared_schema, _saved_classes, _saved_flag, margin_labels,
+                    margin_probabilities)
+from .model_file import _Pickler, _with_pickled, read_model_file, write_model_file
 from .plugins import get_registry
 from .registry import Recipe
 

@@ -35,7 +35,8 @@ try:
 except ImportError as exc:  # pragma: no cover - the extra is part of the test extra
     raise ImportError("boostkit.onnx needs the onnx extra: pip install 'boostkit[onnx]'") from exc
 
-from .model import BoostModel, write_atomically
+from .model import BoostModel
+from .model_file import write_atomically
 from .splits import TIE_TOLERANCE
 
 __all__ = ["ExportError", "FORMATS", "OPSET", "ML_OPSET", "export_file", "graph_input",

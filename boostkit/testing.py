@@ -49,9 +49,9 @@ from .engine import Booster
 from .plane import WEIGHT_SUM_TOLERANCE
 from .errors import ModelFormatError, RecipeError
 from .hookspecs import hookimpl
-from .model import _JSON_KEY as MODEL_KEY
-from .model import _PICKLED as PICKLED
 from .model import BoostModel
+from .model_file import _JSON_KEY as MODEL_KEY
+from .model_file import _PICKLED as PICKLED
 from .registry import ComponentSpec, Recipe, Registry
 
 __all__ = [

@@ -13,7 +13,7 @@ Both are taken for every cell, so both must cost little beside the fit:
   1/d of the fit (d features) on top of it.
 * :func:`model_bytes` -- the size of what the model predicts with: the bytes of its terms'
   parameters (arrays, numbers, strings), the same measure for every algorithm. The model file
-  ``save`` writes (:func:`boostkit.model.model_file_size`) also keeps every round's record, a
+  ``save`` writes (:func:`boostkit.model_file.model_file_size`) also keeps every round's record, a
   few hundred bytes of JSON a round whatever the algorithm, and sizing it exactly costs about a
   twentieth of a stump fit: too much to take in every cell.
 """

@@ -429,3 +429,20 @@ def test_one_vs_rest_class_models_share_one_feature_schema(ionosphere, tmp_path,
     write_structure(path, structure, arrays)
     with pytest.raises(ModelFormatError, match="feature schema of class [12]'s model differs"):
         boostkit.load_model(path)
+
+
+@pytest.mark.parametrize("name", ["adaboost", "real-adaboost"])
+def test_model_file_size_is_the_size_save_writes(models, tmp_path, name):
+    from boostkit.model_file import model_file_size
+
+    path = models[name].save(tmp_path / f"{name}.npz")
+    assert model_file_size(models[name]) == path.stat().st_size
+
+
+def test_model_file_size_of_a_one_vs_rest_model(tmp_path):
+    from boostkit.model_file import model_file_size
+
+    data = datasets.load("contraceptive")  # three classes
+    model = boostkit.Booster("adaboost", n_rounds=5, multiclass="one-vs-rest").fit(data.X, data.y)
+    path = model.save(tmp_path / "ovr.npz")
+    assert model_file_size(model) == path.stat().st_size
