@@ -52,6 +52,11 @@ stump, f_m2 = -f_m1, the centred step is f_m1/2 and p_1 = sigma(2 F_1): Algorith
 margin column the components compute exactly that, with ``logitboost``'s kernels and in its order,
 so ``multinomial-logitboost`` on two classes fits ``logitboost``'s model.
 
+**Round batches.** On two classes the components have compiled forms (``logitboost``'s
+histogram, search and weights, :mod:`boostkit.compiled`), so a binary fit runs its rounds in one
+compiled call, giving the model of the rounds one by one; with several margin columns the rounds
+run one by one (a batch fits one column).
+
 **Potential.** ``multinomial-weights`` reports sum_i D_1(i) (-log2 p_{y_i}(x_i)), the negative
 multinomial log-likelihood in bits. An example whose class is not the argmax has p_y <= 1/2, so
 its term is >= 1 and the potential bounds the D_1-weighted error of ``predict`` (not the pair
@@ -68,12 +73,14 @@ import numpy as np
 
 import boostkit
 from boostkit.capabilities import SINGLE_LABEL
+from boostkit.compiled import (CALIBRATION, HISTOGRAM, SEARCH, CompiledCalibration,
+                               CompiledProposal, compile_form)
 from boostkit.kernels.boosting import take_cells
 from boostkit.losses import get_loss, margin_loss_distribution
-from boostkit.splits import best_split
+from boostkit.splits import TIE_TOLERANCE, best_split
 
-from .kernels import (class_log_sigmoids, moved_half_log_odds, response_weights,
-                      working_response)
+from .kernels import (class_log_sigmoids, least_squares_search, moved_half_log_odds,
+                      response_histogram, response_weights, working_response)
 from .logit import (LogitWeights, _cell_means, _squared_error_gain, _z_max,
                     least_squares_split, response_histograms, stacked_histograms)
 
@@ -247,6 +254,45 @@ class MultinomialStumps(boostkit.Proposal):
         return boostkit.Candidate(ClassStumps(features, thresholds), data.X,
                                   info={"sides": sides, "response_sums": sums})
 
+    @boostkit.hookimpl
+    def boostkit_compiled_form(self, state):
+        # One margin column on ordered data: logit-stump's least-squares search of its
+        # histogram of w and w |z|, the cut least_squares_split finds.
+        data, binned = state.data, state.data.binned
+        _check_single_label(data, self.name)
+        if not binned.ordered or data.n_columns != 1:
+            return None
+        return CompiledProposal(_compiled_search, _OneClassStump(binned.thresholds).hypothesis,
+                                criterion=MULTINOMIAL_RESPONSE.name,
+                                params=[self.z_max, TIE_TOLERANCE],
+                                histogram=compile_form(response_histogram, HISTOGRAM),
+                                histogram_width=4)
+
+
+def _compiled_search(criterion: str):
+    """``multinomial-stumps``' compiled search on one margin column: ``logit-stump``'s."""
+    return (compile_form(least_squares_search, SEARCH) if criterion == MULTINOMIAL_RESPONSE.name
+            else None)
+
+
+class _OneClassStump:
+    """Builds a batch's ``class-stumps`` of one class from their cuts, as
+    :meth:`MultinomialStumps.boostkit_propose` makes them from the same split (bin -1: the
+    constant stump, feature 0 and threshold inf). A cut chosen again gives the same object, which
+    the engine describes once."""
+
+    def __init__(self, thresholds):
+        self.thresholds = thresholds
+        self.made = {}
+
+    def hypothesis(self, feature: int, bin: int, wneg, wpos, cell_scores) -> ClassStumps:
+        stump = self.made.get((feature, bin))
+        if stump is None:
+            threshold = np.inf if bin < 0 else self.thresholds[feature][bin]
+            stump = self.made[feature, bin] = ClassStumps(np.array([feature if bin >= 0 else 0]),
+                                                          np.array([threshold]))
+        return stump
+
 
 def _response_histograms(state, z_max: float) -> np.ndarray:
     """``(d, B, 2C, 2)``: the class histograms of w and of w |z| over the (example, class)
@@ -329,6 +375,31 @@ class MultinomialStep(boostkit.Calibration):
             change = margin_change(state.margin, centred_step(cell_values, sides))
         return boostkit.Calibrated(contribution, change, cell_values.ravel())
 
+    @boostkit.hookimpl
+    def boostkit_compiled_form(self, state):
+        # One margin column: the step f_m1 / 2 from the cells' means of z, which the proposal's
+        # compiled search gives as its cell scores.
+        if state.data.n_columns != 1:
+            return None
+        return CompiledCalibration(MULTINOMIAL_RESPONSE.name,
+                                   compile_form(one_class_step_values, CALIBRATION), 2,
+                                   _one_class_step)
+
+
+def one_class_step_values(wneg, wpos, cell_scores, params, values, coefficients):
+    """``multinomial-step``'s compiled form on one margin column (signature
+    :data:`boostkit.compiled.CALIBRATION`): each side's f_m1, the weighted mean of z that
+    ``multinomial-stumps``' compiled search gives as its cell score, recorded as the coefficient;
+    the margin moves by f_m1 / 2 (Algorithm 6, step 2(b) with J = 2)."""
+    for j in range(2):
+        values[j] = 0.5 * cell_scores[j]
+        coefficients[j] = cell_scores[j]
+
+
+def _one_class_step(values, coefficients) -> SoftmaxStep:
+    # The batch's contribution: the f_m1 per side of one class, as boostkit_calibrate records them.
+    return SoftmaxStep(np.array(coefficients).reshape(2, 1))
+
 
 @attrs.define
 class MultinomialWeights(boostkit.Reweighting):
@@ -363,3 +434,8 @@ class MultinomialWeights(boostkit.Reweighting):
             loss, np.ascontiguousarray(g[rows, data.labels]), np.ones(data.n_samples),
             state.initial_weights.sum(axis=1), state.n_jobs)
         return boostkit.Weights(weights.reshape(g.shape), log_potential)
+
+    @boostkit.hookimpl
+    def boostkit_compiled_form(self, state):
+        # One margin column: logit-weights' (Algorithm 3's weights), as boostkit_reweight is.
+        return LogitWeights().boostkit_compiled_form(state) if state.data.n_columns == 1 else None

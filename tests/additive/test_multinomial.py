@@ -22,6 +22,7 @@ import boostkit
 from boostkit.data import TrainingData
 from boostkit.model import margin_probabilities
 from boostkit.observers import WeightHistory
+from boostkit.testing import check_compiled_forms
 from boostkit_additive import MultinomialStep, MultinomialStumps, MultinomialWeights
 from boostkit_additive.kernels import class_half_log_odds
 from boostkit_additive.multinomial import centred_step, class_logits, working_responses
@@ -252,6 +253,29 @@ def test_two_classes_give_logitboost_bit_for_bit():
     np.testing.assert_array_equal(multinomial.decision_function(data.X),
                                   binomial.decision_function(data.X))
     assert [r.error_bound for r in multinomial.records] == [r.error_bound for r in binomial.records]
+
+
+@pytest.mark.parametrize("case", ["breast_cancer", "separable", "constant"])
+def test_two_classes_run_in_a_batch_bit_for_bit_as_round_by_round(case):
+    # One margin column: the compiled forms (logitboost's histogram, search and weights) run the
+    # rounds in one batch, and give the rounds one by one's model to the bit, the constant stump
+    # (no valid cut) and a stump chosen again included.
+    if case == "breast_cancer":
+        data = boostkit.datasets.load("breast_cancer_wisconsin", dropna=True)
+        X, y = data.X, data.y
+    else:
+        X = np.arange(30.0)[:, None] if case == "separable" else np.ones((30, 2))
+        y = np.repeat([0, 1], 15)
+    report = check_compiled_forms(ALGORITHM, X, y, n_rounds=40)
+    assert report.passed, str(report)
+    batched = boostkit.Booster(ALGORITHM, n_rounds=40).fit(X, y)
+    one_by_one = boostkit.Booster(ALGORITHM, n_rounds=40, compiled_rounds=False).fit(X, y)
+    np.testing.assert_array_equal(batched.decision_function(X), one_by_one.decision_function(X))
+    assert batched.records == one_by_one.records
+    assert [h.describe() for h in batched.hypotheses] == [h.describe()
+                                                         for h in one_by_one.hypotheses]
+    for a, b in zip(batched.contributions, one_by_one.contributions):
+        np.testing.assert_array_equal(a.cell_values, b.cell_values)
 
 
 def test_multi_label_data_are_refused_by_name():
