@@ -88,7 +88,7 @@ def test_trees_agree_with_scikit_learn_over_five_splits(load, depth):
 def test_native_trees_replay_the_seeds_scikit_learn_gives_its_trees(random_state, monkeypatch):
     """Round t's tie order is seeded as scikit-learn seeds its round-t tree, also from numpy's
     global generator when random_state is None; the saved recipe leaves the tie order out."""
-    import boostkit.sklearn as dropin
+    import boostkit.sklearn_dropin as dropin
 
     made = []
 
@@ -127,7 +127,7 @@ def test_native_regressor_matches_scikit_learn_r2_on_diabetes():
     ours, theirs = [], []
     for seed in range(8):
         model = AdaBoostRegressor(random_state=seed).fit(X_train, y_train)
-        assert isinstance(model.estimators_[0], boostkit.sklearn.R2Tree)
+        assert isinstance(model.estimators_[0], boostkit.sklearn_native.R2Tree)
         ours.append(model.score(X_test, y_test))
         theirs.append(ensemble.AdaBoostRegressor(random_state=seed).fit(X_train, y_train)
                       .score(X_test, y_test))
