@@ -143,7 +143,8 @@ def centred_step(cell_values: np.ndarray, sides: np.ndarray) -> np.ndarray:
     ``(n, C)`` the side of every example on each class's stump. With one column (J = 2,
     f_m2 = -f_m1) the step is f_m1 / 2, ``(n,)``.
     """
-    f = np.take_along_axis(cell_values, sides, axis=0)
+    # A gather from the two sides' values (a select: sides are 0 or 1).
+    f = np.where(sides.astype(bool), cell_values[1], cell_values[0])
     if f.shape[1] == 1:
         return 0.5 * f[:, 0]
     n_classes = f.shape[1]
@@ -230,27 +231,26 @@ class MultinomialStumps(boostkit.Proposal):
         _check_single_label(data, self.name)
         n_columns = data.n_columns
         hist = _response_histograms(state, self.z_max)  # (d, B, 2C, 2)
-        loss = _squared_error_gain(1)
         features = np.zeros(n_columns, dtype=np.int64)
         thresholds = np.full(n_columns, np.inf)
         sides = np.zeros((data.n_samples, n_columns), dtype=np.uint8)
-        # Each side's sum of w (row 0) and of w z (row 1), per class: (2, 2, C).
-        sums = np.zeros((2, 2, n_columns))
+        # Each class's sides' sums of w and of w|z|, (C, side, [w, w|z|]), over its negative
+        # and its positive pairs.
+        wneg, wpos = np.zeros((n_columns, 2, 2)), np.zeros((n_columns, 2, 2))
         for j in range(n_columns):
-            # Class j's own fit: its column of w and of w|z|, (d, B, 2, 2).
-            class_hist = hist[:, :, [j, n_columns + j]]
-            split = (least_squares_split(class_hist, binned.split_mask) if n_columns == 1
-                     else best_split(class_hist, binned.split_mask, loss))
+            # Class j's own fit: its column of w and of w|z|, (d, B, 2, 2), searched as
+            # logit-stump searches one column.
+            class_hist = hist[:, :, j::n_columns]
+            split = least_squares_split(class_hist, binned.split_mask)
             if split is None:  # every feature is constant: the constant function
-                wneg = np.stack([class_hist[0].sum(axis=0)[:, 0], np.zeros(2)])
-                wpos = np.stack([class_hist[0].sum(axis=0)[:, 1], np.zeros(2)])
+                wneg[j, 0], wpos[j, 0] = class_hist[0].sum(axis=0).T
             else:
-                wneg, wpos = split.wneg, split.wpos
+                wneg[j], wpos[j] = split.wneg, split.wpos
                 features[j] = split.feature
                 thresholds[j] = binned.thresholds[split.feature][split.bin]
                 np.greater(binned.codes[split.feature], split.bin, out=sides[:, j].view(bool))
-            sums[0, :, j] = wneg[:, 0] + wpos[:, 0]
-            sums[1, :, j] = wpos[:, 1] - wneg[:, 1]
+        # Each side's sum of w (row 0) and of w z (row 1), per class: (2, 2, C).
+        sums = np.stack([wneg[:, :, 0] + wpos[:, :, 0], wpos[:, :, 1] - wneg[:, :, 1]]).transpose(0, 2, 1)
         return boostkit.Candidate(ClassStumps(features, thresholds), data.X,
                                   info={"sides": sides, "response_sums": sums})
 
