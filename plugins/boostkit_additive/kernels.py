@@ -102,8 +102,9 @@ def _side_explained(total, net):
 def least_squares_cut(hist, valid, tolerance, scores, wneg, wpos):
     """The cut of least weighted squared error of z over a ``(d, B, 2, 2)`` response histogram.
 
-    ``hist[f, b, 0]`` (C-contiguous) holds the weight w of the negative and positive examples
-    in bin b of feature f, ``hist[f, b, 1]`` their w |z| (one margin column). ``scores`` (``(d, B - 1)``)
+    ``hist[f, b, 0]`` (C-contiguous) holds the weight w and the w |z| of the negative examples
+    in bin b of feature f, ``hist[f, b, 1]`` those of the positive ones (one margin column: the
+    layout of :func:`boostkit.kernels.two_channel.two_channel_histogram`). ``scores`` (``(d, B - 1)``)
     receives every cut's loss, -(S_L^2 / W_L + S_R^2 / W_R) (FHT Algorithm 3, step 2(b), as
     :func:`explained_squares` scores it, from left sums added bin by bin upwards and right sums
     downwards, as :func:`boostkit.kernels.histogram.threshold_pair_sums` adds them: the same
@@ -129,18 +130,18 @@ def least_squares_cut(hist, valid, tolerance, scores, wneg, wpos):
         lnw = lpw = lnv = lpv = 0.0
         rnw = rpw = rnv = rpv = 0.0
         for b in range(np.uintp(n_cuts)):
-            lo = np.uintp(4) * b  # [b, channel, class] at 4 b + 2 channel + class
+            lo = np.uintp(4) * b  # [b, class, channel] at 4 b + 2 class + channel
             lnw += h[lo]
-            lpw += h[lo + np.uintp(1)]
-            lnv += h[lo + np.uintp(2)]
+            lnv += h[lo + np.uintp(1)]
+            lpw += h[lo + np.uintp(2)]
             lpv += h[lo + np.uintp(3)]
             left_w[b] = lpw + lnw
             left_s[b] = lpv - lnv
             r = np.uintp(n_cuts) - b  # the right side of cut r - 1 starts at bin r
             ro = np.uintp(4) * r
             rnw += h[ro]
-            rpw += h[ro + np.uintp(1)]
-            rnv += h[ro + np.uintp(2)]
+            rnv += h[ro + np.uintp(1)]
+            rpw += h[ro + np.uintp(2)]
             rpv += h[ro + np.uintp(3)]
             right_w[r - np.uintp(1)] = rpw + rnw
             right_s[r - np.uintp(1)] = rpv - rnv
@@ -158,21 +159,21 @@ def least_squares_cut(hist, valid, tolerance, scores, wneg, wpos):
     wpos[:] = 0.0
     for b in range(cut + 1):
         for channel in range(2):
-            wneg[0, channel] += h[b, channel, 0]
-            wpos[0, channel] += h[b, channel, 1]
+            wneg[0, channel] += h[b, 0, channel]
+            wpos[0, channel] += h[b, 1, channel]
     for b in range(n_bins - 1, cut, -1):
         for channel in range(2):
-            wneg[1, channel] += h[b, channel, 0]
-            wpos[1, channel] += h[b, channel, 1]
+            wneg[1, channel] += h[b, 0, channel]
+            wpos[1, channel] += h[b, 1, channel]
     return k
 
 
 def response_histogram(codes, is_pos, margin, y, weights, params, scratch, out):
     """``logit-stump``'s histogram in a round batch (signature
-    :data:`boostkit.compiled.HISTOGRAM`): the ``(d, B, 2, 2)`` class histograms of w and of
-    w |z| (z clipped to ``params[0]`` = z_max) that ``logit-stump`` sums on one thread
-    (:func:`response_weights`, then :func:`boostkit.kernels.two_channel.two_channel_histogram`),
-    into ``out`` seen as ``(d, B, 4)``."""
+    :data:`boostkit.compiled.HISTOGRAM`): the class histograms of w and of w |z| (z clipped to
+    ``params[0]`` = z_max) that ``logit-stump`` sums on one thread (:func:`response_weights`,
+    then :func:`boostkit.kernels.two_channel.two_channel_histogram`), into ``out`` seen as
+    its ``(d, B, 2, 2)``: [feature, bin, class, channel]."""
     response_weights(margin, y, weights, params[0], scratch)
     two_channel_histogram(codes, weights, scratch, is_pos,
                           out.reshape((out.shape[0], out.shape[1], 2, 2)))
@@ -182,7 +183,8 @@ def least_squares_search(hist, valid, scores, sides, cell_scores, params):
     """``logit-stump``'s search in a round batch (signature :data:`boostkit.compiled.SEARCH`).
 
     ``hist`` is the ``(d, B, 4)`` histogram of w and of w |z| (:func:`response_histogram`), the
-    ``(d, B, 2, 2)`` of :func:`least_squares_cut` seen flat; ties within ``params[1]``. Writes
+    ``(d, B, 2, 2)`` of :func:`least_squares_cut` ([feature, bin, class, channel]) seen flat;
+    ties within ``params[1]``. Writes
     the sides' weights w (``sides``, row 0 negatives, row 1 positives) and the cell scores,
     each side's weighted mean of z (0 for a side without weight), as ``LogitStump`` makes them
     from the same sums; no valid cut: the constant stump's, every row in cell 0.
@@ -195,8 +197,8 @@ def least_squares_search(hist, valid, scores, sides, cell_scores, params):
     if k < 0:
         for b in range(n_bins):  # feature 0's bins hold every row once
             for channel in range(2):
-                wneg[0, channel] += both[0, b, channel, 0]
-                wpos[0, channel] += both[0, b, channel, 1]
+                wneg[0, channel] += both[0, b, 0, channel]
+                wpos[0, channel] += both[0, b, 1, channel]
     for j in range(2):
         sides[0, j] = wneg[j, 0]
         sides[1, j] = wpos[j, 0]

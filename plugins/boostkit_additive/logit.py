@@ -149,13 +149,12 @@ def stacked_histograms(codes: np.ndarray, weights: np.ndarray, values: np.ndarra
         if weights.ndim == 1:  # (d, B, 2) each: one column of each
             stacked = [h[:, :, None, :] for h in stacked]
         return np.concatenate(stacked, axis=2)
+    part = np.empty((d, n_bins, 2, 2))  # [feature, bin, class, channel]
     if weights.ndim == 1:
-        out = np.empty((d, n_bins, 2, 2))
-        two_channel_histogram(codes, weights, values, is_pos, out)
-        return out
+        two_channel_histogram(codes, weights, values, is_pos, part)
+        return np.ascontiguousarray(part.transpose(0, 1, 3, 2))
     n_columns = weights.shape[1]
     out = np.empty((d, n_bins, 2 * n_columns, 2))
-    part = np.empty((d, n_bins, 2, 2))
     # Class-major copies: class l's pairs, a binary problem of their own, adjacent in memory.
     weights_t, values_t = np.empty((n_columns, codes.shape[1])), np.empty((n_columns,
                                                                            codes.shape[1]))
@@ -164,8 +163,8 @@ def stacked_histograms(codes: np.ndarray, weights: np.ndarray, values: np.ndarra
         class_major(np.ascontiguousarray(pairs), out_t)
     for l in range(n_columns):
         two_channel_histogram(codes, weights_t[l], values_t[l], is_pos_t[l], part)
-        out[:, :, l] = part[:, :, 0]
-        out[:, :, n_columns + l] = part[:, :, 1]
+        out[:, :, l] = part[..., 0]
+        out[:, :, n_columns + l] = part[..., 1]
     return out
 
 
@@ -186,9 +185,9 @@ def least_squares_split(hist: np.ndarray, valid: np.ndarray) -> Split | None:
         return None
     scores = np.empty((d, n_bins - 1))
     wneg, wpos = np.empty((2, 2)), np.empty((2, 2))
-    # A class's columns taken from a multinomial histogram need not be in C order, which the
-    # kernel reads.
-    k = least_squares_cut(np.ascontiguousarray(hist), valid, TIE_TOLERANCE, scores, wneg, wpos)
+    # The kernel reads [feature, bin, class, channel] in C order.
+    k = least_squares_cut(np.ascontiguousarray(hist.transpose(0, 1, 3, 2)), valid, TIE_TOLERANCE,
+                          scores, wneg, wpos)
     if k < 0:
         return None
     feature, cut = divmod(k, n_bins - 1)

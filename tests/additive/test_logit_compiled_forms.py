@@ -24,11 +24,14 @@ PARAMS = np.array([4.0, TIE_TOLERANCE])  # z_max, ties
 
 
 def search(hist, valid):
-    """``(k, sides, cell_scores)`` of the compiled search on a ``(d, B, 2, 2)`` histogram."""
+    """``(k, sides, cell_scores)`` of the compiled search on a ``(d, B, 2, 2)`` histogram
+    [feature, bin, channel, class] (as ``stacked_histograms`` gives it; the search reads
+    [feature, bin, class, channel])."""
     d, n_bins = hist.shape[:2]
     sides, cell_scores = np.empty((2, 2)), np.empty(2)
     k = compile_form(least_squares_search, SEARCH)(
-        np.ascontiguousarray(hist).reshape(d, n_bins, 4), valid, np.empty((d, n_bins - 1)),
+        np.ascontiguousarray(hist.transpose(0, 1, 3, 2)).reshape(d, n_bins, 4), valid,
+        np.empty((d, n_bins - 1)),
         sides, cell_scores, PARAMS)
     return k, sides, cell_scores
 
@@ -84,12 +87,13 @@ def test_every_cuts_score_is_explained_squares_bit_for_bit():
                       np.empty((2, 2)), np.empty((2, 2)))
     for f in range(d):
         for cut in range(n_bins - 1):
-            # [side, stacked column (w, w|z|)] of each class, sums as the cut adds them.
+            # [side, stacked column (w, w|z|)] of each class, sums as the cut adds them
+            # (hist[f, b] is [class, channel]).
             sides = np.zeros((2, 2, 2))  # class, side, column
             for b in range(cut + 1):
-                sides[:, 0] += hist[f, b].T
+                sides[:, 0] += hist[f, b]
             for b in range(n_bins - 1, cut, -1):
-                sides[:, 1] += hist[f, b].T
+                sides[:, 1] += hist[f, b]
             explained = np.empty(1)
             explained_squares(sides[1][None], sides[0][None], 1, explained)
             assert scores[f, cut] == -explained[0], (f, cut)
@@ -100,7 +104,7 @@ def own_histogram(codes, is_pos, margin, y, weights):
     out = np.empty((d, 256, 4))
     compile_form(response_histogram, HISTOGRAM)(codes, is_pos, margin, y, weights, PARAMS,
                                                 np.empty(n), out)
-    return out.reshape(d, 256, 2, 2)
+    return out.reshape(d, 256, 2, 2).transpose(0, 1, 3, 2)  # [feature, bin, channel, class]
 
 
 def test_the_histogram_is_logit_stumps_bit_for_bit():

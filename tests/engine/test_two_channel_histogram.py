@@ -11,10 +11,10 @@ from boostkit.kernels.two_channel import two_channel_histogram
 
 def _numpy_histograms(codes, first, second, is_pos, n_bins):
     d = codes.shape[0]
-    out = np.zeros((d, n_bins, 2, 2))
+    out = np.zeros((d, n_bins, 2, 2))  # [feature, bin, class, channel]
     for f in range(d):
         for channel, values in enumerate((first, second)):
-            np.add.at(out[f, :, channel], (codes[f], is_pos), values)
+            np.add.at(out[f, :, :, channel], (codes[f], is_pos), values)
     return out
 
 
@@ -33,7 +33,7 @@ def test_two_channel_histogram_is_both_class_histograms(n, d):
     for channel, values in enumerate((first, second)):
         single = np.empty((d, n_bins, 2))
         class_histogram(codes, values, is_pos, single)
-        np.testing.assert_array_equal(out[:, :, channel], single)
+        np.testing.assert_array_equal(out[..., channel], single)
 
 
 def test_fewer_bins_and_codes_not_adjacent_in_memory():
