@@ -138,7 +138,7 @@ def test_native_regression_tree_is_scikit_learn_tree_on_one_sample():
     X, y = load_diabetes(return_X_y=True)
     X = X.astype(np.float32).astype(np.float64)
     from boostkit.data import bin_features
-    from boostkit_weightboost.trees import fit_regression_tree
+    from boostkit_weightboost.regression_trees import fit_regression_tree
 
     counts = np.bincount(np.random.default_rng(0).integers(0, len(y), len(y)), minlength=len(y))
     X1 = X[:, [0, 1, 3]]  # <= 255 distinct values each, no exact ties between features
