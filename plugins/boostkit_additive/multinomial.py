@@ -148,7 +148,9 @@ def centred_step(cell_values: np.ndarray, sides: np.ndarray) -> np.ndarray:
     if f.shape[1] == 1:
         return 0.5 * f[:, 0]
     n_classes = f.shape[1]
-    return (n_classes - 1) / n_classes * (f - f.mean(axis=1, keepdims=True))
+    f -= f.mean(axis=1, keepdims=True)  # in place: no new (n, C) array to fault in
+    f *= (n_classes - 1) / n_classes
+    return f
 
 
 def margin_change(margin: np.ndarray, step: np.ndarray) -> np.ndarray:
@@ -162,7 +164,8 @@ def margin_change(margin: np.ndarray, step: np.ndarray) -> np.ndarray:
     margin = np.ascontiguousarray(margin, dtype=np.float64)
     moved = np.empty_like(margin)
     moved_half_log_odds(margin, np.ascontiguousarray(step, dtype=np.float64), 1.0, moved)
-    return moved - margin
+    moved -= margin
+    return moved
 
 
 def _int_vector(value) -> np.ndarray:
