@@ -75,14 +75,16 @@ import boostkit
 from boostkit.capabilities import SINGLE_LABEL
 from boostkit.compiled import (CALIBRATION, HISTOGRAM, SEARCH, CompiledCalibration,
                                CompiledProposal, compile_form)
+from boostkit.kernels.blocks import histogram_threads
 from boostkit.kernels.boosting import take_cells
+from boostkit.kernels.two_channel import two_channel_histogram
 from boostkit.losses import get_loss, margin_loss_distribution
-from boostkit.splits import TIE_TOLERANCE, best_split
+from boostkit.splits import TIE_TOLERANCE
 
-from .kernels import (class_log_sigmoids, least_squares_search, moved_half_log_odds,
-                      response_histogram, response_weights, working_response)
-from .logit import (LogitWeights, _cell_means, _squared_error_gain, _z_max,
-                    least_squares_split, response_histograms, stacked_histograms)
+from .kernels import (class_log_sigmoids, class_major, least_squares_cut, least_squares_search,
+                      moved_half_log_odds, response_histogram, response_weights,
+                      working_response)
+from .logit import LogitWeights, _cell_means, _z_max, stacked_histograms
 
 #: A plugin capability: the weak learner fitted one regression stump per class to Algorithm 6's
 #: working responses, which ``multinomial-step`` gives its per-class values.
@@ -233,27 +235,30 @@ class MultinomialStumps(boostkit.Proposal):
         data, binned = state.data, state.data.binned
         _check_single_label(data, self.name)
         n_columns = data.n_columns
-        hist = _response_histograms(state, self.z_max)  # (d, B, 2C, 2)
+        hists = class_response_histograms(state, self.z_max)  # (C, d, B, 2, 2)
+        valid = binned.split_mask
         features = np.zeros(n_columns, dtype=np.int64)
         thresholds = np.full(n_columns, np.inf)
         sides = np.zeros((data.n_samples, n_columns), dtype=np.uint8)
         # Each class's sides' sums of w and of w|z|, (C, side, [w, w|z|]), over its negative
         # and its positive pairs.
         wneg, wpos = np.zeros((n_columns, 2, 2)), np.zeros((n_columns, 2, 2))
+        scores = np.empty(valid.shape)
         for j in range(n_columns):
-            # Class j's own fit: its column of w and of w|z|, (d, B, 2, 2), searched as
-            # logit-stump searches one column.
-            class_hist = hist[:, :, j::n_columns]
-            split = least_squares_split(class_hist, binned.split_mask)
-            if split is None:  # every feature is constant: the constant function
-                wneg[j, 0], wpos[j, 0] = class_hist[0].sum(axis=0).T
+            # Class j's own fit, searched as logit-stump searches one column: the cut of least
+            # weighted squared error of z_ij (the split least_squares_split finds).
+            k = (least_squares_cut(hists[j], valid, TIE_TOLERANCE, scores, wneg[j], wpos[j])
+                 if valid.size else -1)
+            if k < 0:  # every feature is constant: the constant function
+                wneg[j, 0], wpos[j, 0] = hists[j, 0].sum(axis=0)
             else:
-                wneg[j], wpos[j] = split.wneg, split.wpos
-                features[j] = split.feature
-                thresholds[j] = binned.thresholds[split.feature][split.bin]
-                np.greater(binned.codes[split.feature], split.bin, out=sides[:, j].view(bool))
+                feature, cut = divmod(k, valid.shape[1])
+                features[j] = feature
+                thresholds[j] = binned.thresholds[feature][cut]
+                np.greater(binned.codes[feature], cut, out=sides[:, j].view(bool))
         # Each side's sum of w (row 0) and of w z (row 1), per class: (2, 2, C).
-        sums = np.stack([wneg[:, :, 0] + wpos[:, :, 0], wpos[:, :, 1] - wneg[:, :, 1]]).transpose(0, 2, 1)
+        sums = np.stack([wneg[:, :, 0] + wpos[:, :, 0],
+                         wpos[:, :, 1] - wneg[:, :, 1]]).transpose(0, 2, 1)
         return boostkit.Candidate(ClassStumps(features, thresholds), data.X,
                                   info={"sides": sides, "response_sums": sums})
 
@@ -297,19 +302,38 @@ class _OneClassStump:
         return stump
 
 
-def _response_histograms(state, z_max: float) -> np.ndarray:
-    """``(d, B, 2C, 2)``: the class histograms of w and of w |z| over the (example, class)
-    pairs, z Algorithm 6's working response from the normalised margins (:func:`softmax_margins`);
-    with one margin column, ``logit-stump``'s (:func:`boostkit_additive.logit.response_histograms`).
+def class_response_histograms(state, z_max: float) -> np.ndarray:
+    """``(C, d, B, 2, 2)``: class by class, the class histograms of w and of w |z| of its pairs,
+    z Algorithm 6's working response from the normalised margins (:func:`softmax_margins`).
+
+    ``[l, f, b, s, channel]``: in bin b of feature f, the weight w (channel 0) and the w |z|
+    (channel 1) of class l's negative (s = 0) and positive (s = 1) pairs, the layout
+    :func:`boostkit_additive.kernels.least_squares_cut` reads, one class at a time, with no
+    copy. The sums of ``logit-stump``'s histograms (:func:`boostkit_additive.logit.
+    stacked_histograms`, bit for bit), with one margin column its one histogram: on one thread,
+    one :func:`boostkit.kernels.two_channel.two_channel_histogram` per class into its own slice;
+    on threads, ``stacked_histograms``' columns taken class by class.
     """
-    if state.data.n_columns == 1:
-        return response_histograms(state, z_max)
     data, binned = state.data, state.data.binned
+    codes, n_columns, n = binned.codes, data.n_columns, data.n_samples
     g = softmax_margins(state.margin)
-    values = np.empty(g.size)
-    response_weights(g.ravel(), data.y.ravel(), state.weights.ravel(), z_max, values)
-    return stacked_histograms(binned.codes, state.weights, values.reshape(g.shape), data.is_pos,
-                              binned.max_bins, state.n_jobs)
+    values = np.empty(g.shape)
+    response_weights(g.ravel(), data.y.ravel(), state.weights.ravel(), z_max, values.ravel())
+    if histogram_threads(codes, state.n_jobs) > 1:
+        stacked = stacked_histograms(codes, state.weights, values, data.is_pos, binned.max_bins,
+                                     state.n_jobs)  # (d, B, [w, w|z|] x C, s)
+        d, n_bins = stacked.shape[:2]
+        return np.ascontiguousarray(
+            stacked.reshape(d, n_bins, 2, n_columns, 2).transpose(3, 0, 1, 4, 2))
+    hists = np.empty((n_columns, codes.shape[0], binned.max_bins, 2, 2))
+    # Class-major copies: class l's pairs, a binary problem of their own, adjacent in memory.
+    weights_t, values_t = np.empty((n_columns, n)), np.empty((n_columns, n))
+    is_pos_t = np.empty((n_columns, n), dtype=np.uint8)
+    for pairs, out_t in ((state.weights, weights_t), (values, values_t), (data.is_pos, is_pos_t)):
+        class_major(np.ascontiguousarray(pairs).reshape(n, n_columns), out_t)
+    for l in range(n_columns):
+        two_channel_histogram(codes, weights_t[l], values_t[l], is_pos_t[l], hists[l])
+    return hists
 
 
 def _check_cell_values(value) -> np.ndarray:
