@@ -100,16 +100,26 @@ def _add_pairs(group, column, c0, c1, c2, c3, a, b):
 def _accumulate_direct_two(codes, first, second, is_pos, out):
     # out[f, code, class, channel] += value, feature by feature in the examples' order (the
     # group layout's sums, bit for bit): below _DIRECT_ROWS examples the groups' own arrays
-    # (zeroed, then copied out) cost more than they save, as for the engine's histogram.
+    # (zeroed, then copied out) cost more than they save, as for the engine's histogram. The
+    # values are first put side by side (one load of a pair per update, not two and a
+    # shuffle), and each feature's bins are zeroed just before its pass, so they are in the
+    # first-level cache for it (7.8 -> 6.7 us at 1 000 x 10 with both).
     d, n_bins = out.shape[0], out.shape[1]
+    n = codes.shape[1]
+    pairs = np.empty(2 * n)
+    for i in range(n):
+        pairs[2 * i] = first[i]
+        pairs[2 * i + 1] = second[i]
     flat = out.reshape(d * n_bins * 4)
-    flat[:] = 0.0
+    feature = np.uintp(4 * n_bins)  # one feature's bins, classes and channels
     for f in range(d):
         row = codes[f]
-        base = np.uintp(f) * np.uintp(4 * n_bins)
-        for i in range(codes.shape[1]):
+        base = np.uintp(f) * feature
+        flat[base:base + feature] = 0.0
+        for i in range(np.uintp(n)):
             k = base + np.uintp(4) * np.uintp(row[i]) + np.uintp(2) * np.uintp(is_pos[i])
-            _add_pair(flat, k, first[i], second[i])
+            j = np.uintp(2) * i
+            _add_pair(flat, k, pairs[j], pairs[j + np.uintp(1)])
 
 
 @numba.njit(cache=True, nogil=True)
