@@ -142,6 +142,21 @@ def test_one_round_by_hand():
     assert model.records[0].error_bound == pytest.approx(np.mean(-np.log2(true)), rel=1e-12)
 
 
+@pytest.mark.parametrize("n_classes", [2, 3, 7, 8, 10, 12])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_centred_step_per_pattern_of_sides_is_the_step_per_row_bit_for_bit(n_classes, order):
+    # With fewer patterns of sides (2^C) than rows, each pattern's step is computed once: the
+    # same bits as (J - 1)/J (f - mean_k f_k) row by row, in the rows' memory order (numpy sums
+    # a C-ordered row pairwise from 8 classes on, an F-ordered one class after class).
+    rng = np.random.default_rng(n_classes)
+    sides = np.asarray(rng.random((5000, n_classes)) < 0.4, dtype=np.uint8, order=order)
+    cell_values = rng.normal(size=(2, n_classes)) * rng.exponential(size=(2, n_classes)) ** 3
+    f = np.where(sides.astype(bool), cell_values[1], cell_values[0])
+    by_row = (n_classes - 1) / n_classes * (f - f.mean(axis=1, keepdims=True))
+    np.testing.assert_array_equal(centred_step(cell_values, sides), by_row)
+    np.testing.assert_array_equal(centred_step(cell_values, sides.astype(np.intp)), by_row)
+
+
 def test_each_round_moves_the_logits_by_its_centred_step():
     # log sigma(2 G_t) is log p_t, so consecutive differences are the round's step plus a
     # constant per example; centred, they are the step, whose classes sum to 0.
