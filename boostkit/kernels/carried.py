@@ -21,7 +21,7 @@ import numpy as np
 from .histogram import _class_hist_to_out, class_histogram_block
 
 __all__ = ["rows_off_cell", "gather_codes", "changed_class_weights", "changed_class_histogram",
-           "changed_pair_weights", "changed_pair_histogram"]
+           "carry_class_histogram", "changed_pair_weights", "changed_pair_histogram"]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -180,29 +180,82 @@ def _changed_into_out(codes, rows, change, is_pos, out):
             hist[row[rows[k]], is_pos[k]] += change[k]
 
 
-@numba.njit(cache=True, nogil=True)
-def _changed_by_groups(codes, rows, change, is_pos, out):
-    # changed_class_histogram's sums through one (2, 4, 256) group per four features.
-    d, n_bins = codes.shape[0], out.shape[1]
-    m = rows.shape[0]
-    group = np.empty(2 * _GROUP * _CODES)
-    last = d - 1
-    for first in range(0, d, _GROUP):
-        group[:] = 0.0
-        r0, r1 = codes[first], codes[min(first + 1, last)]  # past the last: its codes again,
-        r2, r3 = codes[min(first + 2, last)], codes[min(first + 3, last)]  # sums not kept
-        for k in range(m):
+@numba.njit(cache=True, nogil=True, inline="always")
+def _add_group(codes, first, rows, change, is_pos, group):
+    # The changes of features first .. first + 3 (those up to the last) added into the flat
+    # (4, 256, 2) ``group``, laid out as the histogram's bins, slot j for feature first + j:
+    # four features per pass over the rows, else one.
+    d = codes.shape[0]
+    if first + _GROUP <= d:
+        r0, r1, r2, r3 = codes[first], codes[first + 1], codes[first + 2], codes[first + 3]
+        for k in range(rows.shape[0]):
             i = rows[k]
             w = change[k]
-            column = np.uintp(is_pos[k]) * np.uintp(_GROUP * _CODES)
-            group[column + np.uintp(r0[i])] += w
-            group[column + np.uintp(_CODES) + np.uintp(r1[i])] += w
-            group[column + np.uintp(2 * _CODES) + np.uintp(r2[i])] += w
-            group[column + np.uintp(3 * _CODES) + np.uintp(r3[i])] += w
+            column = np.uintp(is_pos[k])
+            group[column + np.uintp(2) * np.uintp(r0[i])] += w
+            group[column + np.uintp(2 * _CODES) + np.uintp(2) * np.uintp(r1[i])] += w
+            group[column + np.uintp(4 * _CODES) + np.uintp(2) * np.uintp(r2[i])] += w
+            group[column + np.uintp(6 * _CODES) + np.uintp(2) * np.uintp(r3[i])] += w
+        return
+    for f in range(first, d):
+        row, slot = codes[f], np.uintp(2 * _CODES * (f - first))
+        for k in range(rows.shape[0]):
+            group[slot + np.uintp(is_pos[k]) + np.uintp(2) * np.uintp(row[rows[k]])] += change[k]
+
+
+@numba.njit(cache=True, nogil=True)
+def _changed_by_groups(codes, rows, change, is_pos, out):
+    # changed_class_histogram's sums through one (4, 256, 2) group per four features.
+    d, n_bins = codes.shape[0], out.shape[1]
+    group = np.empty(_GROUP * _CODES * 2)
+    for first in range(0, d, _GROUP):
+        group[:] = 0.0
+        _add_group(codes, first, rows, change, is_pos, group)
         for j in range(min(_GROUP, d - first)):
+            sums, h = group[2 * j * _CODES:], out[first + j]
             for b in range(n_bins):
-                out[first + j, b, 0] = group[j * _CODES + b]
-                out[first + j, b, 1] = group[(_GROUP + j) * _CODES + b]
+                h[b, 0] = sums[2 * b]
+                h[b, 1] = sums[2 * b + 1]
+
+
+@numba.njit(cache=True, nogil=True)
+def carry_class_histogram(codes, rows, change, is_pos, kept_factors, hist):
+    """Carry the ``(d, n_bins, 2)`` class histogram ``hist`` of D_t to D_{t+1}'s, in place:
+    H_{t+1} = (g_O H_t + sum_{j != O} (g_j - g_O) H_j) / Z_t
+    (:class:`boostkit.plane.CarriedHistogram`), ``kept_factors`` g_O per class and the sums
+    over the gathered ``rows`` those of :func:`changed_class_histogram` (``change``, ``is_pos``
+    as there). Each bin is (H g_O + its sum) times 1 / Z_t, Z_t the sum of feature 0's new bins
+    (every row is in one of them), bin after bin, negatives' plus positives'.
+
+    The sums never leave the (4, 256, 2) group of four features (16 KB, in the first-level
+    cache) where they are added: each group's bins are carried from it, in the histogram's
+    layout (a loop the compiler vectorises), and set back to 0 as they are read. So the
+    histogram is read and written once, and no ``(d, n_bins, 2)`` array of sums is zeroed,
+    written and read again.
+    """
+    d, n_bins = hist.shape[0], hist.shape[1]
+    width = 2 * n_bins  # a feature's bins, flat
+    flat = hist.reshape(d * width)
+    factors = np.empty(width)  # g_O of each flat bin's class: no interleaved loads
+    for b in range(n_bins):
+        factors[2 * b] = kept_factors[0]
+        factors[2 * b + 1] = kept_factors[1]
+    group = np.zeros(_GROUP * _CODES * 2)
+    scale = 0.0
+    for first in range(0, d, _GROUP):
+        _add_group(codes, first, rows, change, is_pos, group)
+        if first == 0:
+            total = 0.0
+            for b in range(n_bins):
+                total += ((flat[2 * b] * factors[2 * b] + group[2 * b])
+                          + (flat[2 * b + 1] * factors[2 * b + 1] + group[2 * b + 1]))
+            scale = 1.0 / total  # a product per bin, not a division (~4x slower)
+        for j in range(min(_GROUP, d - first)):
+            h = flat[(first + j) * width:(first + j + 1) * width]
+            sums = group[2 * j * _CODES:2 * j * _CODES + width]
+            for p in range(width):
+                h[p] = (h[p] * factors[p] + sums[p]) * scale
+        group[:] = 0.0
 
 
 @numba.njit(cache=True, nogil=True)

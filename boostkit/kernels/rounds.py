@@ -62,7 +62,7 @@ import numpy as np
 from numba import types
 
 from ..compiled import CALIBRATION, HISTOGRAM, MARGIN_WEIGHTS, REWEIGHTING, SEARCH, STOPPING
-from .carried import changed_class_histogram
+from .carried import carry_class_histogram
 from .fused import carry_factors, cell_term_pass, factor_scale
 from .histogram import class_histogram
 
@@ -214,7 +214,6 @@ def run_batch(codes, is_pos, y, d1, weights, margin, valid, bin_counts,
     n_bins = bin_counts.shape[1]
     hist = np.empty((d, n_bins, 2))
     searched = np.empty((d, n_bins, own_width)) if own_width > 0 else hist
-    change = np.empty((d, n_bins, 2))
     scores = np.empty((d, n_bins - 1))
     rows = np.empty(n, dtype=np.uintp)
     row_change = np.empty(n)
@@ -244,18 +243,8 @@ def run_batch(codes, is_pos, y, d1, weights, margin, valid, bin_counts,
             histogram_of(codes, is_pos, margin, y, weights, search_params, scratch, searched)
         elif carry:
             # H_{t+1} = (g_O H_t + sum_{j != O} (g_j - g_O) H_j) / Z_t, as the row plane
-            changed_class_histogram(codes, rows[:n_off], row_change[:n_off], row_pos[:n_off],
-                                    change)
-            g0, g1 = kept_factors[0], kept_factors[1]
-            total = 0.0
-            for b in range(n_bins):  # every row is in one bin of feature 0: Z_t, in one pass
-                total += (hist[0, b, 0] * g0 + change[0, b, 0]) + (hist[0, b, 1] * g1
-                                                                    + change[0, b, 1])
-            scale = 1.0 / total  # a product per bin, not a division (~4x slower)
-            for f in range(d):
-                for b in range(n_bins):
-                    hist[f, b, 0] = (hist[f, b, 0] * g0 + change[f, b, 0]) * scale
-                    hist[f, b, 1] = (hist[f, b, 1] * g1 + change[f, b, 1]) * scale
+            carry_class_histogram(codes, rows[:n_off], row_change[:n_off], row_pos[:n_off],
+                                  kept_factors, hist)
             growth *= step
             carried += 1
         else:
@@ -275,11 +264,17 @@ def run_batch(codes, is_pos, y, d1, weights, margin, valid, bin_counts,
             stop[1] = t + 1
             return t
         # The cells of the cut, and the rows in each (the constant hypothesis: all in cell 0).
-        rows_per_cell[0] = rows_per_cell[1] = 0.0
+        # Counts summed as integers (exact, in any order), not a float sum through
+        # rows_per_cell's memory per bin (0.5 us a round at 255 bins).
+        split = cut + 1 if cut >= 0 else n_bins  # bins below it are cell 0
+        left_rows = all_rows = 0
         for b in range(n_bins):
-            cell = 1 if (cut >= 0 and b > cut) else 0
-            table[b] = cell
-            rows_per_cell[cell] += bin_counts[feature, b]
+            table[b] = b >= split
+            count = bin_counts[feature, b]
+            all_rows += count
+            left_rows += count if b < split else 0
+        rows_per_cell[0] = left_rows
+        rows_per_cell[1] = all_rows - left_rows
         if from_margins:
             # F_t and the errors in the fused pass (D_t kept), then the rule's own pass over
             # the rows; D_{t+1} divided by its sum, as the per-round path does.

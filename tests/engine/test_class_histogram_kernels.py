@@ -1,6 +1,6 @@
 """The class histogram kernel (boostkit.kernels.histogram.class_histogram), and the carried
-histogram's sums over gathered rows (boostkit.kernels.carried.changed_class_histogram), bit for
-bit against a naive loop that adds the examples to their bins one by one, in increasing order:
+histogram's sums over gathered rows (boostkit.kernels.carried.changed_class_histogram, and
+carry_class_histogram's update from them), bit for bit against a naive loop that adds the examples to their bins one by one, in increasing order:
 the order the one-thread models (tests/reference) depend on."""
 
 from __future__ import annotations
@@ -167,6 +167,40 @@ def test_changed_class_histogram_property(n, d, n_bins, seed, share):
         out = np.full((d, n_bins, 2), np.nan)
         kernel(codes, rows, change, is_pos, out)
         np.testing.assert_array_equal(out, expected)
+
+
+def carried_by_formula(codes, rows, change, is_pos, kept_factors, hist):
+    """H_{t+1} as the batch kernel carried it before carry_class_histogram: the sums of
+    changed_class_histogram, Z_t summed over feature 0's bins in order, each bin times 1 / Z_t."""
+    summed = np.empty_like(hist)
+    changed_class_histogram(codes, rows, change, is_pos, summed)
+    g0, g1 = kept_factors
+    total = 0.0
+    for b in range(hist.shape[1]):
+        total += (hist[0, b, 0] * g0 + summed[0, b, 0]) + (hist[0, b, 1] * g1 + summed[0, b, 1])
+    scale = 1.0 / total
+    out = hist.copy()
+    out[..., 0] = (hist[..., 0] * g0 + summed[..., 0]) * scale
+    out[..., 1] = (hist[..., 1] * g1 + summed[..., 1]) * scale
+    return out
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(1, 1200), d=st.integers(1, 19), n_bins=st.integers(1, 256),
+       seed=st.integers(0, 2**32 - 1), share=st.floats(0.0, 1.0))
+def test_carry_class_histogram_is_the_formula_bit_for_bit(n, d, n_bins, seed, share):
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, n_bins, size=(d, n), dtype=np.uint8)
+    codes[:, 0] = 0  # feature 0's total is positive
+    rows = np.flatnonzero(rng.random(n) < share).astype(np.uintp)
+    change = rng.normal(size=rows.size) * 10.0 ** rng.integers(-8, 1, size=rows.size)
+    is_pos = rng.integers(0, 2, size=rows.size, dtype=np.uint8)
+    hist = rng.exponential(size=(d, n_bins, 2)) * 10.0 ** rng.integers(-8, 3, size=(d, n_bins, 2))
+    hist[:, 0, :] += 1e3
+    kept_factors = np.exp(rng.normal(size=2))
+    expected = carried_by_formula(codes, rows, change, is_pos, kept_factors, hist)
+    kc.carry_class_histogram(codes, rows, change, is_pos, kept_factors, hist)
+    np.testing.assert_array_equal(hist, expected)
 
 
 @numba.njit
