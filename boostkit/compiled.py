@@ -407,6 +407,29 @@ def _exact_round(plan: BatchPlan, state, t: int, previous: float, numbers) -> tu
     return 0, 0
 
 
+def _round_values(plan: BatchPlan, features, cuts, sides, cell_scores, values, coefficients,
+                  numbers, zs, bounds) -> tuple[list, list, list]:
+    """The hypotheses, contributions and records of a batch's rounds, from its arrays (a row a
+    round, as :func:`boostkit.kernels.rounds.run_batch` writes them) and the rounds' Z_t and
+    prod Z_t (``zs``, ``bounds``). Python numbers are made a column at a time (``tolist``),
+    and the records are built from them without RoundRecord's converters
+    (:meth:`RoundRecord.unchecked`); the lists made on the way are freed on return."""
+    hypotheses = list(map(plan.proposal.hypothesis, cuts[:, 0].tolist(), cuts[:, 1].tolist(),
+                          sides[:, 0].tolist(), sides[:, 1].tolist(), cell_scores.tolist()))
+    # A hypothesis chosen again is described once (by identity: a hypothesis may compare equal
+    # to another of other scores).
+    distinct = {id(h): h for h in hypotheses}
+    described = {key: describe_hypothesis(h, features) for key, h in distinct.items()}
+    coefficient_lists = coefficients.tolist()
+    contributions = list(map(plan.calibration.contribution, values, coefficient_lists))
+    weighted_errors = numbers[:, 0]
+    records = list(map(RoundRecord.unchecked, range(1, len(hypotheses) + 1),
+                       [described[id(h)] for h in hypotheses], weighted_errors.tolist(),
+                       (0.5 - weighted_errors).tolist(), zs, bounds, numbers[:, 1].tolist(),
+                       map(tuple, coefficient_lists)))
+    return hypotheses, contributions, records
+
+
 def run_batch_rounds(plan: BatchPlan, state, n_rounds: int, carried) -> str:
     """Run up to ``n_rounds`` rounds of ``plan`` in one compiled call
     (:func:`boostkit.kernels.rounds.run_batch`) and fill ``state``'s records, hypotheses and
@@ -469,11 +492,8 @@ def run_batch_rounds(plan: BatchPlan, state, n_rounds: int, carried) -> str:
                 f"weights summing to 0 or overflowing under the compiled form of "
                 f"{plan.owners['reweighting']}")
         raise HookError(f"round {done + int(stop[1])} of a compiled batch: {what}")
-    # The records, hypotheses and contributions, from the arrays: Python numbers made once, the
-    # potential's running sum and its exponentials for all the rounds at once.
-    features = data.features
-    hypothesis, contribution = plan.proposal.hypothesis, plan.calibration.contribution
-    records, hypotheses, contributions = state.records, state.hypotheses, state.contributions
+    # The records, hypotheses and contributions, from the arrays: the potential's running sum
+    # and its exponentials for all the rounds at once.
     if potential:
         # Z_t and prod Z_t from log Z_t, or (from the margins) from the potentials, as
         # engine.potential_factors makes them.
@@ -483,36 +503,27 @@ def run_batch_rounds(plan: BatchPlan, state, n_rounds: int, carried) -> str:
         else:
             log_z = numbers[:ran, 2]
             log_potentials = np.cumsum(np.concatenate([[state.log_potential], log_z]))[1:]
-        zs = [_exp(x) for x in log_z.tolist()]  # math.exp, bit for bit the per-round values
-        bounds = [_exp(x) for x in log_potentials.tolist()]
+        zs = list(map(_exp, log_z.tolist()))  # math.exp, bit for bit the per-round values
+        bounds = list(map(_exp, log_potentials.tolist()))
         log_potential = float(log_potentials[-1]) if ran else state.log_potential
     else:
         zs = bounds = [None] * ran
         log_potential = None
-    described = {}  # a hypothesis chosen again is described once (by identity: a hypothesis
-    #                 may compare equal to another of other scores)
     # The garbage collector is paused while the values are made: they hold no cycle, and its
     # full passes over the process's objects, every ~70 000 new ones, cost more than the
     # values themselves (3.7 against 14.7 us a round over 1 000 rounds at 1 000 x 10).
     collecting = gc.isenabled()
     gc.disable()
     try:
-        for t, ((feature, bin), (wneg, wpos), scores, value, coefs, (werr, train_err, _), z,
-                bound) in enumerate(zip(cuts[:ran].tolist(), sides[:ran].tolist(),
-                                        cell_scores[:ran].tolist(), values[:ran],
-                                        coefficients[:ran].tolist(), numbers[:ran].tolist(), zs,
-                                        bounds)):
-            h = hypothesis(feature, bin, wneg, wpos, scores)
-            description = described.get(id(h))
-            if description is None:
-                description = described[id(h)] = describe_hypothesis(h, features)
-            hypotheses.append(h)
-            contributions.append(contribution(value, coefs))
-            records.append(RoundRecord(t + 1, description, werr, 0.5 - werr, z, bound, train_err,
-                                       coefs))
+        hypotheses, contributions, records = _round_values(
+            plan, data.features, cuts[:ran], sides[:ran], cell_scores[:ran], values[:ran],
+            coefficients[:ran], numbers[:ran], zs, bounds)
     finally:
         if collecting:
             gc.enable()
+    state.hypotheses.extend(hypotheses)
+    state.contributions.extend(contributions)
+    state.records.extend(records)
     state.round, state.log_potential = ran, log_potential
     positive = state.initial_weights > 0
     state.least_margin = (float((data.y * margin)[positive].min()) if positive.any()
@@ -525,6 +536,6 @@ def run_batch_rounds(plan: BatchPlan, state, n_rounds: int, carried) -> str:
         reason = reasons[stop[1] - 1]
     else:
         reason = "max-rounds"
-    if records:
-        records[-1] = attrs.evolve(records[-1], stop_reason=reason)
+    if state.records:
+        state.records[-1] = attrs.evolve(state.records[-1], stop_reason=reason)
     return reason

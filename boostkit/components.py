@@ -675,3 +675,32 @@ class RoundRecord:
     coefficients: tuple[float, ...] = attrs.field(converter=_float_tuple)
     stop_reason: str | None = None
     extra: Mapping[str, Any] = attrs.field(factory=dict)
+
+    @classmethod
+    def unchecked(cls, round: int, hypothesis: str, weighted_error: float, edge: float,
+                  z: float | None, error_bound: float | None, training_error: float,
+                  coefficients: tuple[float, ...]) -> RoundRecord:
+        """The record ``RoundRecord(...)`` makes of these, built without the converters, for
+        numbers that are Python floats already (``z`` and ``error_bound`` floats or ``None``,
+        ``coefficients`` a tuple of floats): a compiled batch's records, made from its arrays'
+        ``tolist()``, at half the cost. Nothing is checked: other values make a record the
+        constructor would not."""
+        record = object.__new__(cls)
+        # The slots' own setters: the class is frozen, and object.__setattr__ takes twice as long.
+        (set_round, set_hypothesis, set_weighted_error, set_edge, set_z, set_error_bound,
+         set_training_error, set_coefficients, set_stop_reason, set_extra) = _RECORD_SLOTS
+        set_round(record, round)
+        set_hypothesis(record, hypothesis)
+        set_weighted_error(record, weighted_error)
+        set_edge(record, edge)
+        set_z(record, z)
+        set_error_bound(record, error_bound)
+        set_training_error(record, training_error)
+        set_coefficients(record, coefficients)
+        set_stop_reason(record, None)
+        set_extra(record, {})
+        return record
+
+
+#: The setters of RoundRecord's slots, in the order of its fields (RoundRecord.unchecked).
+_RECORD_SLOTS = tuple(vars(RoundRecord)[field.name].__set__ for field in attrs.fields(RoundRecord))

@@ -35,6 +35,14 @@ class LinearContribution(Contribution):
     name = "linear"
     alpha: float = attrs.field(converter=float)
 
+    @classmethod
+    def unchecked(cls, alpha: float) -> LinearContribution:
+        """``LinearContribution(alpha)`` built without the converter, for a Python float
+        ``alpha`` (a compiled batch's coefficient, from ``tolist()``)."""
+        contribution = object.__new__(cls)
+        object.__setattr__(contribution, "alpha", alpha)  # the class is frozen
+        return contribution
+
     def values(self, output: Candidate, margin: np.ndarray) -> np.ndarray:
         return self.alpha * output.scores
 
@@ -49,6 +57,14 @@ class CellContribution(Contribution):
 
     name = "cell-values"
     cell_values: np.ndarray = attrs.field(converter=_float_array, eq=False)
+
+    @classmethod
+    def unchecked(cls, cell_values: np.ndarray) -> CellContribution:
+        """``CellContribution(cell_values)`` built without the converter, for a C-contiguous
+        float64 array of its own (a compiled batch's row of cell values, copied)."""
+        contribution = object.__new__(cls)
+        object.__setattr__(contribution, "cell_values", cell_values)  # the class is frozen
+        return contribution
 
     def values(self, output: Candidate, margin: np.ndarray) -> np.ndarray:
         return self.cell_values[output.cells]

@@ -10,7 +10,7 @@ import numpy as np
 import boostkit
 from boostkit.capabilities import DISTRIBUTED
 from boostkit.compiled import CALIBRATION, CompiledCalibration, compile_form
-from boostkit.contributions import cell_values
+from boostkit.contributions import CellContribution, LinearContribution, cell_values
 from boostkit.criteria import weighted_error, z_loss
 from boostkit.smoothing import check_smoothing, n_examples, resolve_smoothing
 from boostkit.kernels.blocks import row_threads
@@ -128,7 +128,7 @@ def constant_alpha_values(wneg, wpos, cell_scores, params, values, coefficients)
 
 
 def _linear(values, coefficients):
-    return boostkit.LinearContribution(coefficients[0])
+    return LinearContribution.unchecked(coefficients[0])  # a Python float
 
 
 def domain_partition_values(wneg, wpos, cell_scores, params, values, coefficients):
@@ -143,7 +143,7 @@ def domain_partition_values(wneg, wpos, cell_scores, params, values, coefficient
 
 def cell_contribution(values, coefficients):
     """The :class:`boostkit.CellContribution` of a batch round's cell ``values``."""
-    return boostkit.CellContribution(values.copy())
+    return CellContribution.unchecked(values.copy())  # a (2,) float64 row
 
 
 def newton_alpha(margins: np.ndarray, weights: np.ndarray, smoothing: float,
