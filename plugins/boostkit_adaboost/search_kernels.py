@@ -56,7 +56,8 @@ _SAMPLE_STRIDE = 32
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _prefix_of_four(hist, f, left):
-    # left[j] = (negatives, positives) left of every cut of feature f + j, summed upwards.
+    # left[j, b] = (negatives, positives) left of the cut after bin b of feature f + j, summed
+    # upwards: each pair adjacent, as the histogram's (stored at a better pace than (4, 2, m)).
     # Eight running sums at once: one chain of dependent additions is bound by their latency.
     m = hist.shape[1] - 1
     h0, h1, h2, h3 = hist[f], hist[f + 1], hist[f + 2], hist[f + 3]
@@ -71,8 +72,8 @@ def _prefix_of_four(hist, f, left):
         sp2 += h2[b, 1]
         sn3 += h3[b, 0]
         sp3 += h3[b, 1]
-        s0[0, b], s0[1, b], s1[0, b], s1[1, b] = sn0, sp0, sn1, sp1
-        s2[0, b], s2[1, b], s3[0, b], s3[1, b] = sn2, sp2, sn3, sp3
+        s0[b, 0], s0[b, 1], s1[b, 0], s1[b, 1] = sn0, sp0, sn1, sp1
+        s2[b, 0], s2[b, 1], s3[b, 0], s3[b, 1] = sn2, sp2, sn3, sp3
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -86,7 +87,7 @@ def _prefix_of_two(hist, f, left):
         sp0 += h0[b, 1]
         sn1 += h1[b, 0]
         sp1 += h1[b, 1]
-        s0[0, b], s0[1, b], s1[0, b], s1[1, b] = sn0, sp0, sn1, sp1
+        s0[b, 0], s0[b, 1], s1[b, 0], s1[b, 1] = sn0, sp0, sn1, sp1
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -98,7 +99,7 @@ def _prefix_of_one(hist, f, left):
     for b in range(m):
         sn += h[b, 0]
         sp += h[b, 1]
-        s[0, b], s[1, b] = sn, sp
+        s[b, 0], s[b, 1] = sn, sp
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -180,8 +181,8 @@ def _squared_loses(ln, lp, rn, rp, limit):
 def _scale(hist, f, left, j, n_bins):
     # Feature f's class totals, its weight W and delta, the bound on |total - left - right|.
     m = n_bins - 1
-    total_neg = left[j, 0, m - 1] + hist[f, m, 0]
-    total_pos = left[j, 1, m - 1] + hist[f, m, 1]
+    total_neg = left[j, m - 1, 0] + hist[f, m, 0]
+    total_pos = left[j, m - 1, 1] + hist[f, m, 1]
     total = total_neg + total_pos
     return total_neg, total_pos, total, 4.0 * n_bins * _EPS * total
 
@@ -193,7 +194,7 @@ def _sample(hist, f, left, j, valid, best, upper):
     m = n_bins - 1
     total_neg, total_pos, total, delta = _scale(hist, f, left, j, n_bins)
     for b in range(_SAMPLE_STRIDE // 2, m, _SAMPLE_STRIDE):
-        ln, lp = left[j, 0, b], left[j, 1, b]
+        ln, lp = left[j, b, 0], left[j, b, 1]
         rn = total_neg - ln
         rp = total_pos - lp
         if valid[f, b] and rn >= 0.0 and rp >= 0.0:
@@ -214,7 +215,7 @@ def _scan_feature(hist, f, left, j, valid, best, flags, found, n_found, loss, li
     n_left = 0
     if limit < np.inf:
         for b in range(m):
-            ln, lp = left[j, 0, b], left[j, 1, b]
+            ln, lp = left[j, b, 0], left[j, b, 1]
             flag = valid[f, b] & ~loses(ln, lp, total_neg - ln, total_pos - lp, limit)
             flags[b] = flag
             n_left += flag
@@ -231,7 +232,7 @@ def _scan_feature(hist, f, left, j, valid, best, flags, found, n_found, loss, li
             rn += hist[f, c + 1, 0]
             rp += hist[f, c + 1, 1]
             if flags[c]:
-                ln, lp = left[j, 0, c], left[j, 1, c]
+                ln, lp = left[j, c, 0], left[j, c, 1]
                 s = loss(ln, lp, rn, rp)
                 found[n_found, 0] = f * m + c
                 found[n_found, 1] = s
@@ -284,7 +285,7 @@ def _lowest_loss_cut(hist, valid, sides, loss, upper, limit_of, loses):
     # The flat index of the chosen cut (-1: none valid), its sides written.
     d, n_bins, _ = hist.shape
     m = n_bins - 1
-    left = np.empty((4, 2, m))
+    left = np.empty((4, m, 2))
     flags = np.empty(m, dtype=np.bool_)
     found = np.empty((d * m, 6))  # index, loss, sides (ln, rn, lp, rp) of every cut scored
     n_found = 0
@@ -361,7 +362,8 @@ def _approximate_error(sn, sp, total_neg, total_pos):
 @numba.njit(cache=True, nogil=True, inline="always")
 def _error_margin(feature_neg, feature_pos, total_neg, total_pos, n_bins):
     # At least |approximate - exact error| of every cut of a feature whose bins sum (upwards) to
-    # feature_neg, feature_pos, the totals being feature 0's (lowest_weighted_error_cut): twice the totals' difference, and 8 (B + 1) times the rounding of one addition,
+    # feature_neg, feature_pos, the totals being feature 0's (lowest_weighted_error_cut): twice
+    # the totals' difference, and 8 (B + 1) times the rounding of one addition,
     # relative (eps) and, among subnormal numbers, absolute. NaN or inf: a weight is.
     gap = abs(total_neg - feature_neg) + abs(total_pos - feature_pos)
     return 2.0 * gap + 8.0 * (n_bins + 1) * (_EPS * (feature_neg + feature_pos) + 5e-324)
@@ -417,10 +419,10 @@ def _lowest_errors(hist, f, first, count, left, valid, total_neg, total_pos, low
     n_bins = hist.shape[1]
     m = n_bins - 1
     for j in range(first, count):
-        sn, sp, is_valid = left[j, 0], left[j, 1], valid[f + j]
+        sums, is_valid = left[j], valid[f + j]
         low = _INF_KEY
         for b in range(m):
-            key = _order_key(_approximate_error(sn[b], sp[b], total_neg, total_pos))
+            key = _order_key(_approximate_error(sums[b, 0], sums[b, 1], total_neg, total_pos))
             low = min(low, key if is_valid[b] else _INF_KEY)
         lowest[f + j] = _from_order_key(low)
         feature_neg, feature_pos, _, _ = _scale(hist, f + j, left, j, n_bins)
@@ -476,7 +478,7 @@ def lowest_weighted_error_cut(hist, valid, scores, sides):
         return lowest_error_cut_when_reached(hist, valid, TIE_TOLERANCE, scores, sides)
     bounds = np.empty((2, d))  # each feature's lowest approximate error and its margin
     lowest, margin = bounds[0], bounds[1]
-    sums = np.empty((4, 2, m))
+    sums = np.empty((4, m, 2))
     total_neg = total_pos = 0.0
     # Groups of four features, then the rest (the Z search's groups): each group's left sums,
     # then each feature's lowest. The totals are feature 0's, every row being in one of its bins,
@@ -488,8 +490,8 @@ def lowest_weighted_error_cut(hist, valid, scores, sides):
             start, first, count = (d - 4, 1, 4) if d > 4 else (f, 0, 2)
         _prefix_sums(hist, start, count, sums)
         if f == 0:
-            total_neg = sums[0, 0, m - 1] + hist[0, m, 0]
-            total_pos = sums[0, 1, m - 1] + hist[0, m, 1]
+            total_neg = sums[0, m - 1, 0] + hist[0, m, 0]
+            total_pos = sums[0, m - 1, 1] + hist[0, m, 1]
         _lowest_errors(hist, start, first, count, sums, valid, total_neg, total_pos, lowest,
                        margin)
         f = start + count
@@ -501,8 +503,7 @@ def lowest_weighted_error_cut(hist, valid, scores, sides):
     if not (finite and reach < np.inf):
         return lowest_error_cut_when_reached(hist, valid, TIE_TOLERANCE, scores, sides)
     reach += TIE_TOLERANCE * abs(reach)  # the most the tie bound can be
-    pairs = sums.reshape((4, m, 2))  # the left sums are read: the exact sides' scratch
-    left, right = pairs[0], pairs[1]
+    left, right = sums[0], sums[1]  # the left sums are read: the exact sides' scratch
     overall = np.inf
     kept = -1  # the feature whose sides left and right hold
     for f in range(d):
