@@ -22,7 +22,14 @@ from numba.extending import intrinsic
 
 from .histogram import _CODES, _DIRECT_ROWS, _GROUP, _TILE, _eight_codes
 
-__all__ = ["two_channel_histogram"]
+__all__ = ["DIRECT_ROWS", "TILE_ROWS", "add_two_channel_tile", "two_channel_from_groups",
+           "two_channel_groups", "two_channel_histogram"]
+
+#: Below this many examples :func:`two_channel_histogram` sums straight into its output; from
+#: it, into group histograms (:func:`two_channel_groups`), a tile of :data:`TILE_ROWS` examples
+#: at a time (:func:`add_two_channel_tile`).
+DIRECT_ROWS = _DIRECT_ROWS
+TILE_ROWS = _TILE
 
 #: One feature's bins of one class in a group's histogram: a (first, second) pair per code.
 _PAIRS = 2 * _CODES
@@ -122,6 +129,35 @@ def _accumulate_direct_two(codes, first, second, is_pos, out):
             _add_pair(flat, k, pairs[j], pairs[j + np.uintp(1)])
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def two_channel_groups(d):
+    """Zeroed group histograms of ``d`` features for :func:`add_two_channel_tile`."""
+    return np.zeros(((d + _GROUP - 1) // _GROUP, 2 * _POSITIVE))
+
+
+@numba.njit(cache=True, nogil=True)
+def add_two_channel_tile(codes, first, second, is_pos, groups, start, stop):
+    """Add examples ``[start, stop)`` (at most :data:`TILE_ROWS`) to ``groups``
+    (:func:`two_channel_groups`), every group of four features in turn while the tile's values
+    are in the cache; ``codes`` C-contiguous."""
+    for g in range(groups.shape[0]):
+        _accumulate_two(codes, first, second, is_pos, groups[g], g * _GROUP, start, stop)
+
+
+@numba.njit(cache=True, nogil=True)
+def two_channel_from_groups(groups, out):
+    """``out`` (``(d, n_bins, 2, 2)``) from the group histograms, as
+    :func:`two_channel_histogram` gives it."""
+    d, n_bins = out.shape[0], out.shape[1]
+    for f in range(d):
+        g, j = divmod(f, _GROUP)
+        for b in range(n_bins):
+            for s in range(2):
+                for c in range(2):
+                    out[f, b, s, c] = (groups[g, s * _POSITIVE + j * _PAIRS + 2 * b + c]
+                                       if b < _CODES else 0.0)
+
+
 @numba.njit(cache=True, nogil=True)
 def two_channel_histogram(codes, first, second, is_pos, out):
     """Fill ``out`` (``(d, n_bins, 2, 2)``, float64, C-contiguous) with the class histograms of
@@ -134,21 +170,12 @@ def two_channel_histogram(codes, first, second, is_pos, out):
     overwritten; bins past 255 are 0.
     """
     d, n = codes.shape
-    if n < _DIRECT_ROWS:
+    if n < DIRECT_ROWS:
         _accumulate_direct_two(codes, first, second, is_pos, out)
         return
     if n > 1 and codes.strides[1] != 1:  # one load per eight codes needs them adjacent
         codes = np.ascontiguousarray(codes)
-    groups = np.zeros(((d + _GROUP - 1) // _GROUP, 2 * _POSITIVE))
-    for lo in range(0, n, _TILE):
-        hi = min(lo + _TILE, n)
-        for g in range(groups.shape[0]):
-            _accumulate_two(codes, first, second, is_pos, groups[g], g * _GROUP, lo, hi)
-    n_bins = out.shape[1]
-    for f in range(d):
-        g, j = divmod(f, _GROUP)
-        for b in range(n_bins):
-            for s in range(2):
-                for c in range(2):
-                    out[f, b, s, c] = (groups[g, s * _POSITIVE + j * _PAIRS + 2 * b + c]
-                                       if b < _CODES else 0.0)
+    groups = two_channel_groups(d)
+    for lo in range(0, n, TILE_ROWS):
+        add_two_channel_tile(codes, first, second, is_pos, groups, lo, min(lo + TILE_ROWS, n))
+    two_channel_from_groups(groups, out)

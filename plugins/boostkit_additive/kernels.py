@@ -33,7 +33,9 @@ import numpy as np
 
 from boostkit.kernels.exponential import CONTRACT, exp_nonpositive
 from boostkit.kernels.margin_loss import log_positive, softplus
-from boostkit.kernels.two_channel import two_channel_histogram
+from boostkit.kernels.two_channel import (DIRECT_ROWS, TILE_ROWS, add_two_channel_tile,
+                                          two_channel_from_groups, two_channel_groups,
+                                          two_channel_histogram)
 from boostkit.kernels.splits import first_near_minimum
 
 
@@ -173,10 +175,22 @@ def response_histogram(codes, is_pos, margin, y, weights, params, scratch, out):
     :data:`boostkit.compiled.HISTOGRAM`): the class histograms of w and of w |z| (z clipped to
     ``params[0]`` = z_max) that ``logit-stump`` sums on one thread (:func:`response_weights`,
     then :func:`boostkit.kernels.two_channel.two_channel_histogram`), into ``out`` seen as
-    its ``(d, B, 2, 2)``: [feature, bin, class, channel]."""
-    response_weights(margin, y, weights, params[0], scratch)
-    two_channel_histogram(codes, weights, scratch, is_pos,
-                          out.reshape((out.shape[0], out.shape[1], 2, 2)))
+    its ``(d, B, 2, 2)``: [feature, bin, class, channel]. From
+    :data:`~boostkit.kernels.two_channel.DIRECT_ROWS` examples on, w |z| of a tile of examples
+    is made just before the tile is added to the histogram, so the histogram reads it, and the
+    tile's w, from the cache (the same numbers: the values are the example's own)."""
+    d, n = codes.shape
+    both = out.reshape((d, out.shape[1], 2, 2))
+    if n < DIRECT_ROWS:
+        response_weights(margin, y, weights, params[0], scratch)
+        two_channel_histogram(codes, weights, scratch, is_pos, both)
+        return
+    groups = two_channel_groups(d)
+    for lo in range(0, n, TILE_ROWS):
+        hi = min(lo + TILE_ROWS, n)
+        response_weights(margin[lo:hi], y[lo:hi], weights[lo:hi], params[0], scratch[lo:hi])
+        add_two_channel_tile(codes, weights, scratch, is_pos, groups, lo, hi)
+    two_channel_from_groups(groups, both)
 
 
 def least_squares_search(hist, valid, scores, sides, cell_scores, params):

@@ -107,9 +107,10 @@ def own_histogram(codes, is_pos, margin, y, weights):
     return out.reshape(d, 256, 2, 2).transpose(0, 1, 3, 2)  # [feature, bin, channel, class]
 
 
-def test_the_histogram_is_logit_stumps_bit_for_bit():
+@pytest.mark.parametrize("n", [700, 16_384 + 4_000])  # summed directly; by tiles of w |z|
+def test_the_histogram_is_logit_stumps_bit_for_bit(n):
     rng = np.random.default_rng(1)
-    n, d = 700, 3
+    d = 6
     codes = rng.integers(0, 256, size=(d, n)).astype(np.uint8)
     margin, y = 3.0 * rng.standard_normal(n), rng.choice([-1.0, 1.0], n)
     is_pos, weights = (y > 0).astype(np.uint8), rng.random(n)
