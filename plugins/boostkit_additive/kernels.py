@@ -106,8 +106,8 @@ def least_squares_cut(hist, valid, tolerance, scores, wneg, wpos):
 
     ``hist[f, b, 0]`` (C-contiguous) holds the weight w and the w |z| of the negative examples
     in bin b of feature f, ``hist[f, b, 1]`` those of the positive ones (one margin column: the
-    layout of :func:`boostkit.kernels.two_channel.two_channel_histogram`). ``scores`` (``(d, B - 1)``)
-    receives every cut's loss, -(S_L^2 / W_L + S_R^2 / W_R) (FHT Algorithm 3, step 2(b), as
+    layout of :func:`boostkit.kernels.two_channel.two_channel_histogram`). ``scores``
+    (``(d, B - 1)``) receives every cut's loss, -(S_L^2 / W_L + S_R^2 / W_R) (FHT Algorithm 3, step 2(b), as
     :func:`explained_squares` scores it, from left sums added bin by bin upwards and right sums
     downwards, as :func:`boostkit.kernels.histogram.threshold_pair_sums` adds them: the same
     numbers as ``boostkit.splits.best_split`` on the stacked sums). Returns the flat index of
