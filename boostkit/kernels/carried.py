@@ -236,13 +236,11 @@ def carry_class_histogram(codes, rows, change, is_pos, kept_factors, hist):
     d, n_bins = hist.shape[0], hist.shape[1]
     width = 2 * n_bins  # a feature's bins, flat
     flat = hist.reshape(d * width)
-    scratch = np.empty(width + _GROUP * _CODES * 2)  # one allocation for both
-    factors = scratch[:width]  # g_O of each flat bin's class: no interleaved loads
+    factors = np.empty(width)  # g_O of each flat bin's class: no interleaved loads
     for b in range(n_bins):
         factors[2 * b] = kept_factors[0]
         factors[2 * b + 1] = kept_factors[1]
-    group = scratch[width:]
-    group[:] = 0.0
+    group = np.zeros(_GROUP * _CODES * 2)
     scale = 0.0
     for first in range(0, d, _GROUP):
         _add_group(codes, first, rows, change, is_pos, group)

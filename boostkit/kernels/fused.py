@@ -138,9 +138,10 @@ def _cell_row(i, code_row, table, values, error, factor, is_pos, d1, weights, ne
     at = np.uintp(2) * np.uintp(cell) + np.uintp(s)
     m = margin[i] + values[cell]
     margin[i] = m
-    # D_1(i) or 0 selected, not D_1(i) times the comparison: the same sum (D_1 is finite and
-    # >= 0), ~0.3 ns a row less.
-    train_err += d1[i] if (2.0 * s - 1.0) * m <= 0.0 else 0.0
+    # D_1(i) [y_i F_t(x_i) <= 0] as D_1(i)'s bits masked by the comparison: D_1(i) or +0.0
+    # (D_1 is finite and >= 0), the product's sum bit for bit, without the product or a branch.
+    wrong = -np.int64((2.0 * s - 1.0) * m <= 0.0)
+    train_err += np.int64(np.float64(d1[i]).view(np.int64) & wrong).view(np.float64)
     w = weights[i]
     werr += w * error[at]
     new = w * factor[at]
