@@ -8,9 +8,11 @@ off O are summed again, as LightGBM gets a leaf's histogram from its sibling's b
 :func:`rows_off_cell` finds them (once per round, from the split feature's codes) and
 :func:`changed_class_weights` (:func:`changed_pair_weights` over (example, class) pairs) gives
 each its change of weight (g[cell_i, y_i] - g[O, y_i]) D_t(i). :func:`changed_class_histogram`
-sums those per feature and bin, reading each row's codes where they are; over pairs
-:func:`changed_pair_histogram` sums them per feature, bin, class and sign from the rows' codes
-copied into adjacent memory (:func:`gather_codes`).
+sums those per feature and bin, reading each row's codes where they are (the row plane adds
+g[O, .] H and normalises); :func:`carry_class_histogram`, for the compiled round batch
+(:mod:`boostkit.kernels.rounds`), carries H itself from the same sums as they are added, in the
+batch's arithmetic. Over pairs :func:`changed_pair_histogram` sums them per feature, bin, class
+and sign from the rows' codes copied into adjacent memory (:func:`gather_codes`).
 """
 
 from __future__ import annotations
@@ -229,9 +231,14 @@ def carry_class_histogram(codes, rows, change, is_pos, kept_factors, hist):
 
     The sums never leave the (4, 256, 2) group of four features (16 KB, in the first-level
     cache) where they are added: each group's bins are carried from it, in the histogram's
-    layout (a loop the compiler vectorises), and set back to 0 as they are read. So the
-    histogram is read and written once, and no ``(d, n_bins, 2)`` array of sums is zeroed,
-    written and read again.
+    layout (a loop the compiler vectorises, with g_O per flat bin), then the group is zeroed
+    for the next. So the histogram is read and written once, and no ``(d, n_bins, 2)`` array of
+    sums is zeroed, written and read again: at 1 000 x 10 (255 bins, 225 rows a round off the
+    kept cell on average) 3.1 us a round in the batch against 3.7 us
+    (``benchmarks/bench_round_parts.py``), 3.0 against 4.6 us on synthetic rows (one thread,
+    CPU time, medians). The sums are those of the groups of
+    :func:`changed_class_histogram`, bit for bit, and so is the carried histogram the batch
+    computed from them before.
     """
     d, n_bins = hist.shape[0], hist.shape[1]
     width = 2 * n_bins  # a feature's bins, flat

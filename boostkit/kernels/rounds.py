@@ -40,13 +40,23 @@ What must not be a first-class call is work per bin or per row: a search called 
 make 2 550 calls a round at 10 x 255 (30 us); the search scores every cut in its own loop, and
 the per-row work is the fused pass, driven by the factors per (cell, sign).
 
-Where such a round goes (1 000 x 10, the search swapped for a fixed cut): the stump's error
-search 3.3 us, the rest 9.1 us with a carried histogram and 10.0 us with one summed over the
-rows (the histogram ~4-5 us, the fused pass ~3 us); the Python values of a round, built
-afterwards, ~4-5 us more (:func:`boostkit.compiled.run_batch_rounds`). A whole batched
-``Booster("adaboost")`` round: 18.6 us, against 87.5 us one by one. From the margins (another
-run, ``bench_batch.py --recipes``, adaboost 22.1 us batched): ``madaboost`` 24.4 us against
-133.2 one by one (the loss's weights 3.3 us, the histogram summed every round);
+Where ``adaboost``'s round goes at 1 000 x 10, 255 bins a feature (200 rounds, each part
+timed inside the kernel with the cycle counter, ``benchmarks/bench_round_parts.py``; medians of
+three runs interleaved with the kernel before these figures' changes, one thread): the carried
+histogram (:func:`~boostkit.kernels.carried.carry_class_histogram`) 3.1 us, against 3.7
+before; the stump's error search 3.1 us (3.5: its left sums 1.1 us, each feature's lowest
+error on approximate sides 1.1 us, a feature scored exactly ~0.5 us); the fused pass 2.3 us
+(2.55); the rest (the cut's cells and rows per cell, the values, factors, normalisation and
+stopping rules) 0.55 us (1.0). The kernel: 10.2 us a round of CPU time, against 11.7. The
+three large parts wait on the cache and on chains of additions whose order fixes the bits:
+the (10, 255, 2) histogram (40 KB) is read and written from the second-level cache every
+round, Z_t and the search's prefix sums add bin after bin, the fused pass's three sums row
+after row. At 100 000 x 100 and 1 000 000 x 20 (50 rounds): 1.8 against 2.0 ms and 6.2
+against 6.5 ms a round. The Python values of a round, built afterwards, ~4-5 us more
+(:func:`boostkit.compiled.run_batch_rounds`); a whole batched ``Booster("adaboost")`` round
+14.6 us alone (an earlier run: 18.6 us, against 87.5 us one by one). From the margins
+(another run, ``bench_batch.py --recipes``, adaboost 22.1 us batched): ``madaboost`` 24.4 us
+against 133.2 one by one (the loss's weights 3.3 us, the histogram summed every round);
 ``logitboost`` 45.9 against 168.0 (its two-channel histogram ~14 us with the response, the
 least-squares search ~12 us, the weights ~5 us, the Python values ~15 us).
 """
