@@ -25,7 +25,8 @@ from boostkit.smoothing import n_examples, resolve_smoothing
 from boostkit.testing import check_compiled_forms
 from boostkit_adaboost import ConstantAlpha, MarginLossReweighting, NoEdge
 
-RECIPES = ("adaboost", "real-adaboost", "gentle-adaboost", "madaboost", "logitboost")
+RECIPES = ("adaboost", "real-adaboost", "gentle-adaboost", "madaboost", "logitboost",
+           "multinomial-logitboost")
 
 
 @pytest.fixture(scope="module")
