@@ -133,39 +133,60 @@ class ResponseHistograms:
                                   rows.is_pos, self.n_bins, rows.n_jobs)
 
 
+def class_histograms(codes: np.ndarray, weights: np.ndarray, values: np.ndarray,
+                     is_pos: np.ndarray, n_bins: int) -> np.ndarray:
+    """``(C, d, B, 2, 2)`` on one thread: class by class, the class histograms of ``weights``
+    and of ``values`` over its pairs, both ``(n,)`` (one class) or ``(n, C)`` over (example,
+    class) pairs.
+
+    ``[l, f, b, s, channel]``: in bin b of feature f, the sum of ``weights`` (channel 0) and of
+    ``values`` (channel 1) over class l's negative (s = 0) and positive (s = 1) pairs, the
+    layout :func:`boostkit_additive.kernels.least_squares_cut` reads, one class at a time. One
+    :func:`boostkit.kernels.two_channel.two_channel_histogram` per class into its own slice: the
+    sums of the engine's class-histogram kernel, bit for bit, as the pair histogram sums each
+    class.
+    """
+    d, n = codes.shape
+    pairs = (weights, values, is_pos)
+    if weights.ndim == 1:  # one class: its pairs are the examples, already adjacent
+        by_class = [a[None, :] for a in pairs]
+    else:
+        # Class-major copies: class l's pairs, a binary problem of their own, adjacent in memory.
+        n_columns = weights.shape[1]
+        by_class = [np.empty((n_columns, n)), np.empty((n_columns, n)),
+                    np.empty((n_columns, n), dtype=np.uint8)]
+        for a, out in zip(pairs, by_class):
+            class_major(np.ascontiguousarray(a), out)
+    weights_t, values_t, is_pos_t = by_class
+    hists = np.empty((len(weights_t), d, n_bins, 2, 2))
+    for l in range(len(hists)):
+        two_channel_histogram(codes, weights_t[l], values_t[l], is_pos_t[l], hists[l])
+    return hists
+
+
 def stacked_histograms(codes: np.ndarray, weights: np.ndarray, values: np.ndarray,
                        is_pos: np.ndarray, n_bins: int, n_jobs: int = 1) -> np.ndarray:
     """``(d, B, 2C, 2)``: the class histograms of ``weights`` (columns [0, C)) and of
     ``values`` (columns [C, 2C)), both ``(n,)`` or ``(n, C)`` over (example, class) pairs.
 
-    On one thread, class by class in one pass over the codes each
-    (:func:`boostkit.kernels.two_channel.two_channel_histogram`: the sums of the engine's
-    class-histogram kernel, bit for bit, as the pair histogram sums each class); on threads,
-    the engine's histogram of each (:func:`boostkit.splits.histogram`).
+    On one thread, :func:`class_histograms` rearranged; on threads, the engine's histogram of
+    each (:func:`boostkit.splits.histogram`).
     """
-    d = codes.shape[0]
     if histogram_threads(codes, n_jobs) > 1:
         stacked = [histogram(codes, w, is_pos, n_bins, n_jobs) for w in (weights, values)]
         if weights.ndim == 1:  # (d, B, 2) each: one column of each
             stacked = [h[:, :, None, :] for h in stacked]
         return np.concatenate(stacked, axis=2)
-    part = np.empty((d, n_bins, 2, 2))  # [feature, bin, class, channel]
-    if weights.ndim == 1:
-        two_channel_histogram(codes, weights, values, is_pos, part)
-        return np.ascontiguousarray(part.transpose(0, 1, 3, 2))
-    n_columns = weights.shape[1]
-    out = np.empty((d, n_bins, 2 * n_columns, 2))
-    # Class-major copies: class l's pairs, a binary problem of their own, adjacent in memory.
-    weights_t, values_t = np.empty((n_columns, codes.shape[1])), np.empty((n_columns,
-                                                                           codes.shape[1]))
-    is_pos_t = np.empty((n_columns, codes.shape[1]), dtype=np.uint8)
-    for pairs, out_t in ((weights, weights_t), (values, values_t), (is_pos, is_pos_t)):
-        class_major(np.ascontiguousarray(pairs), out_t)
-    for l in range(n_columns):
-        two_channel_histogram(codes, weights_t[l], values_t[l], is_pos_t[l], part)
-        out[:, :, l] = part[..., 0]
-        out[:, :, n_columns + l] = part[..., 1]
-    return out
+    hists = class_histograms(codes, weights, values, is_pos, n_bins)
+    n_columns, d = hists.shape[:2]
+    # [l, f, b, s, channel] -> [f, b, channel, l, s]: every class's weights, then its values.
+    # One copy per side and channel: numpy's copy of the whole transposed array loops over the
+    # two sides innermost (1.5-1.7x as long at 1 000 x 10 with one to five classes, 0.8x with 20).
+    stacked = np.empty((d, n_bins, 2, n_columns, 2))
+    for side in range(2):
+        for channel in range(2):
+            stacked[:, :, channel, :, side] = hists[:, :, :, side, channel].transpose(1, 2, 0)
+    return stacked.reshape(d, n_bins, 2 * n_columns, 2)
 
 
 def response_histograms(state, z_max: float) -> np.ndarray:

@@ -77,14 +77,13 @@ from boostkit.compiled import (CALIBRATION, HISTOGRAM, SEARCH, CompiledCalibrati
                                CompiledProposal, compile_form)
 from boostkit.kernels.blocks import histogram_threads
 from boostkit.kernels.boosting import take_cells
-from boostkit.kernels.two_channel import two_channel_histogram
 from boostkit.losses import get_loss, margin_loss_distribution
 from boostkit.splits import TIE_TOLERANCE
 
-from .kernels import (class_log_sigmoids, class_major, least_squares_cut, least_squares_search,
+from .kernels import (class_log_sigmoids, least_squares_cut, least_squares_search,
                       moved_half_log_odds, response_histogram, response_weights,
                       working_response)
-from .logit import LogitWeights, _cell_means, _z_max, stacked_histograms
+from .logit import LogitWeights, _cell_means, _z_max, class_histograms, stacked_histograms
 
 #: A plugin capability: the weak learner fitted one regression stump per class to Algorithm 6's
 #: working responses, which ``multinomial-step`` gives its per-class values.
@@ -323,11 +322,11 @@ def class_response_histograms(state, z_max: float) -> np.ndarray:
     :func:`boostkit_additive.kernels.least_squares_cut` reads, one class at a time, with no
     copy. The sums of ``logit-stump``'s histograms (:func:`boostkit_additive.logit.
     stacked_histograms`, bit for bit), with one margin column its one histogram: on one thread,
-    one :func:`boostkit.kernels.two_channel.two_channel_histogram` per class into its own slice;
-    on threads, ``stacked_histograms``' columns taken class by class.
+    :func:`boostkit_additive.logit.class_histograms`; on threads, ``stacked_histograms``'
+    columns taken class by class.
     """
     data, binned = state.data, state.data.binned
-    codes, n_columns, n = binned.codes, data.n_columns, data.n_samples
+    codes, n_columns = binned.codes, data.n_columns
     g = softmax_margins(state.margin)
     values = np.empty(g.shape)
     response_weights(g.ravel(), data.y.ravel(), state.weights.ravel(), z_max, values.ravel())
@@ -337,15 +336,7 @@ def class_response_histograms(state, z_max: float) -> np.ndarray:
         d, n_bins = stacked.shape[:2]
         return np.ascontiguousarray(
             stacked.reshape(d, n_bins, 2, n_columns, 2).transpose(3, 0, 1, 4, 2))
-    hists = np.empty((n_columns, codes.shape[0], binned.max_bins, 2, 2))
-    # Class-major copies: class l's pairs, a binary problem of their own, adjacent in memory.
-    weights_t, values_t = np.empty((n_columns, n)), np.empty((n_columns, n))
-    is_pos_t = np.empty((n_columns, n), dtype=np.uint8)
-    for pairs, out_t in ((state.weights, weights_t), (values, values_t), (data.is_pos, is_pos_t)):
-        class_major(np.ascontiguousarray(pairs).reshape(n, n_columns), out_t)
-    for l in range(n_columns):
-        two_channel_histogram(codes, weights_t[l], values_t[l], is_pos_t[l], hists[l])
-    return hists
+    return class_histograms(codes, state.weights, values, data.is_pos, binned.max_bins)
 
 
 def _check_cell_values(value) -> np.ndarray:

@@ -353,7 +353,7 @@ def test_the_compiled_least_squares_cut_is_best_splits(seed):
 def test_stacked_histograms_are_the_engines_histograms_bit_for_bit(n_columns):
     from boostkit.splits import histogram
     from boostkit_additive.kernels import class_major
-    from boostkit_additive.logit import stacked_histograms
+    from boostkit_additive.logit import class_histograms, stacked_histograms
 
     rng = np.random.default_rng(9)
     n, d, n_bins = 5000, 5, 30
@@ -366,6 +366,15 @@ def test_stacked_histograms_are_the_engines_histograms_bit_for_bit(n_columns):
     if n_columns == 1:
         engine = [h[:, :, None, :] for h in engine]
     np.testing.assert_array_equal(found, np.concatenate(engine, axis=2))
+    # class by class: [class, feature, bin, side, channel], the engine's histogram of each
+    by_class = class_histograms(codes, weights, values, is_pos, n_bins)
+    assert by_class.shape == (n_columns, d, n_bins, 2, 2)
+    pairs = [a.reshape(n, n_columns) for a in (weights, values, is_pos)]
+    for l in range(n_columns):
+        w, v, pos = (np.ascontiguousarray(a[:, l]) for a in pairs)
+        for channel, summed in enumerate((w, v)):
+            np.testing.assert_array_equal(by_class[l, ..., channel],
+                                          histogram(codes, summed, pos, n_bins))
     if n_columns > 1:
         out = np.empty((n_columns, n))
         class_major(weights, out)
