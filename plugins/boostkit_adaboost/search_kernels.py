@@ -285,6 +285,8 @@ def _lowest_loss_cut(hist, valid, sides, loss, upper, limit_of, loses):
     # The flat index of the chosen cut (-1: none valid), its sides written.
     d, n_bins, _ = hist.shape
     m = n_bins - 1
+    if m == 0:  # one bin, no cut (and no last left sum for _scale to read)
+        return -1
     left = np.empty((4, m, 2))
     flags = np.empty(m, dtype=np.bool_)
     found = np.empty((d * m, 6))  # index, loss, sides (ln, rn, lp, rp) of every cut scored
