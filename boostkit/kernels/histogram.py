@@ -50,6 +50,38 @@ def _eight_codes_jit(row, i):
     return lambda row, i: _load_unaligned_u64(row, i)
 
 
+def add_pair(values, k, first, second):
+    """``values[k] += first`` and ``values[k + 1] += second``: two adjacent float64 sums updated
+    together, for histograms that keep two values per bin side by side (LogitBoost's w and
+    w |z|, a tree node's weights and counts). This Python body runs without the JIT; compiled,
+    it is one load, one addition and one store of a two-lane vector, each lane's sum the scalar
+    one (LLVM's vectoriser leaves the two scalar updates apart). ``k`` is the first value's
+    index, computed by the caller: an offset shared by several updates then stays one base
+    address (a shift or multiply inside would hide it)."""
+    values[k] += first
+    values[k + 1] += second
+
+
+@intrinsic
+def _add_pair_vector(typingctx, values, k, first, second):
+    def codegen(context, builder, signature, args):
+        data = context.make_array(signature.args[0])(context, builder, args[0]).data
+        pair = ir.VectorType(ir.DoubleType(), 2)
+        address = builder.bitcast(builder.gep(data, [args[1]]), pair.as_pointer())
+        added = builder.insert_element(ir.Constant(pair, ir.Undefined), args[2],
+                                       ir.Constant(ir.IntType(32), 0))
+        added = builder.insert_element(added, args[3], ir.Constant(ir.IntType(32), 1))
+        builder.store(builder.fadd(builder.load(address, align=8), added), address, align=8)
+        return context.get_dummy_value()
+
+    return types.none(values, k, types.float64, types.float64), codegen
+
+
+@overload(add_pair)
+def _add_pair_jit(values, k, first, second):
+    return lambda values, k, first, second: _add_pair_vector(values, k, first, second)
+
+
 @numba.njit(cache=True, nogil=True)
 def _accumulate_group(codes, weights, is_pos, group, f, start, stop):
     # Adds examples [start, stop) of features f .. f + 3 to ``group``, a flat (n_columns, 4, 256)

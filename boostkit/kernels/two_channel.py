@@ -16,11 +16,8 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from llvmlite import ir
-from numba.core import types
-from numba.extending import intrinsic
 
-from .histogram import _CODES, _DIRECT_ROWS, _GROUP, _TILE, _eight_codes
+from .histogram import _CODES, _DIRECT_ROWS, _GROUP, _TILE, _eight_codes, add_pair
 
 __all__ = ["DIRECT_ROWS", "TILE_ROWS", "add_two_channel_tile", "two_channel_from_groups",
            "two_channel_groups", "two_channel_histogram"]
@@ -66,41 +63,18 @@ def _accumulate_two(codes, first, second, is_pos, group, f, start, stop):
                        np.uint8(q3 >> shift), first[i + j], second[i + j])
         i += 8
     for i in range(i, m):
-        _add_pairs(group, np.uintp(is_pos[i]) * np.uintp(_POSITIVE), r0[i], r1[i], r2[i], r3[i],
-                   first[i], second[i])
-
-
-@intrinsic
-def _add_pair(typingctx, flat, k, a, b):
-    """``flat[k] += a; flat[k + 1] += b`` as one addition of two-lane vectors: each lane's sum is
-    the scalar one. LLVM's vectoriser leaves the two scalar updates apart."""
-
-    def codegen(context, builder, signature, args):
-        array, index, first, second = args
-        pair_type = ir.VectorType(ir.DoubleType(), 2)
-        data = context.make_array(signature.args[0])(context, builder, array).data
-        address = builder.bitcast(builder.gep(data, [index]), pair_type.as_pointer())
-        pair = builder.insert_element(ir.Constant(pair_type, ir.Undefined), first,
-                                      ir.Constant(ir.IntType(32), 0))
-        pair = builder.insert_element(pair, second, ir.Constant(ir.IntType(32), 1))
-        builder.store(builder.fadd(builder.load(address, align=8), pair), address, align=8)
-        return context.get_dummy_value()
-
-    return types.none(flat, k, a, b), codegen
+        _add_pairs(group, np.uintp(is_pos[i]) * np.uintp(_POSITIVE), r0[i], r1[i], r2[i],
+                   r3[i], first[i], second[i])
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
 def _add_pairs(group, column, c0, c1, c2, c3, a, b):
     # (a, b) added to the pairs of codes c0 .. c3 of the group's four features in one class
     # (``column``); unsigned indices, so numba adds no negative-index checks.
-    k0 = column + np.uintp(2) * np.uintp(c0)
-    k1 = column + np.uintp(_PAIRS) + np.uintp(2) * np.uintp(c1)
-    k2 = column + np.uintp(2 * _PAIRS) + np.uintp(2) * np.uintp(c2)
-    k3 = column + np.uintp(3 * _PAIRS) + np.uintp(2) * np.uintp(c3)
-    _add_pair(group, k0, a, b)
-    _add_pair(group, k1, a, b)
-    _add_pair(group, k2, a, b)
-    _add_pair(group, k3, a, b)
+    add_pair(group, column + np.uintp(2) * np.uintp(c0), a, b)
+    add_pair(group, column + np.uintp(_PAIRS) + np.uintp(2) * np.uintp(c1), a, b)
+    add_pair(group, column + np.uintp(2 * _PAIRS) + np.uintp(2) * np.uintp(c2), a, b)
+    add_pair(group, column + np.uintp(3 * _PAIRS) + np.uintp(2) * np.uintp(c3), a, b)
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -126,7 +100,7 @@ def _accumulate_direct_two(codes, first, second, is_pos, out):
         for i in range(np.uintp(n)):
             k = base + np.uintp(4) * np.uintp(row[i]) + np.uintp(2) * np.uintp(is_pos[i])
             j = np.uintp(2) * i
-            _add_pair(flat, k, pairs[j], pairs[j + np.uintp(1)])
+            add_pair(flat, k, pairs[j], pairs[j + np.uintp(1)])
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

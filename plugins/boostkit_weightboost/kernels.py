@@ -36,14 +36,11 @@ import math
 
 import numba
 import numpy as np
-from llvmlite import ir
-from numba.core import types
-from numba.extending import intrinsic, overload
 
 from boostkit.kernels import blocks
 from boostkit.kernels.boosting import exponential_distribution, interleaved_sum
 from boostkit.kernels.exponential import CONTRACT, exp_nonpositive
-from boostkit.kernels.histogram import threshold_class_sums
+from boostkit.kernels.histogram import add_pair, threshold_class_sums
 from boostkit.kernels.splits import first_near_minimum
 
 ABSOLUTE = 0
@@ -323,34 +320,6 @@ _GROUP = 4
 _CODES = 256
 
 
-def _add_pair(pairs, index, weight, count):
-    """``pairs[2 index] += weight`` and ``pairs[2 index + 1] += count``. This Python body runs
-    without the JIT; compiled, it is one load, one add and one store of two doubles."""
-    pairs[2 * index] += weight
-    pairs[2 * index + 1] += count
-
-
-@intrinsic
-def _add_pair_vector(typingctx, pairs, index, weight, count):
-    def codegen(context, builder, signature, args):
-        data = context.make_array(signature.args[0])(context, builder, args[0]).data
-        pair = ir.VectorType(ir.DoubleType(), 2)
-        offset = builder.shl(args[1], ir.Constant(args[1].type, 1))
-        address = builder.bitcast(builder.gep(data, [offset]), pair.as_pointer())
-        added = builder.insert_element(ir.Constant(pair, ir.Undefined), args[2],
-                                       ir.Constant(ir.IntType(32), 0))
-        added = builder.insert_element(added, args[3], ir.Constant(ir.IntType(32), 1))
-        builder.store(builder.fadd(builder.load(address, align=8), added), address, align=8)
-        return context.get_dummy_value()
-
-    return types.none(pairs, index, types.float64, types.float64), codegen
-
-
-@overload(_add_pair)
-def _add_pair_jit(pairs, index, weight, count):
-    return lambda pairs, index, weight, count: _add_pair_vector(pairs, index, weight, count)
-
-
 @numba.njit(cache=True, nogil=True)
 def node_histogram(codes, rows, weights, is_pos, counted, hist, counts):
     """The class histogram and the example counts of one tree node, without a copy of its codes.
@@ -371,13 +340,13 @@ def node_histogram(codes, rows, weights, is_pos, counted, hist, counts):
     # Unsigned indices: numba adds no wrap-around of negative ones.
     node_rows = np.empty(m, dtype=np.uint64)
     node_weights = np.empty(m)
-    node_columns = np.empty(m, dtype=np.uint64)  # the class's offset in the flat histogram
+    node_columns = np.empty(m, dtype=np.uint64)  # the class's first value in the flat pairs
     node_counted = np.empty(m)
     for k in range(m):
         i = rows[k]
         node_rows[k] = i
         node_weights[k] = weights[i]
-        node_columns[k] = np.uint64(is_pos[i]) * np.uint64(_GROUP * _CODES)
+        node_columns[k] = np.uint64(is_pos[i]) * np.uint64(2 * _GROUP * _CODES)
         node_counted[k] = 1.0 if counted[i] else 0.0
     pairs = np.empty(2 * 2 * _GROUP * _CODES)
     last = d - 1
@@ -391,10 +360,10 @@ def node_histogram(codes, rows, weights, is_pos, counted, hist, counts):
             w = node_weights[k]
             column = node_columns[k]
             n = node_counted[k]
-            _add_pair(pairs, column + np.uint64(c0[i]), w, n)
-            _add_pair(pairs, column + np.uint64(c1[i]) + np.uint64(_CODES), w, n)
-            _add_pair(pairs, column + np.uint64(c2[i]) + np.uint64(2 * _CODES), w, n)
-            _add_pair(pairs, column + np.uint64(c3[i]) + np.uint64(3 * _CODES), w, n)
+            add_pair(pairs, column + np.uint64(2) * np.uint64(c0[i]), w, n)
+            add_pair(pairs, column + np.uint64(2 * _CODES) + np.uint64(2) * np.uint64(c1[i]), w, n)
+            add_pair(pairs, column + np.uint64(4 * _CODES) + np.uint64(2) * np.uint64(c2[i]), w, n)
+            add_pair(pairs, column + np.uint64(6 * _CODES) + np.uint64(2) * np.uint64(c3[i]), w, n)
         for j in range(min(_GROUP, d - f)):
             for b in range(n_bins):
                 neg = 2 * (j * _CODES + b)
