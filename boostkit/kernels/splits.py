@@ -170,34 +170,47 @@ def first_near_minimum(scores, valid, tolerance):
 
     ``scores`` and ``valid`` (bool) are 2-D of one shape. Exactly what
     ``s = np.where(valid, scores, inf); argmax(s <= s.min() + tolerance * abs(s.min()))`` gives,
-    in two passes and no temporary: a NaN among the valid scores makes the minimum NaN, so
-    nothing compares true and the answer is 0, as numpy's; so does a minimum of inf, where the
-    masked cuts (inf) tie too.
+    without the temporaries: a NaN among the valid scores makes the minimum NaN, so nothing
+    compares true and the answer is 0, as numpy's; so does a minimum of inf, where the masked
+    cuts (inf) tie too. Each row's lowest valid score (:func:`_row_lowest`), then
+    :func:`_first_near_lowest`, which scans only the first row that reaches the bound: at
+    10 x 254 scores 0.45-0.75x the time of a pass for the lowest and one up to the answer
+    (the former form), though slower with a few hundred scores or fewer (0.18 -> 0.42 us at
+    100 x 1, 14 -> 52 ns at 2 x 3).
     """
-    lowest = np.inf
-    any_valid = False
-    rows, cols = scores.shape
-    for f in range(rows):
-        s = scores[f]
-        v = valid[f]
-        for b in range(cols):
-            if v[b]:
-                any_valid = True
-                x = s[b]
-                if not x >= lowest:  # x < lowest, or x is NaN (which then stays)
-                    lowest = x
-                    if np.isnan(x):
-                        return 0
-    if not any_valid:
-        return -1
-    bound = lowest + tolerance * abs(lowest)
-    for f in range(rows):
-        s = scores[f]
-        v = valid[f]
-        for b in range(cols):
-            if (s[b] if v[b] else np.inf) <= bound:
-                return f * cols + b
-    return 0
+    lowest = np.empty(scores.shape[0])
+    for f in range(scores.shape[0]):
+        lowest[f] = _row_lowest(scores, valid, f)
+    return _first_near_lowest(scores, valid, tolerance, lowest)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def _row_lowest(scores, valid, f):
+    # The lowest of row f's valid scores: inf if none, NaN if one is NaN. Four running minima by
+    # selects, so that no comparison waits on the one before (the NaNs noted apart). Inlined,
+    # indexing the 2-D arrays: a row's views cost reference counting (~25 ns a row).
+    cols = scores.shape[1]
+    low0 = low1 = low2 = low3 = np.inf
+    nan = False
+    b = 0
+    while b + 4 <= cols:
+        x0 = scores[f, b] if valid[f, b] else np.inf
+        x1 = scores[f, b + 1] if valid[f, b + 1] else np.inf
+        x2 = scores[f, b + 2] if valid[f, b + 2] else np.inf
+        x3 = scores[f, b + 3] if valid[f, b + 3] else np.inf
+        nan |= (x0 != x0) | (x1 != x1) | (x2 != x2) | (x3 != x3)
+        low0 = x0 if x0 < low0 else low0
+        low1 = x1 if x1 < low1 else low1
+        low2 = x2 if x2 < low2 else low2
+        low3 = x3 if x3 < low3 else low3
+        b += 4
+    for b in range(b, cols):
+        x0 = scores[f, b] if valid[f, b] else np.inf
+        nan |= x0 != x0
+        low0 = x0 if x0 < low0 else low0
+    low0 = low1 if low1 < low0 else low0
+    low2 = low3 if low3 < low2 else low2
+    return np.nan if nan else (low2 if low2 < low0 else low0)
 
 
 @numba.njit(cache=True, nogil=True)

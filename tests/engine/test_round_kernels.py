@@ -45,6 +45,70 @@ def test_first_near_minimum_is_the_numpy_selection(case):
     assert first_near_minimum(scores, valid, TIE_TOLERANCE) == expected
 
 
+@numba.njit
+def two_pass_first_near_minimum(scores, valid, tolerance):
+    """first_near_minimum as it was: one pass for the lowest valid score (stopping at a NaN),
+    one for the first valid score within the bound."""
+    lowest = np.inf
+    any_valid = False
+    rows, cols = scores.shape
+    for f in range(rows):
+        for b in range(cols):
+            if valid[f, b]:
+                any_valid = True
+                x = scores[f, b]
+                if not x >= lowest:
+                    lowest = x
+                    if np.isnan(x):
+                        return 0
+    if not any_valid:
+        return -1
+    bound = lowest + tolerance * abs(lowest)
+    for f in range(rows):
+        for b in range(cols):
+            if (scores[f, b] if valid[f, b] else np.inf) <= bound:
+                return f * cols + b
+    return 0
+
+
+# Ties and near-ties at the tie tolerance around 1 and -1, signed zeros, infinities, NaN.
+TIED_SCORES = st.one_of(
+    st.floats(-4.0, 4.0, width=16),
+    st.sampled_from([0.0, -0.0, 1.0, 1.0 + 1e-12, 1.0 + 2e-12, 1.0 - 1e-13, -1.0,
+                     -1.0 + 1e-12, -1.0 + 2e-12, -1.0 - 1e-13, np.inf, -np.inf, np.nan]),
+)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.integers(0, 5).flatmap(lambda d: st.integers(0, 13).flatmap(lambda b: st.tuples(
+    arrays(np.float64, (d, b), elements=TIED_SCORES),
+    arrays(np.bool_, (d, b), elements=st.booleans()),
+    st.sampled_from([TIE_TOLERANCE, 0.0, 0.5]),
+))))
+def test_first_near_minimum_is_the_two_pass_selection(case):
+    """Every shape from empty (rows of fewer or more than the four running minima), ties,
+    near-ties, infinities and NaN, valid or not: the index of the former two passes."""
+    scores, valid, tolerance = case
+    assert (first_near_minimum(scores, valid, tolerance)
+            == two_pass_first_near_minimum(scores, valid, tolerance))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_first_near_minimum_is_the_two_pass_selection_at_search_sizes(seed):
+    # A round's scores at 10 features x 254 cuts: distinct, or rounded to a few values (ties
+    # across rows), with a few masked cuts and sometimes an inf or NaN.
+    rng = np.random.default_rng(seed)
+    scores = rng.normal(size=(10, 254))
+    if seed % 2:
+        scores = np.round(scores, 1)
+    valid = rng.random(scores.shape) < 0.95
+    if seed % 5 == 3:
+        scores[rng.integers(10), rng.integers(254)] = [np.inf, -np.inf, np.nan][seed % 3]
+    for tolerance in (TIE_TOLERANCE, 0.0):
+        assert (first_near_minimum(scores, valid, tolerance)
+                == two_pass_first_near_minimum(scores, valid, tolerance))
+
+
 def test_first_near_minimum_by_hand():
     scores = np.array([[3.0, 1.0 + 5e-13, 2.0], [1.0, 0.5, 1.0]])
     valid = np.array([[True, True, True], [True, False, True]])
