@@ -27,7 +27,16 @@ def interleaved_sum(a):
     One chain of additions is bound by their latency; four independent ones are not, which makes
     this several times faster than a serial loop over long arrays inside other kernels.
     """
-    s0 = s1 = s2 = s3 = 0.0
+    s0, s1, s2, s3 = interleaved_partial_sums(a, 0.0, 0.0, 0.0, 0.0)
+    return (s0 + s1) + (s2 + s3)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
+def interleaved_partial_sums(a, s0, s1, s2, s3):
+    """:func:`interleaved_sum`'s four partial sums, carried on from ``s0 .. s3`` over ``a``: over
+    consecutive pieces whose lengths are multiples of 4 but the last's (whose remainder goes to
+    ``s0``), the partial sums :func:`interleaved_sum` makes of the whole, so a sum can be taken
+    piece by piece while each piece is in the cache."""
     n4 = a.shape[0] - a.shape[0] % 4
     for i in range(0, n4, 4):
         s0 += a[i]
@@ -36,7 +45,7 @@ def interleaved_sum(a):
         s3 += a[i + 3]
     for i in range(n4, a.shape[0]):
         s0 += a[i]
-    return (s0 + s1) + (s2 + s3)
+    return s0, s1, s2, s3
 
 
 @numba.njit(cache=True, nogil=True, inline="always")

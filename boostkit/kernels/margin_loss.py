@@ -45,7 +45,7 @@ from numba.core import types
 from numba.extending import NativeValue, intrinsic, models, overload, register_model, unbox
 
 from .blocks import MIN_THREADED_ROWS
-from .boosting import interleaved_sum
+from .boosting import interleaved_partial_sums, interleaved_sum
 from .exponential import CONTRACT, exp_nonpositive
 
 __all__ = [
@@ -197,22 +197,6 @@ loss_of = _loss_function_of("loss")
 _CHUNK = 2048
 
 
-@numba.njit(cache=True, nogil=True, inline="always")
-def _lane_sums(a, s0, s1, s2, s3):
-    # interleaved_sum's four partial sums carried on over ``a`` (a.shape[0] a multiple of 4 but
-    # in the last piece, whose remainder goes to s0): over consecutive pieces, the partial sums
-    # interleaved_sum makes of the whole.
-    n4 = a.shape[0] - a.shape[0] % 4
-    for i in range(0, n4, 4):
-        s0 += a[i]
-        s1 += a[i + 1]
-        s2 += a[i + 2]
-        s3 += a[i + 3]
-    for i in range(n4, a.shape[0]):
-        s0 += a[i]
-    return s0, s1, s2, s3
-
-
 @numba.njit(cache=True, nogil=True, fastmath=CONTRACT, error_model="numpy")
 def margin_loss_sums(loss, margin, y, d1, out, scratch, start, stop):
     """``(sum_i D_1(i) w(v_i), sum_i D_1(i) L(v_i))`` over examples ``start:stop``, v = y F.
@@ -233,8 +217,8 @@ def margin_loss_sums(loss, margin, y, d1, out, scratch, start, stop):
             v = chunk_y[i] * chunk_margin[i]
             chunk_out[i] = chunk_d1[i] * weight_of(loss, v)
             chunk_terms[i] = chunk_d1[i] * loss_of(loss, v)
-        w0, w1, w2, w3 = _lane_sums(chunk_out, w0, w1, w2, w3)
-        l0, l1, l2, l3 = _lane_sums(chunk_terms, l0, l1, l2, l3)
+        w0, w1, w2, w3 = interleaved_partial_sums(chunk_out, w0, w1, w2, w3)
+        l0, l1, l2, l3 = interleaved_partial_sums(chunk_terms, l0, l1, l2, l3)
     return (w0 + w1) + (w2 + w3), (l0 + l1) + (l2 + l3)
 
 
