@@ -57,8 +57,9 @@ against 6.5 ms a round. The Python values of a round, built afterwards, ~4-5 us 
 14.6 us alone (an earlier run: 18.6 us, against 87.5 us one by one). From the margins
 (another run, ``bench_batch.py --recipes``, adaboost 22.1 us batched): ``madaboost`` 24.4 us
 against 133.2 one by one (the loss's weights 3.3 us, the histogram summed every round);
-``logitboost`` 45.9 against 168.0 (its two-channel histogram ~14 us with the response, the
-least-squares search ~12 us, the weights ~5 us, the Python values ~15 us).
+``logitboost`` 45.9 against 168.0 then; since, 33-38 us (``benchmarks/bench_logitboost.py``:
+its two-channel histogram with the response 9-10 us, the least-squares search ~9.4 us, the
+weights 4.5 us; the Python values ~7 us).
 """
 
 from __future__ import annotations
