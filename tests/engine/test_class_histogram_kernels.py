@@ -151,16 +151,23 @@ def test_changed_class_histogram_every_number_of_bins(n_bins):
         out, in_order_changed_histogram(codes, rows, weights[rows], is_pos[rows], n_bins))
 
 
+def random_changes(rng, n, d, n_bins, share, top_exponent):
+    """Random codes, the changed rows (about ``share`` of them), their weight changes and
+    classes. The changes have either sign and magnitudes 1e-8 .. 10^(top_exponent - 1): another
+    order of the sums gives other bits."""
+    codes = rng.integers(0, n_bins, size=(d, n), dtype=np.uint8)
+    rows = np.flatnonzero(rng.random(n) < share).astype(np.uintp)
+    change = rng.normal(size=rows.size) * 10.0 ** rng.integers(-8, top_exponent, size=rows.size)
+    is_pos = rng.integers(0, 2, size=rows.size, dtype=np.uint8)
+    return codes, rows, change, is_pos
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(n=st.integers(0, 1200), d=st.integers(1, 19), n_bins=st.integers(1, 256),
        seed=st.integers(0, 2**32 - 1), share=st.floats(0.0, 1.0))
 def test_changed_class_histogram_property(n, d, n_bins, seed, share):
     rng = np.random.default_rng(seed)
-    codes = rng.integers(0, n_bins, size=(d, n), dtype=np.uint8)
-    rows = np.flatnonzero(rng.random(n) < share).astype(np.uintp)
-    # Changes of either sign over many orders of magnitude: another order of the sums differs.
-    change = rng.normal(size=rows.size) * 10.0 ** rng.integers(-8, 3, size=rows.size)
-    is_pos = rng.integers(0, 2, size=rows.size, dtype=np.uint8)
+    codes, rows, change, is_pos = random_changes(rng, n, d, n_bins, share, top_exponent=3)
     expected = in_order_changed_histogram(codes, rows, change, is_pos, n_bins)
     # The kernel, and both of its ways whatever the rows' number picks: into out, by groups.
     for kernel in (changed_class_histogram, kc._changed_into_out, kc._changed_by_groups):
@@ -190,11 +197,8 @@ def carried_by_formula(codes, rows, change, is_pos, kept_factors, hist):
        seed=st.integers(0, 2**32 - 1), share=st.floats(0.0, 1.0))
 def test_carry_class_histogram_is_the_formula_bit_for_bit(n, d, n_bins, seed, share):
     rng = np.random.default_rng(seed)
-    codes = rng.integers(0, n_bins, size=(d, n), dtype=np.uint8)
+    codes, rows, change, is_pos = random_changes(rng, n, d, n_bins, share, top_exponent=1)
     codes[:, 0] = 0  # feature 0's total is positive
-    rows = np.flatnonzero(rng.random(n) < share).astype(np.uintp)
-    change = rng.normal(size=rows.size) * 10.0 ** rng.integers(-8, 1, size=rows.size)
-    is_pos = rng.integers(0, 2, size=rows.size, dtype=np.uint8)
     hist = rng.exponential(size=(d, n_bins, 2)) * 10.0 ** rng.integers(-8, 3, size=(d, n_bins, 2))
     hist[:, 0, :] += 1e3
     kept_factors = np.exp(rng.normal(size=2))
